@@ -1,0 +1,38 @@
+/* main.c — `attend`: argument dispatch only; the work lives in the library. */
+#include <stdio.h>
+#include <string.h>
+
+#include "attend.h"
+#include "cli.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: attend <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
+            "  version                print the version and the GEMM backend\n"
+            "  help                   this message\n"
+            "\n"
+            "`attend <command> --help` describes a command.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("attend %s (gemm: %s)\n", attend_version(), attend_gemm_backend());
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "attend: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,514 @@
+/*
+ * attention.c — score functions, masked softmax, context, and the one-shot
+ * soft attention built from them.
+ *
+ * Dimension letters: N batch, T query positions, S source positions,
+ * Dq query width, Dk key width, Dv value width, A additive width,
+ * P projected-key width (Dk, Dq or A by score kind). Row-major, last index
+ * contiguous. Backward functions accumulate (+=) into gradients.
+ */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifdef ATTEND_DOUBLE
+#define AT_EXP exp
+#define AT_TANH tanh
+#define AT_REAL_LOWEST (-DBL_MAX)
+#else
+#define AT_EXP expf
+#define AT_TANH tanhf
+#define AT_REAL_LOWEST (-FLT_MAX)
+#endif
+
+static const char *kind_name(attend_score_kind kind) {
+    switch (kind) {
+    case ATTEND_SCORE_DOT: return "dot";
+    case ATTEND_SCORE_SCALED_DOT: return "scaled_dot";
+    case ATTEND_SCORE_GENERAL: return "general";
+    case ATTEND_SCORE_ADDITIVE: return "additive";
+    }
+    return "unknown";
+}
+
+/* Every batch/position count >= 1, and every product that reaches a GEMM as
+ * an int or indexes an array stays in range. */
+static attend_status check_dims(const char *who, attend_error *err, int N, int T, int S, int D) {
+    CHECK(N >= 1, err, ATTEND_ERR_SHAPE, "%s: batch size N=%d, must be >= 1", who, N);
+    CHECK(T >= 1, err, ATTEND_ERR_SHAPE, "%s: query length T=%d, must be >= 1", who, T);
+    CHECK(S >= 1, err, ATTEND_ERR_SHAPE, "%s: source length S=%d, must be >= 1 (no saved state to read)", who, S);
+    CHECK(D >= 1, err, ATTEND_ERR_SHAPE, "%s: width %d, must be >= 1", who, D);
+    size_t n;
+    CHECK(at_count(&n, 2, N, T) && n <= INT_MAX && at_count(&n, 2, N, S) && n <= INT_MAX &&
+              at_count(&n, 4, N, T, S, D) && n <= SIZE_MAX / sizeof(attend_real),
+          err, ATTEND_ERR_SHAPE, "%s: sizes N=%d T=%d S=%d width=%d overflow", who, N, T, S, D);
+    return ATTEND_OK;
+}
+
+attend_status attend_score_config_check(const attend_score_config *cfg, attend_error *err) {
+    CHECK(cfg, err, ATTEND_ERR_NULL, "score config is NULL");
+    CHECK(cfg->kind >= ATTEND_SCORE_DOT && cfg->kind <= ATTEND_SCORE_ADDITIVE, err, ATTEND_ERR_ARG,
+          "score config: unknown score kind %d", (int)cfg->kind);
+    CHECK(cfg->Dq >= 1, err, ATTEND_ERR_SHAPE, "score config: query width Dq=%d, must be >= 1", cfg->Dq);
+    CHECK(cfg->Dk >= 1, err, ATTEND_ERR_SHAPE, "score config: key width Dk=%d, must be >= 1", cfg->Dk);
+    if (cfg->kind == ATTEND_SCORE_DOT || cfg->kind == ATTEND_SCORE_SCALED_DOT)
+        CHECK(cfg->Dq == cfg->Dk, err, ATTEND_ERR_SHAPE,
+              "%s score: query width Dq=%d must equal key width Dk=%d (use general or additive "
+              "scores for different widths)", kind_name(cfg->kind), cfg->Dq, cfg->Dk);
+    if (cfg->kind == ATTEND_SCORE_SCALED_DOT)
+        CHECK(isfinite(cfg->scale) && cfg->scale >= 0, err, ATTEND_ERR_ARG,
+              "scaled_dot score: scale=%g, must be finite and >= 0 (0 selects 1/sqrt(Dk))", cfg->scale);
+    if (cfg->kind == ATTEND_SCORE_ADDITIVE)
+        CHECK(cfg->A >= 1, err, ATTEND_ERR_SHAPE, "additive score: attention width A=%d, must be >= 1", cfg->A);
+    return at_ok(err);
+}
+
+int attend_score_key_width(const attend_score_config *cfg) {
+    if (attend_score_config_check(cfg, NULL) != ATTEND_OK) return 0;
+    switch (cfg->kind) {
+    case ATTEND_SCORE_DOT:
+    case ATTEND_SCORE_SCALED_DOT: return cfg->Dk;
+    case ATTEND_SCORE_GENERAL: return cfg->Dq;
+    case ATTEND_SCORE_ADDITIVE: return cfg->A;
+    }
+    return 0;
+}
+
+double attend_score_effective_scale(const attend_score_config *cfg) {
+    if (attend_score_config_check(cfg, NULL) != ATTEND_OK) return 0;
+    switch (cfg->kind) {
+    case ATTEND_SCORE_DOT:
+    case ATTEND_SCORE_GENERAL: return 1.0;
+    case ATTEND_SCORE_SCALED_DOT: return cfg->scale > 0 ? cfg->scale : 1.0 / sqrt((double)cfg->Dk);
+    case ATTEND_SCORE_ADDITIVE: return 0.0;
+    }
+    return 0;
+}
+
+static attend_status check_params(const char *who, const attend_score_config *cfg,
+                                  const attend_score_params *p, attend_error *err) {
+    TRY(attend_score_config_check(cfg, err));
+    CHECK(p, err, ATTEND_ERR_NULL, "%s: score parameters are NULL", who);
+    if (cfg->kind == ATTEND_SCORE_GENERAL)
+        CHECK(p->W, err, ATTEND_ERR_NULL, "%s: general score needs W [Dq,Dk], got NULL", who);
+    if (cfg->kind == ATTEND_SCORE_ADDITIVE) {
+        CHECK(p->Wq, err, ATTEND_ERR_NULL, "%s: additive score needs Wq [A,Dq], got NULL", who);
+        CHECK(p->Wk, err, ATTEND_ERR_NULL, "%s: additive score needs Wk [A,Dk], got NULL", who);
+        CHECK(p->v, err, ATTEND_ERR_NULL, "%s: additive score needs v [A], got NULL", who);
+        CHECK(!cfg->additive_bias || p->b, err, ATTEND_ERR_NULL,
+              "%s: additive score with additive_bias=1 needs b [A], got NULL", who);
+    }
+    return ATTEND_OK;
+}
+
+/* ------------------------------------------------------------------ keys */
+
+attend_status attend_keys_forward(const attend_score_config *cfg, const attend_score_params *p,
+                                  attend_real *kp, const attend_real *k, int N, int S,
+                                  attend_error *err) {
+    const char *who = "attend_keys_forward";
+    TRY(check_params(who, cfg, p, err));
+    CHECK(kp && k, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !kp ? "kp [N,S,P]" : "k [N,S,Dk]");
+    int P = attend_score_key_width(cfg), Dk = cfg->Dk;
+    TRY(check_dims(who, err, N, 1, S, P > Dk ? P : Dk));
+    int rows = N * S;
+    switch (cfg->kind) {
+    case ATTEND_SCORE_DOT:
+    case ATTEND_SCORE_SCALED_DOT:
+        memcpy(kp, k, (size_t)rows * Dk * sizeof *kp);
+        break;
+    case ATTEND_SCORE_GENERAL: /* kp [NS,Dq] = k [NS,Dk] Wᵀ, W [Dq,Dk] */
+        at_gemm(0, 1, rows, P, Dk, 1, k, Dk, p->W, Dk, 0, kp, P);
+        break;
+    case ATTEND_SCORE_ADDITIVE: /* kp [NS,A] = k [NS,Dk] Wkᵀ + b */
+        at_gemm(0, 1, rows, P, Dk, 1, k, Dk, p->Wk, Dk, 0, kp, P);
+        if (cfg->additive_bias)
+            for (int r = 0; r < rows; r++)
+                for (int a = 0; a < P; a++) kp[(size_t)r * P + a] += p->b[a];
+        break;
+    }
+    return at_ok(err);
+}
+
+attend_status attend_keys_backward(const attend_score_config *cfg, const attend_score_params *p,
+                                   const attend_score_grads *g, attend_real *dk,
+                                   const attend_real *dkp, const attend_real *k, int N, int S,
+                                   attend_error *err) {
+    const char *who = "attend_keys_backward";
+    TRY(check_params(who, cfg, p, err));
+    CHECK(dkp && k, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !dkp ? "dkp [N,S,P]" : "k [N,S,Dk]");
+    int P = attend_score_key_width(cfg), Dk = cfg->Dk;
+    TRY(check_dims(who, err, N, 1, S, P > Dk ? P : Dk));
+    int rows = N * S;
+    switch (cfg->kind) {
+    case ATTEND_SCORE_DOT:
+    case ATTEND_SCORE_SCALED_DOT: /* forward: kp = k */
+        if (dk)
+            for (size_t i = 0; i < (size_t)rows * Dk; i++) dk[i] += dkp[i];
+        break;
+    case ATTEND_SCORE_GENERAL: /* forward: kp = k Wᵀ */
+        if (dk) at_gemm(0, 0, rows, Dk, P, 1, dkp, P, p->W, Dk, 1, dk, Dk);
+        if (g && g->W) at_gemm(1, 0, P, Dk, rows, 1, dkp, P, k, Dk, 1, g->W, Dk);
+        break;
+    case ATTEND_SCORE_ADDITIVE: /* forward: kp = k Wkᵀ + b */
+        if (dk) at_gemm(0, 0, rows, Dk, P, 1, dkp, P, p->Wk, Dk, 1, dk, Dk);
+        if (g && g->Wk) at_gemm(1, 0, P, Dk, rows, 1, dkp, P, k, Dk, 1, g->Wk, Dk);
+        if (g && g->b && cfg->additive_bias)
+            for (int r = 0; r < rows; r++)
+                for (int a = 0; a < P; a++) g->b[a] += dkp[(size_t)r * P + a];
+        break;
+    }
+    return at_ok(err);
+}
+
+/* ---------------------------------------------------------------- scores */
+
+size_t attend_scores_saved_size(const attend_score_config *cfg, int N, int T, int S, int *overflow) {
+    if (overflow) *overflow = 0;
+    if (attend_score_config_check(cfg, NULL) != ATTEND_OK || cfg->kind != ATTEND_SCORE_ADDITIVE) return 0;
+    size_t qp, th, total;
+    if (!at_count(&qp, 3, N, T, cfg->A) || !at_count(&th, 4, N, T, S, cfg->A) ||
+        !at_add_size(qp, th, &total)) {
+        if (overflow) *overflow = 1;
+        return 0;
+    }
+    return total;
+}
+
+attend_status attend_scores_forward(const attend_score_config *cfg, const attend_score_params *p,
+                                    attend_real *scores, attend_real *saved,
+                                    const attend_real *q, const attend_real *kp,
+                                    int N, int T, int S, attend_error *err) {
+    const char *who = "attend_scores_forward";
+    TRY(check_params(who, cfg, p, err));
+    CHECK(scores && q && kp, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !scores ? "scores [N,T,S]" : !q ? "q [N,T,Dq]" : "kp [N,S,P]");
+    int P = attend_score_key_width(cfg), Dq = cfg->Dq;
+    TRY(check_dims(who, err, N, T, S, P > Dq ? P : Dq));
+    if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
+        /* scores[n] [T,S] = scale · q[n] [T,Dq] kp[n]ᵀ [P=Dq,S] */
+        attend_real scale = (attend_real)attend_score_effective_scale(cfg);
+        at_gemm_batched(N, 0, 1, T, S, Dq, scale, q, Dq, (size_t)T * Dq, kp, P, (size_t)S * P, 0,
+                        scores, S, (size_t)T * S);
+        return at_ok(err);
+    }
+    CHECK(saved, err, ATTEND_ERR_NULL, "%s: additive score needs saved (attend_scores_saved_size values), got NULL", who);
+    int A = cfg->A;
+    attend_real *qp = saved;                                /* [N,T,A] */
+    attend_real *th = saved + (size_t)N * T * A;            /* [N,T,S,A] */
+    /* qp [NT,A] = q [NT,Dq] Wqᵀ */
+    at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
+    for (int n = 0; n < N; n++)
+        for (int t = 0; t < T; t++) {
+            const attend_real *qrow = qp + ((size_t)n * T + t) * A;
+            for (int j = 0; j < S; j++) {
+                const attend_real *krow = kp + ((size_t)n * S + j) * A;
+                attend_real *h = th + (((size_t)n * T + t) * S + j) * A;
+                attend_real e = 0;
+                for (int a = 0; a < A; a++) {
+                    h[a] = AT_TANH(qrow[a] + krow[a]);
+                    e += p->v[a] * h[a];
+                }
+                scores[((size_t)n * T + t) * S + j] = e;
+            }
+        }
+    return at_ok(err);
+}
+
+attend_status attend_scores_backward(const attend_score_config *cfg, const attend_score_params *p,
+                                     const attend_score_grads *g, attend_real *dq,
+                                     attend_real *dkp, const attend_real *dscores,
+                                     attend_real *saved, const attend_real *q,
+                                     const attend_real *kp, int N, int T, int S,
+                                     attend_error *err) {
+    const char *who = "attend_scores_backward";
+    TRY(check_params(who, cfg, p, err));
+    CHECK(dscores && q && kp, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !dscores ? "dscores [N,T,S]" : !q ? "q [N,T,Dq]" : "kp [N,S,P]");
+    int P = attend_score_key_width(cfg), Dq = cfg->Dq;
+    TRY(check_dims(who, err, N, T, S, P > Dq ? P : Dq));
+    if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
+        /* forward: scores[n] = scale · q[n] kp[n]ᵀ */
+        attend_real scale = (attend_real)attend_score_effective_scale(cfg);
+        if (dq) /* dq[n] [T,Dq] += scale · dscores[n] [T,S] kp[n] [S,Dq] */
+            at_gemm_batched(N, 0, 0, T, Dq, S, scale, dscores, S, (size_t)T * S, kp, P,
+                            (size_t)S * P, 1, dq, Dq, (size_t)T * Dq);
+        if (dkp) /* dkp[n] [S,Dq] += scale · dscores[n]ᵀ [S,T] q[n] [T,Dq] */
+            at_gemm_batched(N, 1, 0, S, Dq, T, scale, dscores, S, (size_t)T * S, q, Dq,
+                            (size_t)T * Dq, 1, dkp, P, (size_t)S * P);
+        return at_ok(err);
+    }
+    CHECK(saved, err, ATTEND_ERR_NULL, "%s: additive score needs the forward's saved values, got NULL", who);
+    int A = cfg->A;
+    attend_real *dqp = saved;                              /* [N,T,A] scratch */
+    const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
+    /* forward: h = tanh(qp[n,t] + kp[n,j]);  e[n,t,j] = v·h */
+    for (int n = 0; n < N; n++)
+        for (int t = 0; t < T; t++) {
+            attend_real *dqrow = dqp + ((size_t)n * T + t) * A;
+            for (int a = 0; a < A; a++) dqrow[a] = 0;
+            for (int j = 0; j < S; j++) {
+                attend_real ds = dscores[((size_t)n * T + t) * S + j];
+                if (ds == 0) continue;
+                const attend_real *h = th + (((size_t)n * T + t) * S + j) * A;
+                attend_real *dkrow = dkp ? dkp + ((size_t)n * S + j) * A : NULL;
+                for (int a = 0; a < A; a++) {
+                    if (g && g->v) g->v[a] += ds * h[a];
+                    attend_real dpre = ds * p->v[a] * (1 - h[a] * h[a]);
+                    dqrow[a] += dpre;
+                    if (dkrow) dkrow[a] += dpre;
+                }
+            }
+        }
+    /* forward: qp = q Wqᵀ */
+    if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
+    if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);
+    return at_ok(err);
+}
+
+/* -------------------------------------------------------- masked softmax */
+
+static int position_included(const uint8_t *vrow, const uint8_t *arow, int causal, int t, int j) {
+    return (!vrow || vrow[j]) && (!arow || arow[j]) && (!causal || j <= t);
+}
+
+attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
+                                const uint8_t *valid, const uint8_t *allowed, int causal,
+                                int G, int T, int S, int mask_div, int log_out,
+                                const char *who, attend_error *err) {
+    /* Pass 1: validate every row before writing anything. */
+    for (int g = 0; g < G; g++) {
+        int n = g / mask_div;
+        const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
+        for (int t = 0; t < T; t++) {
+            const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
+            const attend_real *s = scores + ((size_t)g * T + t) * S;
+            int included = 0;
+            for (int j = 0; j < S; j++) {
+                if (!position_included(vrow, arow, causal, t, j)) continue;
+                included++;
+                CHECK(isfinite(s[j]), err, ATTEND_ERR_NONFINITE,
+                      "%s: row (n=%d, t=%d): score at source position %d is %g; scores must be finite",
+                      who, n, t, j, (double)s[j]);
+            }
+            CHECK(included > 0, err, ATTEND_ERR_MASKED_ROW,
+                  "%s: row (n=%d, t=%d): every source position is masked (S=%d%s%s%s); "
+                  "a weighted read needs at least one position",
+                  who, n, t, S, valid ? ", key padding mask" : "", allowed ? ", attention mask" : "",
+                  causal ? ", causal" : "");
+        }
+    }
+    /* Pass 2: max-subtracted exponentials over the included positions only. */
+    for (int g = 0; g < G; g++) {
+        int n = g / mask_div;
+        const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
+        for (int t = 0; t < T; t++) {
+            const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
+            const attend_real *s = scores + ((size_t)g * T + t) * S;
+            attend_real *o = out + ((size_t)g * T + t) * S;
+            attend_real mx = AT_REAL_LOWEST;
+            for (int j = 0; j < S; j++)
+                if (position_included(vrow, arow, causal, t, j) && s[j] > mx) mx = s[j];
+            double sum = 0;
+            for (int j = 0; j < S; j++) {
+                if (position_included(vrow, arow, causal, t, j)) {
+                    /* difference in double: s - mx cannot overflow for finite s */
+                    attend_real e = (attend_real)exp((double)s[j] - (double)mx);
+                    o[j] = e;
+                    sum += e;
+                } else {
+                    o[j] = 0;
+                }
+            }
+            /* sum >= 1: the maximum contributes exp(0) = 1 */
+            if (!log_out) {
+                attend_real inv = (attend_real)(1.0 / sum);
+                for (int j = 0; j < S; j++) o[j] *= inv;
+            } else {
+                double lse = log(sum);
+                for (int j = 0; j < S; j++) {
+                    if (!position_included(vrow, arow, causal, t, j)) {
+                        o[j] = -INFINITY;
+                    } else {
+                        double lp = (double)s[j] - (double)mx - lse;
+                        o[j] = lp < (double)AT_REAL_LOWEST ? AT_REAL_LOWEST : (attend_real)lp;
+                    }
+                }
+            }
+        }
+    }
+    return at_ok(err);
+}
+
+void at_softmax_backward(attend_real *dscores, const attend_real *dweights,
+                         const attend_real *weights, size_t rows, int S) {
+    /* forward: w_j = exp(s_j) / Σ_k exp(s_k)  ⇒  ds_j = w_j (dw_j − Σ_k w_k dw_k) */
+    for (size_t r = 0; r < rows; r++) {
+        const attend_real *w = weights + r * S, *dw = dweights + r * S;
+        attend_real *ds = dscores + r * S;
+        double dot = 0;
+        for (int j = 0; j < S; j++) dot += (double)w[j] * dw[j];
+        for (int j = 0; j < S; j++) ds[j] += w[j] * (dw[j] - (attend_real)dot);
+    }
+}
+
+attend_status attend_masked_softmax_forward(attend_real *weights, const attend_real *scores,
+                                            const uint8_t *valid, const uint8_t *allowed,
+                                            int causal, int N, int T, int S, attend_error *err) {
+    const char *who = "attend_masked_softmax_forward";
+    CHECK(weights && scores, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !weights ? "weights [N,T,S]" : "scores [N,T,S]");
+    TRY(check_dims(who, err, N, T, S, 1));
+    return at_masked_softmax(weights, scores, valid, allowed, causal, N, T, S, 1, 0, who, err);
+}
+
+attend_status attend_masked_softmax_backward(attend_real *dscores, const attend_real *dweights,
+                                             const attend_real *weights, int N, int T, int S,
+                                             attend_error *err) {
+    const char *who = "attend_masked_softmax_backward";
+    CHECK(dscores && dweights && weights, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !dscores ? "dscores [N,T,S]" : !dweights ? "dweights [N,T,S]" : "weights [N,T,S]");
+    TRY(check_dims(who, err, N, T, S, 1));
+    at_softmax_backward(dscores, dweights, weights, (size_t)N * T, S);
+    return at_ok(err);
+}
+
+/* --------------------------------------------------------------- context */
+
+attend_status attend_context_forward(attend_real *ctx, const attend_real *weights,
+                                     const attend_real *v, int N, int T, int S, int Dv,
+                                     attend_error *err) {
+    const char *who = "attend_context_forward";
+    CHECK(ctx && weights && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : "v [N,S,Dv]");
+    TRY(check_dims(who, err, N, T, S, Dv));
+    /* ctx[n] [T,Dv] = weights[n] [T,S] v[n] [S,Dv] */
+    at_gemm_batched(N, 0, 0, T, Dv, S, 1, weights, S, (size_t)T * S, v, Dv, (size_t)S * Dv, 0,
+                    ctx, Dv, (size_t)T * Dv);
+    return at_ok(err);
+}
+
+attend_status attend_context_backward(attend_real *dweights, attend_real *dv,
+                                      const attend_real *dctx, const attend_real *weights,
+                                      const attend_real *v, int N, int T, int S, int Dv,
+                                      attend_error *err) {
+    const char *who = "attend_context_backward";
+    CHECK(dctx && weights && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !dctx ? "dctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : "v [N,S,Dv]");
+    TRY(check_dims(who, err, N, T, S, Dv));
+    /* forward: ctx[n] = weights[n] v[n] */
+    if (dweights) /* dweights[n] [T,S] += dctx[n] [T,Dv] v[n]ᵀ [Dv,S] */
+        at_gemm_batched(N, 0, 1, T, S, Dv, 1, dctx, Dv, (size_t)T * Dv, v, Dv, (size_t)S * Dv, 1,
+                        dweights, S, (size_t)T * S);
+    if (dv) /* dv[n] [S,Dv] += weights[n]ᵀ [S,T] dctx[n] [T,Dv] */
+        at_gemm_batched(N, 1, 0, S, Dv, T, 1, weights, S, (size_t)T * S, dctx, Dv, (size_t)T * Dv, 1,
+                        dv, Dv, (size_t)S * Dv);
+    return at_ok(err);
+}
+
+/* ---------------------------------------------------- one-shot attention */
+
+/* Workspace layout (attend_real values):
+ *   kp [N,S,P] | scores [N,T,S] | saved (attend_scores_saved_size) | dweights [N,T,S] | dkp [N,S,P]
+ * Backward reuses the scores region for dscores. */
+typedef struct {
+    attend_real *kp, *scores, *saved, *dweights, *dkp;
+    size_t total;
+} attention_ws;
+
+static int attention_ws_layout(const attend_score_config *cfg, int N, int T, int S,
+                               attend_real *base, attention_ws *ws) {
+    int P = attend_score_key_width(cfg);
+    if (P < 1) return 0;
+    size_t nkp, nsc, nsaved, total = 0;
+    int overflow = 0;
+    if (!at_count(&nkp, 3, N, S, P) || !at_count(&nsc, 3, N, T, S)) return 0;
+    nsaved = attend_scores_saved_size(cfg, N, T, S, &overflow);
+    if (overflow) return 0;
+    size_t sizes[5] = {nkp, nsc, nsaved, nsc, nkp};
+    attend_real **slots[5] = {&ws->kp, &ws->scores, &ws->saved, &ws->dweights, &ws->dkp};
+    for (int i = 0; i < 5; i++) {
+        *slots[i] = base ? base + total : NULL;
+        if (!at_add_size(total, sizes[i], &total)) return 0;
+    }
+    if (total > SIZE_MAX / sizeof(attend_real)) return 0;
+    ws->total = total;
+    return 1;
+}
+
+size_t attend_attention_workspace_size(const attend_score_config *cfg, int N, int T, int S) {
+    attention_ws ws;
+    if (N < 1 || T < 1 || S < 1 || !attention_ws_layout(cfg, N, T, S, NULL, &ws)) return 0;
+    return ws.total;
+}
+
+static attend_status check_attention_args(const char *who, const attend_score_config *cfg,
+                                          const attend_score_params *p, int N, int T, int S, int Dv,
+                                          attend_real *workspace, size_t workspace_len,
+                                          attention_ws *ws, attend_error *err) {
+    TRY(check_params(who, cfg, p, err));
+    int P = attend_score_key_width(cfg);
+    int widest = P;
+    if (cfg->Dq > widest) widest = cfg->Dq;
+    if (cfg->Dk > widest) widest = cfg->Dk;
+    if (Dv > widest) widest = Dv;
+    TRY(check_dims(who, err, N, T, S, widest));
+    CHECK(Dv >= 1, err, ATTEND_ERR_SHAPE, "%s: value width Dv=%d, must be >= 1", who, Dv);
+    CHECK(workspace, err, ATTEND_ERR_NULL, "%s: workspace is NULL", who);
+    CHECK(attention_ws_layout(cfg, N, T, S, workspace, ws), err, ATTEND_ERR_SHAPE,
+          "%s: workspace size overflows for N=%d T=%d S=%d", who, N, T, S);
+    CHECK(workspace_len >= ws->total, err, ATTEND_ERR_CAPACITY,
+          "%s: workspace holds %zu values, needs %zu (attend_attention_workspace_size)", who,
+          workspace_len, ws->total);
+    return ATTEND_OK;
+}
+
+attend_status attend_attention_forward(const attend_score_config *cfg,
+                                       const attend_score_params *p, attend_real *ctx,
+                                       attend_real *weights, const attend_real *q,
+                                       const attend_real *k, const attend_real *v,
+                                       const uint8_t *valid, const uint8_t *allowed, int causal,
+                                       int N, int T, int S, int Dv, attend_real *workspace,
+                                       size_t workspace_len, attend_error *err) {
+    const char *who = "attend_attention_forward";
+    attention_ws ws;
+    TRY(check_attention_args(who, cfg, p, N, T, S, Dv, workspace, workspace_len, &ws, err));
+    CHECK(ctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
+    TRY(attend_keys_forward(cfg, p, ws.kp, k, N, S, err));
+    TRY(attend_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S, err));
+    /* masks are validated before weights or ctx are touched */
+    TRY(at_masked_softmax(weights, ws.scores, valid, allowed, causal, N, T, S, 1, 0, who, err));
+    TRY(attend_context_forward(ctx, weights, v, N, T, S, Dv, err));
+    return at_ok(err);
+}
+
+attend_status attend_attention_backward(const attend_score_config *cfg,
+                                        const attend_score_params *p, const attend_score_grads *g,
+                                        attend_real *dq, attend_real *dk, attend_real *dv,
+                                        const attend_real *dctx, const attend_real *dweights,
+                                        const attend_real *weights, const attend_real *q,
+                                        const attend_real *k, const attend_real *v, int N, int T,
+                                        int S, int Dv, attend_real *workspace,
+                                        size_t workspace_len, attend_error *err) {
+    const char *who = "attend_attention_backward";
+    attention_ws ws;
+    TRY(check_attention_args(who, cfg, p, N, T, S, Dv, workspace, workspace_len, &ws, err));
+    CHECK(dctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !dctx ? "dctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
+    size_t nsc = (size_t)N * T * S, nkp = (size_t)N * S * attend_score_key_width(cfg);
+    /* dweights = (caller's loss on the weights) + ∂ctx/∂weights */
+    if (dweights) memcpy(ws.dweights, dweights, nsc * sizeof *ws.dweights);
+    else memset(ws.dweights, 0, nsc * sizeof *ws.dweights);
+    TRY(attend_context_backward(ws.dweights, dv, dctx, weights, v, N, T, S, Dv, err));
+    attend_real *dscores = ws.scores; /* scores are not needed by backward */
+    memset(dscores, 0, nsc * sizeof *dscores);
+    at_softmax_backward(dscores, ws.dweights, weights, (size_t)N * T, S);
+    memset(ws.dkp, 0, nkp * sizeof *ws.dkp);
+    TRY(attend_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S, err));
+    TRY(attend_keys_backward(cfg, p, g, dk, ws.dkp, k, N, S, err));
+    return at_ok(err);
+}

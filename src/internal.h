@@ -1,0 +1,82 @@
+/*
+ * internal.h — private helpers shared by the library's source files.
+ * Nothing here is exported (all names start with `at_` or are static inline).
+ */
+#ifndef ATTEND_INTERNAL_H
+#define ATTEND_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attend.h"
+
+#if defined(__GNUC__)
+#define AT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define AT_PRINTF(a, b)
+#endif
+
+/* Fills err (if not NULL) with status and a formatted message; returns status. */
+attend_status at_fail(attend_error *err, attend_status status, const char *fmt, ...) AT_PRINTF(3, 4);
+/* Marks err as OK (empty message); returns ATTEND_OK. */
+attend_status at_ok(attend_error *err);
+
+/* Return early with a message when cond is false. */
+#define CHECK(cond, err, status, ...)                                   \
+    do {                                                                \
+        if (!(cond)) return at_fail((err), (status), __VA_ARGS__);      \
+    } while (0)
+
+/* Propagate a failed status from a call that already filled err. */
+#define TRY(expr)                                                       \
+    do {                                                                \
+        attend_status at_try_status_ = (expr);                          \
+        if (at_try_status_ != ATTEND_OK) return at_try_status_;         \
+    } while (0)
+
+/* a*b into *out; returns 0 on overflow. */
+static inline int at_mul_size(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+static inline int at_add_size(size_t a, size_t b, size_t *out) {
+    if (b > SIZE_MAX - a) return 0;
+    *out = a + b;
+    return 1;
+}
+/* Product of n dims (each must be >= 1) into *out; 0 on overflow or a dim < 1. */
+int at_count(size_t *out, int n, ...);
+
+/*
+ * GEMM shim: C [M,N] = alpha * op(A) op(B) + beta * C, row-major, with
+ * op(A) [M,K] and op(B) [K,N]; lda/ldb/ldc are row strides of the stored arrays.
+ * Goes to cblas_sgemm/dgemm when built with OpenBLAS, else a portable loop.
+ */
+void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
+             const attend_real *A, int lda, const attend_real *B, int ldb,
+             attend_real beta, attend_real *C, int ldc);
+
+/* C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for b in [0,batch), with fixed
+ * element strides between batch entries (0 = shared operand). */
+void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, attend_real alpha,
+                     const attend_real *A, int lda, size_t strideA,
+                     const attend_real *B, int ldb, size_t strideB, attend_real beta,
+                     attend_real *C, int ldc, size_t strideC);
+
+/* Softmax rows with masks (shared by attention, multi-head and pointer code).
+ * Row r = (g, t) of `rows_per_group` groups G: rows are [G,T,S]; the key
+ * padding mask row for group g is valid[(g / mask_div) * S] (mask_div = H for
+ * multi-head, where G = N*H). log_out != 0 writes log-probabilities with
+ * -INFINITY at excluded positions. `who` names the caller in messages. */
+attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
+                                const uint8_t *valid, const uint8_t *allowed, int causal,
+                                int G, int T, int S, int mask_div, int log_out,
+                                const char *who, attend_error *err);
+
+/* dscores += J(weights)ᵀ dweights over G*T rows of S (weights are probabilities). */
+void at_softmax_backward(attend_real *dscores, const attend_real *dweights,
+                         const attend_real *weights, size_t rows, int S);
+
+#endif
