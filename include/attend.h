@@ -404,6 +404,342 @@ attend_status attend_pointer_nll_backward(attend_real *dscores, const attend_rea
                                           const int32_t *targets, int N, int T, int S,
                                           attend_error *err);
 
+/* ========================================================================
+ * Below: the encoder–decoder model and what it needs (files, data).
+ * ====================================================================== */
+
+/* Recurrent cell kinds (PyTorch gate order and equations). */
+typedef enum {
+    ATTEND_CELL_GRU = 0,
+    ATTEND_CELL_LSTM = 1,
+} attend_cell_kind;
+
+/* ------------------------------------------------------------ safetensors */
+/*
+ * The safetensors format: an 8-byte little-endian header length L, L bytes of
+ * JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+ * ..., "__metadata__": {"key": "value", ...}}, then the data buffer; offsets
+ * are relative to the start of the buffer. docs/FORMAT.md describes what we
+ * write and what the reader accepts.
+ */
+typedef enum {
+    ATTEND_DTYPE_F32 = 0,
+    ATTEND_DTYPE_F64 = 1,
+    ATTEND_DTYPE_I32 = 2,
+    ATTEND_DTYPE_I64 = 3,
+    ATTEND_DTYPE_U8 = 4,
+} attend_dtype;
+
+#define ATTEND_MAX_DIMS 8
+
+/* Bytes per element of a dtype; 0 for an unknown one. */
+size_t attend_dtype_size(attend_dtype dtype);
+/* "F32", "F64", "I32", "I64", "U8"; NULL for an unknown dtype. */
+const char *attend_dtype_name(attend_dtype dtype);
+
+/* A tensor to write. data holds prod(shape) elements, C-contiguous. */
+typedef struct {
+    const char *name;  /* unique, 1..255 bytes, not "__metadata__" */
+    attend_dtype dtype;
+    int ndim;          /* 0..ATTEND_MAX_DIMS (0 = scalar, one element) */
+    int64_t shape[ATTEND_MAX_DIMS];
+    const void *data;
+} attend_st_entry;
+
+/* One metadata pair (both NUL-terminated UTF-8; escaped as JSON strings). */
+typedef struct {
+    const char *key;
+    const char *value;
+} attend_st_meta;
+
+/*
+ * Writes a safetensors file atomically: to "<path>.tmp.<pid>", fsync, rename
+ * over path, fsync of the directory. On any error the previous file at path is
+ * untouched and the temporary file removed. Tensors are stored contiguously in
+ * the order given; the JSON header is padded with spaces to a multiple of 8 bytes.
+ */
+attend_status attend_st_write(const char *path, const attend_st_entry *entries, int n_entries,
+                              const attend_st_meta *meta, int n_meta, attend_error *err);
+
+/* A parsed file (opaque). Tensors point into memory the handle owns. */
+typedef struct attend_st_file attend_st_file;
+
+/* A tensor as read. */
+typedef struct {
+    const char *name;
+    attend_dtype dtype;
+    int ndim;
+    int64_t shape[ATTEND_MAX_DIMS];
+    size_t nbytes;
+    const void *data; /* inside the handle's buffer; may be unaligned for the dtype: memcpy it */
+} attend_st_tensor;
+
+/*
+ * Reads and validates a whole file (at most max_bytes; 0 = 1 GiB): header
+ * length within the file, JSON well-formed (strict: strings, numbers, no
+ * duplicate names), known dtypes, 0..8 non-negative dims, offsets in bounds,
+ * nbytes == prod(shape) * dtype size without overflow, tensors contiguous,
+ * non-overlapping and covering the buffer exactly, metadata values strings.
+ * Errors name the file, the tensor and the problem. *out is NULL on error.
+ */
+attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_bytes,
+                             attend_error *err);
+/* The same from memory (copied); label names the source in messages. */
+attend_status attend_st_parse(attend_st_file **out, const void *bytes, size_t len,
+                              const char *label, attend_error *err);
+void attend_st_close(attend_st_file *f); /* NULL is fine */
+int attend_st_count(const attend_st_file *f);
+/* i-th tensor in file order; NULL when out of range. */
+const attend_st_tensor *attend_st_get(const attend_st_file *f, int i);
+/* Tensor by name; NULL when absent. */
+const attend_st_tensor *attend_st_find(const attend_st_file *f, const char *name);
+/* Metadata value for key; NULL when absent. */
+const char *attend_st_metadata(const attend_st_file *f, const char *key);
+
+/* ------------------------------------------------------------- vocabulary */
+/* Every vocabulary starts with these four tokens, at these ids. */
+#define ATTEND_PAD 0 /* "<pad>" */
+#define ATTEND_BOS 1 /* "<bos>" */
+#define ATTEND_EOS 2 /* "<eos>" */
+#define ATTEND_UNK 3 /* "<unk>" */
+#define ATTEND_MAX_TOKEN_BYTES 64
+
+typedef enum {
+    ATTEND_TOKENIZE_CHAR = 0,  /* one token per UTF-8 code point */
+    ATTEND_TOKENIZE_SPACE = 1, /* tokens separated by runs of ASCII spaces */
+} attend_tokenizer;
+
+typedef struct attend_vocab attend_vocab; /* token strings <-> ids (opaque) */
+
+/* A vocabulary holding only the four special tokens. */
+attend_status attend_vocab_create(attend_vocab **out, attend_error *err);
+void attend_vocab_free(attend_vocab *v); /* NULL is fine */
+int attend_vocab_size(const attend_vocab *v);
+/* Adds token (len bytes, valid UTF-8, 1..ATTEND_MAX_TOKEN_BYTES, no NUL, tab or
+ * newline) unless present; *id (may be NULL) receives its id either way. */
+attend_status attend_vocab_add(attend_vocab *v, const char *token, size_t len, int32_t *id,
+                               attend_error *err);
+/* Id of token, or -1 when absent. */
+int32_t attend_vocab_find(const attend_vocab *v, const char *token, size_t len);
+/* NUL-terminated token of id, or NULL when out of range. */
+const char *attend_vocab_token(const attend_vocab *v, int32_t id);
+
+/* Splits text (len bytes) into tokens and maps them to ids [max_ids]; unknown
+ * tokens become ATTEND_UNK, or are added when grow != 0. Invalid UTF-8 is
+ * ATTEND_ERR_FORMAT with the byte offset; more than max_ids tokens is
+ * ATTEND_ERR_CAPACITY. */
+attend_status attend_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow,
+                                  const char *text, size_t len, int32_t *ids, int max_ids,
+                                  int *n_ids, attend_error *err);
+/* Writes the tokens of ids[0..n) into buf (cap bytes, NUL-terminated), joined
+ * with nothing (CHAR) or one space (SPACE); stops at ATTEND_EOS, skips PAD and
+ * BOS. Too small a buffer is ATTEND_ERR_CAPACITY. */
+attend_status attend_vocab_decode(const attend_vocab *v, attend_tokenizer tok, const int32_t *ids,
+                                  int n, char *buf, size_t cap, attend_error *err);
+/* The vocabulary as a JSON array of strings (in id order), malloc'ed into *json
+ * (caller frees), and back. Parsing checks the four specials come first. */
+attend_status attend_vocab_to_json(const attend_vocab *v, char **json, attend_error *err);
+attend_status attend_vocab_from_json(attend_vocab **out, const char *json, attend_error *err);
+
+/* ---------------------------------------------------------------- datasets */
+/* Pairs of token-id sequences (source without BOS/EOS; target without BOS/EOS:
+ * the model adds them). For pointer tasks the target ids are source positions. */
+typedef struct attend_dataset attend_dataset;
+
+attend_status attend_dataset_create(attend_dataset **out, attend_error *err);
+void attend_dataset_free(attend_dataset *d); /* NULL is fine */
+int attend_dataset_size(const attend_dataset *d);
+/* Longest source / target in the dataset (0 when empty). */
+int attend_dataset_max_src_len(const attend_dataset *d);
+int attend_dataset_max_tgt_len(const attend_dataset *d);
+/* Appends a copy of one pair (both lengths >= 1). */
+attend_status attend_dataset_add(attend_dataset *d, const int32_t *src, int src_len,
+                                 const int32_t *tgt, int tgt_len, attend_error *err);
+/* Pointers into the dataset's storage for pair i (valid until the next add or free). */
+attend_status attend_dataset_get(const attend_dataset *d, int i, const int32_t **src, int *src_len,
+                                 const int32_t **tgt, int *tgt_len, attend_error *err);
+
+typedef enum {
+    ATTEND_TASK_COPY = 0,    /* target = source */
+    ATTEND_TASK_REVERSE = 1, /* target = source reversed */
+    ATTEND_TASK_SORT = 2,    /* pointer task: target = source positions in ascending
+                                order of their symbols (stable) */
+} attend_task;
+
+typedef struct {
+    attend_task task;
+    int symbols;      /* distinct source symbols, named "a", "b", ... then "s26", "s27", ... */
+    int min_len;      /* 1 <= min_len <= max_len */
+    int max_len;
+    int count;        /* pairs to generate */
+    uint64_t seed;    /* same seed → same pairs */
+} attend_task_config;
+
+/* Generates a built-in task. *vocab gets the symbol vocabulary (specials +
+ * symbols), used for both sides of copy/reverse and for the source of sort. */
+attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
+                                  const attend_task_config *cfg, attend_error *err);
+
+typedef struct {
+    attend_tokenizer tokenizer;
+    int max_line_bytes;  /* longer lines are malformed; 0 = 4096 */
+    int max_tokens;      /* more tokens on one side is malformed; 0 = 256 */
+    int skip_malformed;  /* 0: first malformed line is an error; 1: skip and count */
+} attend_tsv_options;
+
+/*
+ * Reads "source<TAB>target" lines (LF or CRLF; the last line may lack its
+ * newline; an empty line is malformed, as its source side is empty).
+ * Malformed: missing tab, extra tab field, empty side, invalid UTF-8, over-long
+ * line, too many tokens. The error names path:line and the reason; with
+ * skip_malformed the line is skipped and counted in *skipped (may be NULL).
+ * Tokens are added to src_vocab / tgt_vocab when grow != 0 (training data),
+ * else unknown tokens map to ATTEND_UNK (evaluation data). The two vocab
+ * pointers may be the same vocabulary.
+ */
+attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
+                                      attend_vocab *src_vocab, attend_vocab *tgt_vocab, int grow,
+                                      const attend_tsv_options *opt, int *skipped,
+                                      attend_error *err);
+
+/* ------------------------------------------------------------------ model */
+/*
+ * The encoder–decoder of seed 004: source embedding → bidirectional recurrent
+ * encoder (E = 2H) → bridge tanh(W [h_fwd; h_bwd] + b) → attentive recurrent
+ * decoder → logits. Decoder kinds:
+ *   BAHDANAU  query s_{t-1};  s_t = cell([E(y_{t-1}); c_t], s_{t-1});  logits = W_o [s_t; c_t] + b_o
+ *   LUONG     s_t = cell([E(y_{t-1}); h̃_{t-1}], s_{t-1}) (input feeding, h̃_0 = 0);
+ *             query s_t;  h̃_t = tanh(W_c [c_t; s_t]);  logits = W_s h̃_t + b_s
+ *   NONE      the fixed-context baseline: c_t = [h_fwd; h_bwd] (final states) for
+ *             every t; otherwise as BAHDANAU
+ *   POINTER   s_t = cell(x_t, s_{t-1}) with x_t the source embedding of the
+ *             previously pointed position (E(<bos>) first); query s_t; the output
+ *             distribution is the masked attention over source positions (Vinyals)
+ * The LSTM decoder's initial cell state is zero. Tensor names: docs/FORMAT.md.
+ */
+typedef enum {
+    ATTEND_DECODER_BAHDANAU = 0,
+    ATTEND_DECODER_LUONG = 1,
+    ATTEND_DECODER_NONE = 2,
+    ATTEND_DECODER_POINTER = 3,
+} attend_decoder_kind;
+
+typedef struct {
+    attend_cell_kind cell;       /* encoder and decoder cells */
+    attend_decoder_kind decoder;
+    attend_score_kind score;     /* not used by NONE; dot kinds need Hd == 2H */
+    int src_vocab;               /* Vs (>= 5: four specials and one symbol) */
+    int tgt_vocab;               /* Vt (>= 5); ignored by POINTER */
+    int emb;                     /* D: embedding width, both sides */
+    int enc_hidden;              /* H: per direction, so E = 2H */
+    int enc_layers;              /* stacked bidirectional layers, >= 1 */
+    int dec_hidden;              /* Hd */
+    int attn;                    /* A: additive attention width (ADDITIVE only) */
+    int max_batch;               /* capacities: a batch beyond them is an error */
+    int max_src_len;
+    int max_tgt_len;             /* target tokens, EOS not counted */
+} attend_model_config;
+
+typedef struct attend_model attend_model;
+
+/* Checks a configuration; the message names the offending field. */
+attend_status attend_model_config_check(const attend_model_config *cfg, attend_error *err);
+
+/* Allocates parameters, gradients and activations (three allocations, sized
+ * from the capacities) and initialises parameters like PyTorch's defaults from
+ * seed. *out is NULL on error. */
+attend_status attend_model_create(attend_model **out, const attend_model_config *cfg,
+                                  uint64_t seed, attend_error *err);
+void attend_model_free(attend_model *m); /* NULL is fine */
+const attend_model_config *attend_model_get_config(const attend_model *m);
+
+/* Parameter tensors, in a fixed order. */
+int attend_model_tensor_count(const attend_model *m);
+typedef struct {
+    const char *name;       /* e.g. "encoder.weight_ih_l0_reverse" */
+    int ndim;               /* 1 or 2 */
+    int64_t shape[2];
+    size_t numel;
+    attend_real *data;      /* inside the model's parameter arena */
+    attend_real *grad;      /* inside the gradient arena, same shape */
+} attend_model_tensor;
+/* i-th tensor (0 <= i < count), or by name; ATTEND_ERR_ARG when absent. */
+attend_status attend_model_tensor_get(const attend_model *m, int i, attend_model_tensor *t,
+                                      attend_error *err);
+attend_status attend_model_tensor_find(const attend_model *m, const char *name,
+                                       attend_model_tensor *t, attend_error *err);
+/* Total number of parameters (scalars). */
+size_t attend_model_param_count(const attend_model *m);
+/* The whole parameter / gradient arena (attend_model_param_count values). */
+attend_real *attend_model_params(attend_model *m);
+attend_real *attend_model_grads(attend_model *m);
+void attend_model_zero_grad(attend_model *m);
+
+/* A padded batch. For POINTER models the targets are source positions, with
+ * tgt_in[n,0] = -1 (start) and -1 marking ignored steps of tgt_out. */
+typedef struct {
+    int N;            /* rows used */
+    int S;            /* padded source length */
+    int T;            /* decoder steps = longest target + 1 (EOS); POINTER: longest target */
+    int32_t *src;     /* [N,S] ids, ATTEND_PAD after src_len */
+    int32_t *src_len; /* [N] */
+    int32_t *tgt_in;  /* [N,T] BOS y1 .. yL, then PAD */
+    int32_t *tgt_out; /* [N,T] y1 .. yL EOS, then PAD (ignored) */
+    int32_t *tgt_len; /* [N] decoder steps that count (L+1; POINTER: L) */
+    int cap_N, cap_S, cap_T;
+} attend_batch;
+
+/* Allocates a batch for up to cap_N rows, cap_S source and cap_T decoder steps. */
+attend_status attend_batch_alloc(attend_batch *b, int cap_N, int cap_S, int cap_T,
+                                 attend_error *err);
+void attend_batch_release(attend_batch *b); /* NULL or released twice is fine */
+/* Fills b from pairs idx[0..n) of d (pointer != 0: targets are positions). */
+attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const int *idx, int n,
+                                int pointer, attend_error *err);
+
+/* Teacher-forced statistics of one forward pass. */
+typedef struct {
+    double loss;           /* mean cross-entropy over counted target tokens */
+    int tokens;            /* counted target tokens */
+    int correct_tokens;    /* argmax == target */
+    int seqs;              /* rows */
+    int correct_seqs;      /* rows with every counted token right */
+    double attn_entropy;   /* mean entropy (nats) of the attention rows of counted steps;
+                              0 for NONE */
+} attend_tf_stats;
+
+/* Teacher-forced forward over a batch; keeps the activations for backward.
+ * Checks every id and length against the configuration first. */
+attend_status attend_model_forward(attend_model *m, const attend_batch *b, attend_tf_stats *stats,
+                                   attend_error *err);
+/* Gradients of the mean loss of the last forward, accumulated (+=). PAD's
+ * embedding rows receive none. ATTEND_ERR_ARG if no forward preceded it. */
+attend_status attend_model_backward(attend_model *m, attend_error *err);
+
+/*
+ * Greedy decoding of N sources (src [N,S], src_len [N]) for at most max_len
+ * tokens each (POINTER: exactly src_len pointers). out [N,max_len] receives
+ * the tokens (EOS not included; PAD after), out_len [N] their counts. A
+ * finished row is frozen: its later steps are not computed into its output.
+ * align: NULL or [N,max_len,S], the attention weights of each emitted step
+ * (zero rows after the end; all zero for NONE).
+ */
+attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len,
+                                  int N, int S, int max_len, int32_t *out, int32_t *out_len,
+                                  attend_real *align, attend_error *err);
+
+/*
+ * Beam search for one source (src [S] ids, length S) with width beam (1..64),
+ * returning up to nbest (<= beam) finished hypotheses best first: out
+ * [nbest,max_len] tokens (EOS excluded), out_len [nbest], score [nbest] =
+ * log-probability / (length+1)^alpha (alpha 0 = raw sum), and align
+ * [nbest,max_len,S] (NULL allowed) — each hypothesis's own attention history,
+ * reordered with it. *n_out receives the count. POINTER models are rejected.
+ */
+attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int beam, int nbest,
+                                int max_len, double alpha, int32_t *out, int32_t *out_len,
+                                double *score, attend_real *align, int *n_out, attend_error *err);
+
 #ifdef __cplusplus
 }
 #endif
