@@ -1,0 +1,431 @@
+/*
+ * rnn.c — GRU and LSTM cells (PyTorch gate order and equations, so nn.GRU /
+ * nn.LSTM weights map 1:1) and one recurrent layer over a padded batch,
+ * forward and backward. The interface and the equations are in rnn.h.
+ *
+ * Dimension letters: N batch, S sequence length, I input width, H hidden width,
+ * G gates (GRU 3: r, z, n; LSTM 4: i, f, g, o). Row-major, last index
+ * contiguous. Backward functions accumulate (+=) into gradients.
+ *
+ * What one step saves per row (at_cell_saved_width values):
+ *   GRU  [4H]: r, z, n, hn          (hn = W_hn h + b_hn, before the r ⊙)
+ *   LSTM [5H]: i, f, g, o, tanh(c')
+ * h_prev (and c_prev) are not saved by the step: the caller keeps them.
+ *
+ * The layer runs steps k = 0 .. K-1, K = max len[n]. At step k row n is
+ * active while k < len[n], at time
+ *     t = k               (forward)          t = len[n]-1-k   (reverse)
+ * so a reverse row starts at its own last token. Inactive rows copy their
+ * state through, so after step K-1 every row holds its own final state.
+ * Step-major arrays ([S,N,..], [S+1,N,H]) are indexed by step, not time.
+ *
+ * saved (at_rnn_layer_saved_size values):
+ *   gates [S,N,W]    the cell's per-step saves, W = at_cell_saved_width
+ *   hs    [S+1,N,H]  hs[0] = h0 (or 0), hs[k+1] = hidden state after step k
+ *   cs    [S+1,N,H]  LSTM only: the same for the cell state
+ * scratch (at_rnn_layer_scratch_size values):
+ *   xg    [N,S,G*H]  forward: x W_ihᵀ + b_ih for every position (one GEMM);
+ *                    backward: dxg, the gradient of the same
+ *   xs    [N,G*H]    one step's rows of xg (dxg), gathered by time
+ *   cell  [N,G*H]    the step functions' own scratch
+ *   dh    [2,N,H]    backward: running dh, ping-pong
+ *   dc    [2,N,H]    backward, LSTM: running dc, ping-pong
+ *   act   [N] bytes  the step's active mask, rounded up to whole attend_reals
+ *
+ * Preconditions (the model checks them before calling; these functions have
+ * no error path): non-NULL weights, 1 <= len[n] <= S, buffers of the sizes
+ * the *_size functions report, and finite x at padding positions (their
+ * projections are computed with the rest and multiplied by a zero gradient).
+ */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "rnn.h"
+
+#ifdef ATTEND_DOUBLE
+#define AT_EXP exp
+#define AT_TANH tanh
+#else
+#define AT_EXP expf
+#define AT_TANH tanhf
+#endif
+
+static inline attend_real sigmoid(attend_real a) { return 1 / (1 + AT_EXP(-a)); }
+
+int at_cell_gates(attend_cell_kind kind) {
+    switch (kind) {
+    case ATTEND_CELL_GRU: return 3;
+    case ATTEND_CELL_LSTM: return 4;
+    }
+    return 0;
+}
+
+int at_cell_saved_width(attend_cell_kind kind, int H) {
+    switch (kind) {
+    case ATTEND_CELL_GRU: return 4 * H;
+    case ATTEND_CELL_LSTM: return 5 * H;
+    }
+    return 0;
+}
+
+size_t at_cell_scratch_size(attend_cell_kind kind, int N, int H) {
+    size_t n;
+    if (!at_count(&n, 3, N, at_cell_gates(kind), H)) return 0;
+    return n;
+}
+
+/* ------------------------------------------------------------- one step */
+
+void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
+                          attend_real *saved, const attend_real *xg, const attend_real *h_prev,
+                          const attend_real *c_prev, const uint8_t *active, int N,
+                          attend_real *scratch) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
+    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
+    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
+    const int W = at_cell_saved_width(cell->kind, H);
+    const size_t rowb = (size_t)H * sizeof(attend_real);
+    attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
+    for (int n = 0; n < N; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
+    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
+
+    for (int n = 0; n < N; n++) {
+        const attend_real *hp = h_prev + (size_t)n * H; // [H]
+        attend_real *ho = h_out + (size_t)n * H;        // [H]
+        if (active && !active[n]) { // padding: the state passes through unchanged
+            memcpy(ho, hp, rowb);
+            if (cell->kind == ATTEND_CELL_LSTM) {
+                if (c_prev) memcpy(c_out + (size_t)n * H, c_prev + (size_t)n * H, rowb);
+                else memset(c_out + (size_t)n * H, 0, rowb);
+            }
+            continue;
+        }
+        const attend_real *x = xg + (size_t)n * GH; // [G*H]
+        const attend_real *a = hg + (size_t)n * GH; // [G*H]
+        attend_real *sv = saved + (size_t)n * W;    // [W]
+        if (cell->kind == ATTEND_CELL_GRU) {
+            for (int j = 0; j < H; j++) {
+                attend_real r = sigmoid(x[j] + a[j]);
+                attend_real z = sigmoid(x[H + j] + a[H + j]);
+                attend_real hn = a[2 * H + j];
+                attend_real nn = AT_TANH(x[2 * H + j] + r * hn);
+                ho[j] = (1 - z) * nn + z * hp[j];
+                sv[j] = r;
+                sv[H + j] = z;
+                sv[2 * H + j] = nn;
+                sv[3 * H + j] = hn;
+            }
+        } else {
+            const attend_real *cp = c_prev ? c_prev + (size_t)n * H : NULL; // [H]
+            attend_real *co = c_out + (size_t)n * H;                         // [H]
+            for (int j = 0; j < H; j++) {
+                attend_real i = sigmoid(x[j] + a[j]);
+                attend_real f = sigmoid(x[H + j] + a[H + j]);
+                attend_real g = AT_TANH(x[2 * H + j] + a[2 * H + j]);
+                attend_real o = sigmoid(x[3 * H + j] + a[3 * H + j]);
+                attend_real c = (cp ? f * cp[j] : 0) + i * g;
+                attend_real tc = AT_TANH(c);
+                co[j] = c;
+                ho[j] = o * tc;
+                sv[j] = i;
+                sv[H + j] = f;
+                sv[2 * H + j] = g;
+                sv[3 * H + j] = o;
+                sv[4 * H + j] = tc;
+            }
+        }
+    }
+}
+
+void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_real *dxg,
+                           attend_real *dh_prev, attend_real *dc_prev, const attend_real *dh_out,
+                           const attend_real *dc_out, const attend_real *saved,
+                           const attend_real *h_prev, const attend_real *c_prev,
+                           const uint8_t *active, int N, attend_real *scratch) {
+    // dxg [N,G*H] +=, dh_prev [N,H] +=, dc_prev [N,H] += (LSTM), dh_out [N,H],
+    // dc_out [N,H] (LSTM; NULL = zeros), saved [N,W], h_prev [N,H],
+    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H].
+    // dxg, dh_prev, dc_prev may be NULL (not needed).
+    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
+    const int W = at_cell_saved_width(cell->kind, H);
+    attend_real *da = scratch; // [N,G*H] gradient of the pre-activations xg + hg
+
+    for (int n = 0; n < N; n++) {
+        attend_real *d = da + (size_t)n * GH;                // [G*H]
+        const attend_real *dh = dh_out + (size_t)n * H;     // [H]
+        attend_real *dhp = dh_prev ? dh_prev + (size_t)n * H : NULL; // [H]
+        if (active && !active[n]) {
+            // forward: h_out = h_prev, c_out = c_prev (passed through)
+            memset(d, 0, (size_t)GH * sizeof *d);
+            if (dhp)
+                for (int j = 0; j < H; j++) dhp[j] += dh[j];
+            if (cell->kind == ATTEND_CELL_LSTM && dc_prev && dc_out)
+                for (int j = 0; j < H; j++) dc_prev[(size_t)n * H + j] += dc_out[(size_t)n * H + j];
+            continue;
+        }
+        const attend_real *sv = saved + (size_t)n * W; // [W]
+        if (cell->kind == ATTEND_CELL_GRU) {
+            const attend_real *hp = h_prev + (size_t)n * H; // [H]
+            for (int j = 0; j < H; j++) {
+                attend_real r = sv[j], z = sv[H + j], nn = sv[2 * H + j], hn = sv[3 * H + j];
+                // h' = (1−z) ⊙ n + z ⊙ h
+                attend_real dn = dh[j] * (1 - z);
+                attend_real dz = dh[j] * (hp[j] - nn);
+                if (dhp) dhp[j] += dh[j] * z;
+                // n = tanh(xn + r ⊙ hn)
+                attend_real dan = dn * (1 - nn * nn);
+                attend_real dr = dan * hn;
+                // z = σ(xz + hz), r = σ(xr + hr)
+                d[j] = dr * r * (1 - r);
+                d[H + j] = dz * z * (1 - z);
+                d[2 * H + j] = dan * r; // the hidden side hn enters as r ⊙ hn
+                if (dxg) {
+                    attend_real *dx = dxg + (size_t)n * GH; // [G*H]
+                    dx[j] += d[j];
+                    dx[H + j] += d[H + j];
+                    dx[2 * H + j] += dan;
+                }
+            }
+        } else {
+            const attend_real *cp = c_prev ? c_prev + (size_t)n * H : NULL;   // [H]
+            const attend_real *dco = dc_out ? dc_out + (size_t)n * H : NULL;  // [H]
+            attend_real *dcp = dc_prev ? dc_prev + (size_t)n * H : NULL;      // [H]
+            for (int j = 0; j < H; j++) {
+                attend_real i = sv[j], f = sv[H + j], gg = sv[2 * H + j], o = sv[3 * H + j];
+                attend_real tc = sv[4 * H + j];
+                // h' = o ⊙ tanh(c')
+                attend_real d_o = dh[j] * tc;
+                attend_real dc = (dco ? dco[j] : 0) + dh[j] * o * (1 - tc * tc);
+                // c' = f ⊙ c + i ⊙ g
+                attend_real di = dc * gg, df = cp ? dc * cp[j] : 0, dg = dc * i;
+                if (dcp) dcp[j] += dc * f;
+                // i, f, o = σ(·), g = tanh(·) of xg + hg
+                d[j] = di * i * (1 - i);
+                d[H + j] = df * f * (1 - f);
+                d[2 * H + j] = dg * (1 - gg * gg);
+                d[3 * H + j] = d_o * o * (1 - o);
+            }
+            if (dxg) {
+                attend_real *dx = dxg + (size_t)n * GH; // [G*H]
+                for (int k = 0; k < GH; k++) dx[k] += d[k];
+            }
+        }
+    }
+    // hg = h_prev W_hhᵀ + b_hh  (inactive rows of da are 0)
+    if (dh_prev) at_gemm(0, 0, N, H, GH, 1, da, GH, cell->W_hh, H, 1, dh_prev, H);
+    if (g && g->W_hh) at_gemm(1, 0, GH, H, N, 1, da, GH, h_prev, H, 1, g->W_hh, H);
+    if (g && g->b_hh)
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < GH; k++) g->b_hh[k] += da[(size_t)n * GH + k];
+}
+
+/* ----------------------------------------------------------------- layer */
+
+/* Sizes of saved and scratch (attend_real values) for a layer; 0 when a dim
+ * is < 1, the kind is unknown, or a count overflows size_t or (for the
+ * dimensions handed to at_gemm) int. */
+static int layer_sizes(attend_cell_kind kind, int N, int S, int H, size_t *saved, size_t *scratch) {
+    int G = at_cell_gates(kind);
+    if (G == 0 || N < 1 || S < 1 || H < 1 || S == INT_MAX || H > INT_MAX / 5) return 0;
+    size_t ns, gates, states, xg, steps, tmp;
+    int nstates = kind == ATTEND_CELL_LSTM ? 2 : 1;
+    if (!at_count(&ns, 2, N, S) || ns > INT_MAX) return 0;
+    if (!at_count(&gates, 3, S, N, at_cell_saved_width(kind, H))) return 0;
+    if (!at_count(&states, 4, nstates, S + 1, N, H)) return 0;
+    if (!at_add_size(gates, states, saved)) return 0;
+    if (!at_count(&xg, 4, N, S, G, H) || !at_count(&steps, 4, 2, N, G, H)) return 0;
+    if (!at_count(&tmp, 4, 2, nstates, N, H)) return 0;
+    size_t act = ((size_t)N + sizeof(attend_real) - 1) / sizeof(attend_real);
+    if (!at_add_size(xg, steps, scratch) || !at_add_size(*scratch, tmp, scratch) ||
+        !at_add_size(*scratch, act, scratch))
+        return 0;
+    if (*saved > SIZE_MAX / sizeof(attend_real) || *scratch > SIZE_MAX / sizeof(attend_real)) return 0;
+    return 1;
+}
+
+size_t at_rnn_layer_saved_size(attend_cell_kind kind, int N, int S, int H) {
+    size_t saved, scratch;
+    return layer_sizes(kind, N, S, H, &saved, &scratch) ? saved : 0;
+}
+
+size_t at_rnn_layer_scratch_size(attend_cell_kind kind, int N, int S, int H) {
+    size_t saved, scratch;
+    return layer_sizes(kind, N, S, H, &saved, &scratch) ? scratch : 0;
+}
+
+/* Pointers into saved and scratch, as laid out at the top of this file. */
+typedef struct {
+    attend_real *gates; // [S,N,W]
+    attend_real *hs;    // [S+1,N,H]
+    attend_real *cs;    // [S+1,N,H], NULL for GRU
+    attend_real *xg;    // [N,S,G*H]
+    attend_real *xs;    // [N,G*H]
+    attend_real *cell;  // [N,G*H]
+    attend_real *dh;    // [2,N,H]
+    attend_real *dc;    // [2,N,H], NULL for GRU
+    uint8_t *act;       // [N]
+} layer_ws;
+
+static layer_ws layer_layout(const at_cell *cell, attend_real *saved, attend_real *scratch, int N,
+                             int S) {
+    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
+    const int W = at_cell_saved_width(cell->kind, H);
+    const int lstm = cell->kind == ATTEND_CELL_LSTM;
+    const size_t NH = (size_t)N * H, NGH = (size_t)N * GH;
+    layer_ws ws;
+    ws.gates = saved;
+    ws.hs = ws.gates + (size_t)S * N * W;
+    ws.cs = lstm ? ws.hs + (size_t)(S + 1) * NH : NULL;
+    ws.xg = scratch;
+    ws.xs = ws.xg + (size_t)S * NGH;
+    ws.cell = ws.xs + NGH;
+    ws.dh = ws.cell + NGH;
+    ws.dc = lstm ? ws.dh + 2 * NH : NULL;
+    ws.act = (uint8_t *)(ws.dh + (lstm ? 4 : 2) * NH);
+    return ws;
+}
+
+/* Marks the rows active at step k and returns the number of them. */
+static int step_mask(uint8_t *act, const int32_t *len, int N, int k) {
+    int count = 0;
+    for (int n = 0; n < N; n++) {
+        act[n] = k < len[n];
+        count += act[n];
+    }
+    return count;
+}
+
+/* Time position of row n at step k. */
+static inline int step_time(int reverse, const int32_t *len, int n, int k) {
+    return reverse ? len[n] - 1 - k : k;
+}
+
+static int max_len(const int32_t *len, int N) {
+    int K = 0;
+    for (int n = 0; n < N; n++)
+        if (len[n] > K) K = len[n];
+    return K;
+}
+
+void at_rnn_layer_forward(const at_cell *cell, int reverse, attend_real *out, int out_stride,
+                          attend_real *h_final, attend_real *c_final, attend_real *saved,
+                          const attend_real *x, const int32_t *len, const attend_real *h0,
+                          const attend_real *c0, int N, int S, attend_real *scratch) {
+    // out [N,S,out_stride] (H used per row), h_final [N,H], c_final [N,H] (LSTM, may be NULL),
+    // saved [at_rnn_layer_saved_size], x [N,S,I], len [N], h0 [N,H] or NULL,
+    // c0 [N,H] or NULL, scratch [at_rnn_layer_scratch_size]
+    const int H = cell->H, I = cell->I, GH = at_cell_gates(cell->kind) * H;
+    const int W = at_cell_saved_width(cell->kind, H);
+    const size_t NH = (size_t)N * H, rowb = (size_t)H * sizeof(attend_real);
+    layer_ws ws = layer_layout(cell, saved, scratch, N, S);
+
+    // xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih: one GEMM for every time step
+    for (size_t r = 0; r < (size_t)N * S; r++)
+        memcpy(ws.xg + r * GH, cell->b_ih, (size_t)GH * sizeof(attend_real));
+    at_gemm(0, 1, N * S, GH, I, 1, x, I, cell->W_ih, I, 1, ws.xg, GH);
+
+    if (h0) memcpy(ws.hs, h0, NH * sizeof(attend_real));
+    else memset(ws.hs, 0, NH * sizeof(attend_real));
+    if (ws.cs) {
+        if (c0) memcpy(ws.cs, c0, NH * sizeof(attend_real));
+        else memset(ws.cs, 0, NH * sizeof(attend_real));
+    }
+
+    const int K = max_len(len, N);
+    for (int k = 0; k < K; k++) {
+        int count = step_mask(ws.act, len, N, k);
+        for (int n = 0; n < N; n++) // gather this step's rows of xg
+            if (ws.act[n])
+                memcpy(ws.xs + (size_t)n * GH,
+                       ws.xg + ((size_t)n * S + step_time(reverse, len, n, k)) * GH,
+                       (size_t)GH * sizeof(attend_real));
+        attend_real *h_next = ws.hs + (size_t)(k + 1) * NH; // [N,H]
+        at_cell_step_forward(cell, h_next, ws.cs ? ws.cs + (size_t)(k + 1) * NH : NULL,
+                             ws.gates + (size_t)k * N * W, ws.xs, ws.hs + (size_t)k * NH,
+                             ws.cs ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N,
+                             ws.cell);
+        for (int n = 0; n < N; n++)
+            if (ws.act[n])
+                memcpy(out + ((size_t)n * S + step_time(reverse, len, n, k)) * out_stride,
+                       h_next + (size_t)n * H, rowb);
+    }
+    for (int n = 0; n < N; n++) // zeros at padding
+        for (int t = len[n]; t < S; t++) memset(out + ((size_t)n * S + t) * out_stride, 0, rowb);
+    if (h_final) memcpy(h_final, ws.hs + (size_t)K * NH, NH * sizeof(attend_real));
+    if (c_final && ws.cs) memcpy(c_final, ws.cs + (size_t)K * NH, NH * sizeof(attend_real));
+}
+
+void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reverse,
+                           attend_real *dx, attend_real *dh0, attend_real *dc0,
+                           const attend_real *dout, int out_stride, const attend_real *dh_final,
+                           const attend_real *dc_final, const attend_real *saved,
+                           const attend_real *x, const int32_t *len, const attend_real *h0,
+                           const attend_real *c0, int N, int S, attend_real *scratch) {
+    // dx [N,S,I] += (may be NULL), dh0 [N,H] +=, dc0 [N,H] += (may be NULL),
+    // dout [N,S,out_stride] (H used per row; may be NULL = zeros), dh_final [N,H],
+    // dc_final [N,H] (may be NULL), saved and x, len, h0, c0 as in the forward,
+    // scratch [at_rnn_layer_scratch_size]
+    (void)h0; // the forward copied h0 and c0 into saved (hs[0], cs[0])
+    (void)c0;
+    const int H = cell->H, I = cell->I, GH = at_cell_gates(cell->kind) * H;
+    const int W = at_cell_saved_width(cell->kind, H);
+    const size_t NH = (size_t)N * H, NS = (size_t)N * S;
+    // backward only reads saved; the layout helper serves both directions
+    layer_ws ws = layer_layout(cell, (attend_real *)saved, scratch, N, S);
+    const int lstm = ws.cs != NULL;
+
+    attend_real *dxg = ws.xg; // [N*S,G*H], 0 at padding positions
+    memset(dxg, 0, NS * GH * sizeof *dxg);
+    attend_real *dh_cur = ws.dh, *dh_nxt = ws.dh + NH; // [N,H] each
+    attend_real *dc_cur = ws.dc, *dc_nxt = lstm ? ws.dc + NH : NULL;
+    if (dh_final) memcpy(dh_cur, dh_final, NH * sizeof *dh_cur);
+    else memset(dh_cur, 0, NH * sizeof *dh_cur);
+    if (lstm) {
+        if (dc_final) memcpy(dc_cur, dc_final, NH * sizeof *dc_cur);
+        else memset(dc_cur, 0, NH * sizeof *dc_cur);
+    }
+
+    for (int k = max_len(len, N) - 1; k >= 0; k--) {
+        int count = step_mask(ws.act, len, N, k);
+        // forward: out[n,t] = h_next[n] for active rows
+        if (dout)
+            for (int n = 0; n < N; n++) {
+                if (!ws.act[n]) continue;
+                const attend_real *d =
+                    dout + ((size_t)n * S + step_time(reverse, len, n, k)) * out_stride; // [H]
+                for (int j = 0; j < H; j++) dh_cur[(size_t)n * H + j] += d[j];
+            }
+        memset(ws.xs, 0, (size_t)N * GH * sizeof *ws.xs);
+        memset(dh_nxt, 0, NH * sizeof *dh_nxt);
+        if (lstm) memset(dc_nxt, 0, NH * sizeof *dc_nxt);
+        // forward: at_cell_step_forward(h[k+1], c[k+1], gates[k], xs, h[k], c[k], act)
+        at_cell_step_backward(cell, g, ws.xs, dh_nxt, dc_nxt, dh_cur, dc_cur,
+                              ws.gates + (size_t)k * N * W, ws.hs + (size_t)k * NH,
+                              lstm ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N,
+                              ws.cell);
+        // forward: xs[n] = xg[n,t] (gather); each (n,t) is visited once
+        for (int n = 0; n < N; n++)
+            if (ws.act[n])
+                memcpy(dxg + ((size_t)n * S + step_time(reverse, len, n, k)) * GH,
+                       ws.xs + (size_t)n * GH, (size_t)GH * sizeof *dxg);
+        attend_real *tmp = dh_cur;
+        dh_cur = dh_nxt;
+        dh_nxt = tmp;
+        tmp = dc_cur;
+        dc_cur = dc_nxt;
+        dc_nxt = tmp;
+    }
+    // forward: hs[0] = h0, cs[0] = c0
+    if (dh0)
+        for (size_t i = 0; i < NH; i++) dh0[i] += dh_cur[i];
+    if (lstm && dc0)
+        for (size_t i = 0; i < NH; i++) dc0[i] += dc_cur[i];
+
+    // forward: xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih
+    if (dx) at_gemm(0, 0, N * S, I, GH, 1, dxg, GH, cell->W_ih, I, 1, dx, I);
+    if (g && g->W_ih) at_gemm(1, 0, GH, I, N * S, 1, dxg, GH, x, I, 1, g->W_ih, I);
+    if (g && g->b_ih)
+        for (size_t r = 0; r < NS; r++)
+            for (int k = 0; k < GH; k++) g->b_ih[k] += dxg[r * GH + k];
+}
