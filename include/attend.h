@@ -740,6 +740,101 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
                                 int max_len, double alpha, int32_t *out, int32_t *out_len,
                                 double *score, attend_real *align, int *n_out, attend_error *err);
 
+/* -------------------------------------------------------------- optimizer */
+typedef enum {
+    ATTEND_OPT_ADAM = 0, /* PyTorch torch.optim.Adam (weight decay added to the gradient) */
+    ATTEND_OPT_SGD = 1,  /* PyTorch torch.optim.SGD with optional momentum */
+} attend_optim_kind;
+
+typedef struct {
+    attend_optim_kind kind;
+    double lr;            /* peak learning rate (> 0) */
+    double beta1, beta2;  /* Adam, in [0,1) */
+    double eps;           /* Adam, > 0 */
+    double weight_decay;  /* >= 0 */
+    double momentum;      /* SGD, in [0,1) */
+    double clip_norm;     /* clip the global gradient norm to this; 0 = no clipping */
+    int warmup_steps;     /* linear warm-up from lr/warmup to lr over these steps */
+    int decay_steps;      /* then cosine decay to min_lr over these steps; 0 = constant */
+    double min_lr;
+} attend_optim_config;
+
+/* Adam defaults: lr 1e-3, betas 0.9/0.999, eps 1e-8, no decay, no clipping. */
+attend_optim_config attend_optim_defaults(attend_optim_kind kind);
+
+typedef struct attend_optim attend_optim;
+
+/* An optimizer for nparams values (one allocation for its moments). */
+attend_status attend_optim_create(attend_optim **out, const attend_optim_config *cfg, size_t nparams,
+                                  attend_error *err);
+void attend_optim_free(attend_optim *o); /* NULL is fine */
+
+/* The learning rate the schedule gives to 0-based step `step`. */
+double attend_optim_lr_at(const attend_optim_config *cfg, long step);
+
+typedef struct {
+    double grad_norm; /* global L2 norm before clipping */
+    double lr;        /* learning rate used */
+    int clipped;      /* the gradients were scaled down */
+} attend_optim_report;
+
+/* One update of params [nparams] from grads [nparams] (grads are scaled in
+ * place when clipped). A NaN/Inf gradient norm is ATTEND_ERR_NONFINITE with the
+ * norm in the message: parameters, moments and the step count stay untouched
+ * (the caller may skip the batch and go on). rep may be NULL. */
+attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_real *grads,
+                                attend_optim_report *rep, attend_error *err);
+
+/* Completed steps, and the moment buffers (Adam: m then v; SGD: momentum then
+ * unused), 2*nparams values, for checkpoints. */
+long attend_optim_steps(const attend_optim *o);
+void attend_optim_set_steps(attend_optim *o, long steps);
+attend_real *attend_optim_state(attend_optim *o, size_t *count);
+const attend_optim_config *attend_optim_get_config(const attend_optim *o);
+
+/* ------------------------------------------------------------ model files */
+/*
+ * A model file is safetensors: every parameter tensor under its name
+ * (docs/FORMAT.md) as F32, and __metadata__ with "attend.format" = "model",
+ * "attend.config" (the configuration as JSON), "attend.src_vocab" and
+ * "attend.tgt_vocab" (JSON arrays of token strings, id order; the pointer
+ * decoder has no target vocabulary) and "attend.tokenizer" ("char"/"space").
+ * The write is atomic (attend_st_write).
+ */
+attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                 const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err);
+
+/*
+ * Loads a model file: the configuration from metadata (capacities may be
+ * overridden: any of max_batch / max_src_len / max_tgt_len > 0 in
+ * `capacity` replaces the file's; capacity may be NULL), then every tensor,
+ * checked by name, dtype (F32) and shape against the configuration; a
+ * missing, extra or misshapen tensor is an error naming it. Vocabularies are
+ * returned when the out pointers are not NULL (caller frees); *tok receives the
+ * tokenizer (may be NULL). Nothing is returned on error.
+ */
+attend_status attend_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
+                                attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok,
+                                attend_error *err);
+
+/* Names used in files and on the command line: "gru" "lstm"; "bahdanau"
+ * "luong" "none" "pointer"; "dot" "scaled_dot" "general" "additive"; "char"
+ * "space". *_from_name returns -1 for an unknown name. */
+const char *attend_cell_name(attend_cell_kind kind);
+const char *attend_decoder_name(attend_decoder_kind kind);
+const char *attend_score_name(attend_score_kind kind);
+const char *attend_tokenizer_name(attend_tokenizer tok);
+int attend_cell_from_name(const char *name);
+int attend_decoder_from_name(const char *name);
+int attend_score_from_name(const char *name);
+int attend_tokenizer_from_name(const char *name);
+
+/* The configuration as a JSON object string (malloc'ed; caller frees) and back
+ * (every field required, values range-checked by attend_model_config_check). */
+attend_status attend_model_config_to_json(const attend_model_config *cfg, char **json, attend_error *err);
+attend_status attend_model_config_from_json(attend_model_config *cfg, const char *json, size_t len,
+                                            attend_error *err);
+
 #ifdef __cplusplus
 }
 #endif

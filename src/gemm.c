@@ -37,7 +37,6 @@ static void gemm_portable(int transA, int transB, int M, int N, int K, attend_re
             attend_real *c = C + (size_t)i * ldc;
             for (int p = 0; p < K; p++) {
                 attend_real a = transA ? A[(size_t)p * lda + i] : A[(size_t)i * lda + p];
-                if (a == 0) continue;
                 a *= alpha;
                 const attend_real *b = B + (size_t)p * ldb;
                 for (int j = 0; j < N; j++) c[j] += a * b[j];

@@ -1,0 +1,212 @@
+/*
+ * beam.c — beam search over the encoder–decoder, keeping each hypothesis's
+ * attention history and reordering it with the hypothesis, so alignments come
+ * out of beam search as they do out of greedy decoding.
+ *
+ * Dimension letters: K beam width, S source length, L maximum output length,
+ * V vocabulary, Hd decoder width.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+typedef struct {
+    double logp;  /* sum of token log-probabilities (EOS included when finished) */
+    double norm;  /* logp / (len + 1)^alpha */
+    int len;      /* tokens, EOS excluded */
+    int slot;     /* index into the finished storage */
+} finished_hyp;
+
+typedef struct {
+    double logp;
+    int parent;
+    int token;
+} candidate;
+
+/* Replicates row 0 of the encoder results to rows 1..K-1. */
+static void replicate_row0(attend_model *m, int K, int S) {
+    at_acts *a = &m->acts;
+    int E = m->E, Hd = m->cfg.dec_hidden, top = m->cfg.enc_layers - 1, P = m->P;
+    for (int k = 1; k < K; k++) {
+        memcpy(a->enc_out[top] + (size_t)k * S * E, a->enc_out[top], (size_t)S * E * sizeof(attend_real));
+        if (P > 0) memcpy(a->kp + (size_t)k * S * P, a->kp, (size_t)S * P * sizeof(attend_real));
+        memcpy(a->fin_cat + (size_t)k * E, a->fin_cat, (size_t)E * sizeof(attend_real));
+        memcpy(a->states + (size_t)k * Hd, a->states, (size_t)Hd * sizeof(attend_real));
+        memcpy(m->valid + (size_t)k * S, m->valid, (size_t)S);
+    }
+    memset(a->cstates, 0, (size_t)K * Hd * sizeof(attend_real));
+    memset(a->htilde, 0, (size_t)K * Hd * sizeof(attend_real));
+}
+
+/* rows[j] = rows[parent[j]] for j < n, rows of width w, through tmp. */
+static void reorder_rows(attend_real *rows, attend_real *tmp, const int *parent, int n, size_t w) {
+    for (int j = 0; j < n; j++) memcpy(tmp + (size_t)j * w, rows + (size_t)parent[j] * w, w * sizeof *rows);
+    memcpy(rows, tmp, (size_t)n * w * sizeof *rows);
+}
+
+static int cmp_finished(const void *pa, const void *pb) {
+    const finished_hyp *a = pa, *b = pb;
+    if (a->norm != b->norm) return a->norm > b->norm ? -1 : 1;
+    return a->slot - b->slot; /* stable: earlier first */
+}
+
+attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int beam, int nbest, int max_len,
+                                double alpha, int32_t *out, int32_t *out_len, double *score, attend_real *align,
+                                int *n_out, attend_error *err) {
+    const char *who = "attend_model_beam";
+    CHECK(m && src && out && out_len && score && n_out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !m ? "model" : !src ? "src [S]" : !out ? "out [nbest,max_len]" : !out_len ? "out_len [nbest]"
+                                                  : !score ? "score [nbest]" : "n_out");
+    CHECK(m->cfg.decoder != ATTEND_DECODER_POINTER, err, ATTEND_ERR_ARG,
+          "%s: beam search over a pointer decoder is not supported (use greedy decoding)", who);
+    CHECK(beam >= 1 && beam <= 64, err, ATTEND_ERR_ARG, "%s: beam width %d outside [1,64]", who, beam);
+    CHECK(beam <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
+          "%s: beam width %d exceeds the model's max_batch=%d (hypotheses are decoded as one batch)", who, beam,
+          m->cfg.max_batch);
+    CHECK(nbest >= 1 && nbest <= beam, err, ATTEND_ERR_ARG, "%s: nbest=%d outside [1, beam=%d]", who, nbest, beam);
+    CHECK(max_len >= 1 && max_len <= m->Tcap, err, ATTEND_ERR_CAPACITY,
+          "%s: max_len=%d outside [1, max_tgt_len+1 = %d]", who, max_len, m->Tcap);
+    CHECK(isfinite(alpha) && alpha >= 0, err, ATTEND_ERR_ARG, "%s: length-normalisation alpha=%g must be >= 0", who,
+          alpha);
+    int32_t len1 = S;
+    TRY(at_model_check_source(m, src, &len1, 1, S, who, err));
+    m->fwd_ready = 0;
+
+    int K = beam, V = m->cfg.tgt_vocab, Hd = m->cfg.dec_hidden, F = m->F, L = max_len;
+    int fin_cap = 3 * K;
+    /* per-call bookkeeping, one allocation: live tokens [K,L] x2, live align [K,L,S] x2,
+     * finished tokens [fin_cap,L], finished align [fin_cap,L,S], live scores, candidates */
+    size_t n_tok = (size_t)K * L, n_al = (size_t)K * L * S, n_ftok = (size_t)fin_cap * L, n_fal = (size_t)fin_cap * L * S;
+    size_t bytes = (2 * n_tok + n_ftok) * sizeof(int32_t) + (2 * n_al + n_fal) * sizeof(attend_real) +
+                   (size_t)K * sizeof(double) + (size_t)2 * K * sizeof(candidate) + (size_t)fin_cap * sizeof(finished_hyp) +
+                   (size_t)K * sizeof(int) + (size_t)K * sizeof(int32_t) + 64;
+    char *mem = calloc(1, bytes);
+    CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes of beam state", who, bytes);
+    char *cur = mem;
+#define TAKE(ptr, type, count) (ptr = (type *)(void *)cur, cur += (count) * sizeof(type))
+    attend_real *hal, *hal2, *fal;
+    int32_t *htok, *htok2, *ftok, *y;
+    double *hscore;
+    candidate *cand;
+    finished_hyp *fin;
+    int *parent;
+    TAKE(hal, attend_real, n_al);
+    TAKE(hal2, attend_real, n_al);
+    TAKE(fal, attend_real, n_fal);
+    TAKE(hscore, double, K);
+    TAKE(cand, candidate, 2 * K);
+    TAKE(fin, finished_hyp, fin_cap);
+    TAKE(htok, int32_t, n_tok);
+    TAKE(htok2, int32_t, n_tok);
+    TAKE(ftok, int32_t, n_ftok);
+    TAKE(parent, int, K);
+    TAKE(y, int32_t, K);
+#undef TAKE
+
+    at_acts *a = &m->acts;
+    at_model_encode(m, src, &len1, 1, S);
+    replicate_row0(m, K, S);
+    int live = 1, nfin = 0;
+    hscore[0] = 0;
+    y[0] = ATTEND_BOS;
+    int attentive = m->cfg.decoder != ATTEND_DECODER_NONE;
+    for (int t = 0; t < L && live > 0 && nfin < K; t++) {
+        at_model_step(m, t, live, S, y, src, NULL, a->dfeat, (size_t)F, 0);
+        at_model_step_logits(m, live, a->dfeat);
+        /* best 2K (parent, token) continuations by total log-probability */
+        int nc = 0;
+        for (int i = 0; i < live; i++) {
+            attend_real *z = a->step_logits + (size_t)i * V;
+            double mx = z[0], sum = 0;
+            for (int v = 1; v < V; v++)
+                if (z[v] > mx) mx = z[v];
+            for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
+            double lse = mx + log(sum);
+            for (int v = 0; v < V; v++) {
+                if (v == ATTEND_PAD || v == ATTEND_BOS) continue;
+                double lp = hscore[i] + (double)z[v] - lse;
+                if (nc == 2 * K && lp <= cand[nc - 1].logp) continue;
+                int pos = nc < 2 * K ? nc++ : nc - 1;
+                while (pos > 0 && cand[pos - 1].logp < lp) {
+                    cand[pos] = cand[pos - 1];
+                    pos--;
+                }
+                cand[pos].logp = lp;
+                cand[pos].parent = i;
+                cand[pos].token = v;
+            }
+        }
+        int next = 0;
+        for (int c = 0; c < nc && next < K; c++) {
+            candidate *cd = &cand[c];
+            const attend_real *w = a->weights + ((size_t)t * live + cd->parent) * S;
+            if (cd->token == ATTEND_EOS) {
+                if (nfin >= fin_cap) continue;
+                finished_hyp *f = &fin[nfin];
+                f->logp = cd->logp;
+                f->len = t;
+                f->norm = cd->logp / pow((double)t + 1, alpha);
+                f->slot = nfin;
+                memcpy(ftok + (size_t)nfin * L, htok + (size_t)cd->parent * L, (size_t)L * sizeof(int32_t));
+                memcpy(fal + (size_t)nfin * L * S, hal + (size_t)cd->parent * L * S, (size_t)L * S * sizeof(attend_real));
+                nfin++;
+                continue;
+            }
+            /* a live continuation: copy the parent's history, then append this step */
+            memcpy(htok2 + (size_t)next * L, htok + (size_t)cd->parent * L, (size_t)L * sizeof(int32_t));
+            htok2[(size_t)next * L + t] = cd->token;
+            memcpy(hal2 + (size_t)next * L * S, hal + (size_t)cd->parent * L * S, (size_t)L * S * sizeof(attend_real));
+            if (attentive) memcpy(hal2 + ((size_t)next * L + t) * S, w, (size_t)S * sizeof(attend_real));
+            parent[next] = cd->parent;
+            hscore[next] = cd->logp;
+            y[next] = cd->token;
+            next++;
+        }
+        /* reorder the decoder state rows s_{t+1} (and c, h̃) to follow their hypotheses */
+        reorder_rows(a->states + (size_t)(t + 1) * live * Hd, a->ds, parent, next, (size_t)Hd);
+        if (m->cfg.cell == ATTEND_CELL_LSTM)
+            reorder_rows(a->cstates + (size_t)(t + 1) * live * Hd, a->ds, parent, next, (size_t)Hd);
+        if (m->cfg.decoder == ATTEND_DECODER_LUONG)
+            reorder_rows(a->htilde + (size_t)(t + 1) * live * Hd, a->ds, parent, next, (size_t)Hd);
+        /* the state arrays are indexed [t][live][Hd]: move step t+1's rows to
+         * the layout of the next step's live count */
+        memmove(a->states + (size_t)(t + 1) * next * Hd, a->states + (size_t)(t + 1) * live * Hd,
+                (size_t)next * Hd * sizeof(attend_real));
+        memmove(a->cstates + (size_t)(t + 1) * next * Hd, a->cstates + (size_t)(t + 1) * live * Hd,
+                (size_t)next * Hd * sizeof(attend_real));
+        memmove(a->htilde + (size_t)(t + 1) * next * Hd, a->htilde + (size_t)(t + 1) * live * Hd,
+                (size_t)next * Hd * sizeof(attend_real));
+        int32_t *ti = htok; htok = htok2; htok2 = ti;
+        attend_real *ta = hal; hal = hal2; hal2 = ta;
+        live = next;
+        if (t == L - 1)
+            for (int i = 0; i < live && nfin < fin_cap; i++) { /* unfinished at max_len */
+                finished_hyp *f = &fin[nfin];
+                f->logp = hscore[i];
+                f->len = L;
+                f->norm = hscore[i] / pow((double)L + 1, alpha);
+                f->slot = nfin;
+                memcpy(ftok + (size_t)nfin * L, htok + (size_t)i * L, (size_t)L * sizeof(int32_t));
+                memcpy(fal + (size_t)nfin * L * S, hal + (size_t)i * L * S, (size_t)L * S * sizeof(attend_real));
+                nfin++;
+            }
+    }
+    qsort(fin, (size_t)nfin, sizeof *fin, cmp_finished);
+    int n = nfin < nbest ? nfin : nbest;
+    for (int i = 0; i < n; i++) {
+        const finished_hyp *f = &fin[i];
+        for (int t = 0; t < L; t++)
+            out[(size_t)i * L + t] = t < f->len ? ftok[(size_t)f->slot * L + t] : ATTEND_PAD;
+        out_len[i] = f->len;
+        score[i] = f->norm;
+        if (align) {
+            memcpy(align + (size_t)i * L * S, fal + (size_t)f->slot * L * S, (size_t)L * S * sizeof *align);
+            for (int t = f->len; t < L; t++) memset(align + ((size_t)i * L + t) * S, 0, (size_t)S * sizeof *align);
+        }
+    }
+    *n_out = n;
+    free(mem);
+    return at_ok(err);
+}

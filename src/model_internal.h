@@ -1,0 +1,132 @@
+/*
+ * model_internal.h — the model's private state, shared by model.c (forward,
+ * backward, greedy), beam.c and model_io.c. Not installed.
+ */
+#ifndef ATTEND_MODEL_INTERNAL_H
+#define ATTEND_MODEL_INTERNAL_H
+
+#include <stdio.h>
+
+#include "internal.h"
+#include "rnn.h"
+
+#define AT_MAX_LAYERS 8
+#define AT_MAX_TENSORS (8 + 8 * AT_MAX_LAYERS + 16)
+#define AT_NAME_MAX 48
+
+typedef struct {
+    char name[AT_NAME_MAX];
+    int ndim;
+    int64_t shape[2];
+    size_t numel;
+    size_t offset; /* into the parameter (and gradient) arena */
+} at_tensor_desc;
+
+/* Pointers to each tensor inside one arena (parameters or gradients). */
+typedef struct {
+    attend_real *src_emb;                      /* [Vs,D] */
+    attend_real *tgt_emb;                      /* [Vt,D]   (not POINTER) */
+    attend_real *enc_wih[AT_MAX_LAYERS][2];    /* [G*H, D or E] per layer, direction */
+    attend_real *enc_whh[AT_MAX_LAYERS][2];    /* [G*H, H] */
+    attend_real *enc_bih[AT_MAX_LAYERS][2];    /* [G*H] */
+    attend_real *enc_bhh[AT_MAX_LAYERS][2];    /* [G*H] */
+    attend_real *bridge_w;                     /* [Hd,E] */
+    attend_real *bridge_b;                     /* [Hd] */
+    attend_real *attn_W;                       /* GENERAL  [Hd,E] */
+    attend_real *attn_Wq;                      /* ADDITIVE [A,Hd] */
+    attend_real *attn_Wk;                      /* ADDITIVE [A,E] */
+    attend_real *attn_b;                       /* ADDITIVE [A] */
+    attend_real *attn_v;                       /* ADDITIVE [A] */
+    attend_real *dec_wih;                      /* [G*Hd, Din] */
+    attend_real *dec_whh;                      /* [G*Hd, Hd] */
+    attend_real *dec_bih;                      /* [G*Hd] */
+    attend_real *dec_bhh;                      /* [G*Hd] */
+    attend_real *comb_w;                       /* LUONG [Hd, E+Hd] */
+    attend_real *out_w;                        /* [Vt,F]   (not POINTER) */
+    attend_real *out_b;                        /* [Vt] */
+} at_model_tensors;
+
+/* Activations, sized by the capacities (N = max_batch, S = max_src_len,
+ * T = Tcap decoder steps), used at the batch's actual N, S, T. */
+typedef struct {
+    attend_real *emb_src;                        /* [N,S,D] */
+    attend_real *enc_out[AT_MAX_LAYERS];         /* [N,S,E] per layer */
+    attend_real *enc_saved[AT_MAX_LAYERS][2];    /* at_rnn_layer_saved_size */
+    attend_real *enc_hfin[AT_MAX_LAYERS][2];     /* [N,H] */
+    attend_real *enc_cfin[AT_MAX_LAYERS][2];     /* [N,H] (LSTM) */
+    attend_real *rnn_scratch;                    /* at_rnn_layer_scratch_size */
+    attend_real *fin_cat;                        /* [N,E] top layer's final states */
+    attend_real *kp;                             /* [N,S,P] projected keys */
+    attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T */
+    attend_real *cstates;                        /* [T+1,N,Hd] LSTM cell states */
+    attend_real *htilde;                         /* [T+1,N,Hd] LUONG h̃_0 .. h̃_T */
+    attend_real *cat;                            /* [T,N,E+Hd] LUONG [c_t; s_t] */
+    attend_real *ctx;                            /* [T,N,E] */
+    attend_real *weights;                        /* [T,N,S] attention per step */
+    attend_real *scores;                         /* [T,N,S] */
+    attend_real *sc_saved;                       /* [T, scores saved size] */
+    attend_real *dec_saved;                      /* [T,N,cell saved width] */
+    attend_real *emb_tgt;                        /* [T,N,D] decoder input embeddings */
+    attend_real *xg_emb;                         /* [T,N,G*Hd] emb part of x W_ihᵀ + b_ih */
+    attend_real *xg;                             /* [N,G*Hd] one step's full input projection */
+    attend_real *step_scratch;                   /* at_cell_scratch_size */
+    attend_real *feat;                           /* [N,T,F] output features */
+    attend_real *logp;                           /* [N,T,V] (POINTER: unused) */
+    attend_real *dfeat;                          /* [N,T,F] */
+    attend_real *dxg_all;                        /* [T,N,G*Hd] */
+    attend_real *ds, *ds_prev;                   /* [N,Hd] */
+    attend_real *dcs, *dcs_prev;                 /* [N,Hd] */
+    attend_real *dht;                            /* [N,Hd] */
+    attend_real *dcat;                           /* [N,E+Hd] */
+    attend_real *dctx;                           /* [N,E] */
+    attend_real *dweights;                       /* [N,S] */
+    attend_real *dscores;                        /* [N,S] */
+    attend_real *dkp;                            /* [N,S,P] */
+    attend_real *denc, *denc2;                   /* [N,S,E] */
+    attend_real *dfin;                           /* [N,E] */
+    attend_real *dhf, *dhb;                      /* [N,H] */
+    attend_real *demb;                           /* [max(T*N, N*S), D] */
+    attend_real *dz;                             /* [N,Hd] */
+    attend_real *step_logits;                    /* [N,V] decoding */
+} at_acts;
+
+struct attend_model {
+    attend_model_config cfg;
+    attend_score_config score; /* Dq = Hd, Dk = E */
+    int G, E, Din, F, P, Tcap;
+    attend_real *params, *grads, *act_arena;
+    size_t nparams, nacts;
+    at_tensor_desc desc[AT_MAX_TENSORS];
+    int ntensors;
+    at_model_tensors p, g;
+    at_acts acts;
+    uint8_t *valid;     /* [N,S] source validity */
+    uint8_t *active;    /* [T,N] decoder step counts */
+    /* the last teacher-forced forward, for backward */
+    int fwd_ready, fwd_N, fwd_S, fwd_T, fwd_count;
+    int32_t *ints;      /* one arena for the id copies below */
+    int32_t *fwd_src, *fwd_src_len, *fwd_tgt_in, *fwd_tgt_out, *fwd_tgt_len; /* [N,S] [N] [T,N] (transposed: one step is contiguous) [N,T] [N] */
+};
+
+/* Runs the encoder over src [N,S] / src_len [N] (validated by the caller),
+ * filling enc_out, fin_cat, states[0] (the bridge), cstates[0] = 0, kp and
+ * the validity mask. */
+void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S);
+
+/* One decoder step t (0-based) for N rows: y_in [N] are the previous tokens
+ * (POINTER: previous positions, -1 = start; src is needed to look them up),
+ * active [N] or NULL. Reads states[t], writes states[t+1], ctx[t], weights[t]
+ * and the output features into feat_row (row n at feat_row + n*feat_stride).
+ * emb_done != 0 means xg_emb[t] is already computed (teacher forcing). */
+void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, const int32_t *src,
+                   const uint8_t *active, attend_real *feat_row, size_t feat_stride, int emb_done);
+
+/* logits [N,V] of one step from features feat [N,F] into acts.step_logits. */
+void at_model_step_logits(attend_model *m, int N, const attend_real *feat);
+
+/* Validates src [N,S] ids and lengths against the configuration. */
+attend_status at_model_check_source(const attend_model *m, const int32_t *src,
+                                    const int32_t *src_len, int N, int S, const char *who,
+                                    attend_error *err);
+
+#endif

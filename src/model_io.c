@@ -1,0 +1,282 @@
+/*
+ * model_io.c — model files: the configuration as JSON, and save/load of a
+ * whole model (parameters + configuration + vocabularies) as safetensors.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "model_internal.h"
+
+static const char *const CELL_NAMES[] = {"gru", "lstm"};
+static const char *const DECODER_NAMES[] = {"bahdanau", "luong", "none", "pointer"};
+static const char *const SCORE_NAMES[] = {"dot", "scaled_dot", "general", "additive"};
+static const char *const TOKENIZER_NAMES[] = {"char", "space"};
+
+static int index_of(const char *const *names, int n, const char *name) {
+    if (!name) return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], name)) return i;
+    return -1;
+}
+
+const char *attend_cell_name(attend_cell_kind k) { return (unsigned)k < 2 ? CELL_NAMES[k] : "unknown"; }
+const char *attend_decoder_name(attend_decoder_kind k) { return (unsigned)k < 4 ? DECODER_NAMES[k] : "unknown"; }
+const char *attend_score_name(attend_score_kind k) { return (unsigned)k < 4 ? SCORE_NAMES[k] : "unknown"; }
+const char *attend_tokenizer_name(attend_tokenizer t) { return (unsigned)t < 2 ? TOKENIZER_NAMES[t] : "unknown"; }
+int attend_cell_from_name(const char *name) { return index_of(CELL_NAMES, 2, name); }
+int attend_decoder_from_name(const char *name) { return index_of(DECODER_NAMES, 4, name); }
+int attend_score_from_name(const char *name) { return index_of(SCORE_NAMES, 4, name); }
+int attend_tokenizer_from_name(const char *name) { return index_of(TOKENIZER_NAMES, 2, name); }
+
+attend_status attend_model_config_to_json(const attend_model_config *c, char **json, attend_error *err) {
+    CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_to_json: %s is NULL", !c ? "cfg" : "json");
+    *json = NULL;
+    char buf[768];
+    int n = snprintf(buf, sizeof buf,
+                     "{\"cell\":\"%s\",\"decoder\":\"%s\",\"score\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d,"
+                     "\"emb\":%d,\"enc_hidden\":%d,\"enc_layers\":%d,\"dec_hidden\":%d,\"attn\":%d,"
+                     "\"max_batch\":%d,\"max_src_len\":%d,\"max_tgt_len\":%d}",
+                     attend_cell_name(c->cell), attend_decoder_name(c->decoder), attend_score_name(c->score),
+                     c->src_vocab, c->tgt_vocab, c->emb, c->enc_hidden, c->enc_layers, c->dec_hidden, c->attn,
+                     c->max_batch, c->max_src_len, c->max_tgt_len);
+    CHECK(n > 0 && (size_t)n < sizeof buf, err, ATTEND_ERR_ARG, "attend_model_config_to_json: config too long");
+    *json = malloc((size_t)n + 1);
+    CHECK(*json, err, ATTEND_ERR_ALLOC, "attend_model_config_to_json: out of memory");
+    memcpy(*json, buf, (size_t)n + 1);
+    return at_ok(err);
+}
+
+static attend_status json_int_field(const at_json_node *root, const char *key, int *out, attend_error *err) {
+    const at_json_node *v = at_json_get(root, key);
+    CHECK(v, err, ATTEND_ERR_FORMAT, "model config: field '%s' is missing", key);
+    CHECK(v->type == AT_JSON_NUMBER && v->is_int && v->i >= -2147483647 && v->i <= 2147483647, err,
+          ATTEND_ERR_FORMAT, "model config: field '%s' must be an integer", key);
+    *out = (int)v->i;
+    return ATTEND_OK;
+}
+
+static attend_status json_name_field(const at_json_node *root, const char *key, int (*from_name)(const char *),
+                                     int *out, attend_error *err) {
+    const at_json_node *v = at_json_get(root, key);
+    CHECK(v, err, ATTEND_ERR_FORMAT, "model config: field '%s' is missing", key);
+    CHECK(v->type == AT_JSON_STRING, err, ATTEND_ERR_FORMAT, "model config: field '%s' must be a string", key);
+    int k = from_name(v->str);
+    char snip[AT_JSON_SNIPPET_MAX];
+    at_json_snippet(snip, v->str, v->len);
+    CHECK(k >= 0, err, ATTEND_ERR_FORMAT, "model config: field '%s' has unknown value \"%s\"", key, snip);
+    *out = k;
+    return ATTEND_OK;
+}
+
+attend_status attend_model_config_from_json(attend_model_config *c, const char *json, size_t len,
+                                            attend_error *err) {
+    CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_from_json: %s is NULL", !c ? "cfg" : "json");
+    at_json_doc *doc = NULL;
+    at_json_limits lim = {1024, 4, 0};
+    TRY(at_json_parse(&doc, json, len, &lim, NULL, err));
+    const at_json_node *root = at_json_root(doc);
+    attend_model_config t;
+    memset(&t, 0, sizeof t);
+    int cell = 0, dec = 0, score = 0;
+    attend_status st = ATTEND_OK;
+    if (root->type != AT_JSON_OBJECT)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "model config: not a JSON object");
+    if (!st) st = json_name_field(root, "cell", attend_cell_from_name, &cell, err);
+    if (!st) st = json_name_field(root, "decoder", attend_decoder_from_name, &dec, err);
+    if (!st) st = json_name_field(root, "score", attend_score_from_name, &score, err);
+    struct {
+        const char *key;
+        int *dst;
+    } ints[] = {{"src_vocab", &t.src_vocab},     {"tgt_vocab", &t.tgt_vocab},   {"emb", &t.emb},
+                {"enc_hidden", &t.enc_hidden},   {"enc_layers", &t.enc_layers}, {"dec_hidden", &t.dec_hidden},
+                {"attn", &t.attn},               {"max_batch", &t.max_batch},   {"max_src_len", &t.max_src_len},
+                {"max_tgt_len", &t.max_tgt_len}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !st; i++) st = json_int_field(root, ints[i].key, ints[i].dst, err);
+    if (!st)
+        for (const at_json_node *kv = root->first; kv; kv = kv->next) {
+            int known = !strcmp(kv->key, "cell") || !strcmp(kv->key, "decoder") || !strcmp(kv->key, "score");
+            for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) known |= !strcmp(kv->key, ints[i].key);
+            if (!known) {
+                char snip[AT_JSON_SNIPPET_MAX];
+                at_json_snippet(snip, kv->key, kv->key_len);
+                st = at_fail(err, ATTEND_ERR_FORMAT, "model config: unknown field '%s'", snip);
+                break;
+            }
+        }
+    at_json_free(doc);
+    if (st) return st;
+    t.cell = (attend_cell_kind)cell;
+    t.decoder = (attend_decoder_kind)dec;
+    t.score = (attend_score_kind)score;
+    TRY(attend_model_config_check(&t, err));
+    *c = t;
+    return at_ok(err);
+}
+
+attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                 const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
+    const char *who = "attend_model_save";
+    CHECK(m && path && src_vocab, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !m ? "model" : !path ? "path" : "src_vocab");
+    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    CHECK(pointer || tgt_vocab, err, ATTEND_ERR_NULL, "%s: tgt_vocab is NULL", who);
+    CHECK(attend_vocab_size(src_vocab) == m->cfg.src_vocab, err, ATTEND_ERR_SHAPE,
+          "%s: source vocabulary has %d tokens, the model %d", who, attend_vocab_size(src_vocab), m->cfg.src_vocab);
+    CHECK(pointer || attend_vocab_size(tgt_vocab) == m->cfg.tgt_vocab, err, ATTEND_ERR_SHAPE,
+          "%s: target vocabulary has %d tokens, the model %d", who, attend_vocab_size(tgt_vocab), m->cfg.tgt_vocab);
+    CHECK(tok == ATTEND_TOKENIZE_CHAR || tok == ATTEND_TOKENIZE_SPACE, err, ATTEND_ERR_ARG, "%s: unknown tokenizer %d",
+          who, (int)tok);
+#ifdef ATTEND_DOUBLE
+    return at_fail(err, ATTEND_ERR_ARG, "%s: model files hold F32; this is the double-precision test build", who);
+#else
+    char *cfg_json = NULL, *sv = NULL, *tv = NULL;
+    attend_status st = attend_model_config_to_json(&m->cfg, &cfg_json, err);
+    if (!st) st = attend_vocab_to_json(src_vocab, &sv, err);
+    if (!st && !pointer) st = attend_vocab_to_json(tgt_vocab, &tv, err);
+    if (!st) {
+        attend_st_entry entries[AT_MAX_TENSORS];
+        for (int i = 0; i < m->ntensors; i++) {
+            const at_tensor_desc *td = &m->desc[i];
+            memset(&entries[i], 0, sizeof entries[i]);
+            entries[i].name = td->name;
+            entries[i].dtype = ATTEND_DTYPE_F32;
+            entries[i].ndim = td->ndim;
+            entries[i].shape[0] = td->shape[0];
+            entries[i].shape[1] = td->shape[1];
+            entries[i].data = m->params + td->offset;
+        }
+        attend_st_meta meta[5] = {{"attend.format", "model"},
+                                  {"attend.config", cfg_json},
+                                  {"attend.tokenizer", attend_tokenizer_name(tok)},
+                                  {"attend.src_vocab", sv},
+                                  {"attend.tgt_vocab", tv ? tv : "[]"}};
+        st = attend_st_write(path, entries, m->ntensors, meta, 5, err);
+    }
+    free(cfg_json);
+    free(sv);
+    free(tv);
+    return st;
+#endif
+}
+
+/* Copies the file's tensors into m, checking names, dtypes and shapes. */
+static attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
+    int found = 0;
+    for (int i = 0; i < m->ntensors; i++) {
+        const at_tensor_desc *td = &m->desc[i];
+        const attend_st_tensor *t = attend_st_find(f, td->name);
+        CHECK(t, err, ATTEND_ERR_FORMAT, "%s: tensor '%s' is missing", path, td->name);
+        CHECK(t->dtype == ATTEND_DTYPE_F32, err, ATTEND_ERR_FORMAT, "%s: tensor '%s' has dtype %s, expected F32", path,
+              td->name, attend_dtype_name(t->dtype) ? attend_dtype_name(t->dtype) : "?");
+        int same = t->ndim == td->ndim && t->shape[0] == td->shape[0] && (td->ndim < 2 || t->shape[1] == td->shape[1]);
+        if (!same) {
+            char got[96] = "[", want[64];
+            for (int d = 0; d < t->ndim; d++) {
+                size_t l = strlen(got);
+                snprintf(got + l, sizeof got - l, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+            }
+            strncat(got, "]", sizeof got - strlen(got) - 1);
+            if (td->ndim == 2)
+                snprintf(want, sizeof want, "[%lld,%lld]", (long long)td->shape[0], (long long)td->shape[1]);
+            else
+                snprintf(want, sizeof want, "[%lld]", (long long)td->shape[0]);
+            return at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor '%s' has shape %s, expected %s", path, td->name, got,
+                           want);
+        }
+        attend_real *dst = m->params + td->offset;
+        const unsigned char *src = t->data;
+        for (size_t k = 0; k < td->numel; k++) {
+            float v;
+            memcpy(&v, src + 4 * k, 4);
+            CHECK(v == v && v - v == 0, err, ATTEND_ERR_FORMAT, "%s: tensor '%s' element %zu is not finite", path,
+                  td->name, k);
+            dst[k] = (attend_real)v;
+        }
+        found++;
+    }
+    return ATTEND_OK;
+}
+
+attend_status attend_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
+                                attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok,
+                                attend_error *err) {
+    const char *who = "attend_model_load";
+    CHECK(out && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !out ? "out" : "path");
+    *out = NULL;
+    if (src_vocab) *src_vocab = NULL;
+    if (tgt_vocab) *tgt_vocab = NULL;
+    attend_st_file *f = NULL;
+    TRY(attend_st_open(&f, path, 0, err));
+    attend_model *m = NULL;
+    attend_vocab *sv = NULL, *tv = NULL;
+    attend_model_config cfg;
+    attend_status st = ATTEND_OK;
+    const char *fmt = attend_st_metadata(f, "attend.format");
+    const char *cj = attend_st_metadata(f, "attend.config");
+    const char *tk = attend_st_metadata(f, "attend.tokenizer");
+    const char *sj = attend_st_metadata(f, "attend.src_vocab");
+    const char *tj = attend_st_metadata(f, "attend.tgt_vocab");
+    if (!fmt || (strcmp(fmt, "model") && strcmp(fmt, "checkpoint")))
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: not an attend model file (metadata attend.format is %s)", path,
+                     fmt ? "unexpected" : "missing");
+    else if (!cj || !tk || !sj || !tj)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata '%s' is missing", path,
+                     !cj ? "attend.config" : !tk ? "attend.tokenizer" : !sj ? "attend.src_vocab" : "attend.tgt_vocab");
+    if (!st) {
+        st = attend_model_config_from_json(&cfg, cj, strlen(cj), err);
+        if (st) {
+            char inner[ATTEND_ERROR_MSG_MAX];
+            snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
+            at_fail(err, st, "%s: %s", path, inner);
+        }
+    }
+    if (!st && attend_tokenizer_from_name(tk) < 0)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unknown tokenizer in metadata", path);
+    if (!st && capacity) {
+        if (capacity->max_batch > 0) cfg.max_batch = capacity->max_batch;
+        if (capacity->max_src_len > 0) cfg.max_src_len = capacity->max_src_len;
+        if (capacity->max_tgt_len > 0) cfg.max_tgt_len = capacity->max_tgt_len;
+    }
+    if (!st) st = attend_vocab_from_json(&sv, sj, err);
+    if (!st && cfg.decoder != ATTEND_DECODER_POINTER) st = attend_vocab_from_json(&tv, tj, err);
+    if (!st && attend_vocab_size(sv) != cfg.src_vocab)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: source vocabulary has %d tokens, config says %d", path,
+                     attend_vocab_size(sv), cfg.src_vocab);
+    if (!st && tv && attend_vocab_size(tv) != cfg.tgt_vocab)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: target vocabulary has %d tokens, config says %d", path,
+                     attend_vocab_size(tv), cfg.tgt_vocab);
+    if (!st) st = attend_model_create(&m, &cfg, 0, err);
+    if (!st) st = at_model_read_tensors(m, f, path, err);
+    if (!st) {
+        int extra = attend_st_count(f) - m->ntensors;
+        /* checkpoints carry optimizer tensors under "optim." */
+        for (int i = 0; i < attend_st_count(f) && extra > 0; i++)
+            if (!strncmp(attend_st_get(f, i)->name, "optim.", 6)) extra--;
+        if (extra > 0) {
+            for (int i = 0; i < attend_st_count(f); i++) {
+                const char *nm = attend_st_get(f, i)->name;
+                attend_model_tensor t;
+                if (strncmp(nm, "optim.", 6) && attend_model_tensor_find(m, nm, &t, NULL) != ATTEND_OK) {
+                    st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s/%s model", path, nm,
+                                 attend_decoder_name(cfg.decoder), attend_score_name(cfg.score));
+                    break;
+                }
+            }
+        }
+    }
+    if (!st && tok) *tok = (attend_tokenizer)attend_tokenizer_from_name(tk);
+    attend_st_close(f);
+    if (st) {
+        attend_model_free(m);
+        attend_vocab_free(sv);
+        attend_vocab_free(tv);
+        return st;
+    }
+    *out = m;
+    if (src_vocab) *src_vocab = sv;
+    else attend_vocab_free(sv);
+    if (tgt_vocab) *tgt_vocab = tv;
+    else attend_vocab_free(tv);
+    return at_ok(err);
+}

@@ -1,0 +1,147 @@
+/*
+ * optim.c — Adam and SGD with global-norm clipping and a warm-up + cosine
+ * learning-rate schedule. Semantics follow torch.optim.Adam / SGD and
+ * torch.nn.utils.clip_grad_norm_, so a run can be checked against PyTorch.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct attend_optim {
+    attend_optim_config cfg;
+    size_t n;
+    long steps;
+    attend_real *state; /* [2n]: Adam m then v; SGD momentum buffer then unused */
+};
+
+attend_optim_config attend_optim_defaults(attend_optim_kind kind) {
+    attend_optim_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.lr = kind == ATTEND_OPT_ADAM ? 1e-3 : 1e-1;
+    c.beta1 = 0.9;
+    c.beta2 = 0.999;
+    c.eps = 1e-8;
+    return c;
+}
+
+static attend_status check_config(const attend_optim_config *c, attend_error *err) {
+    CHECK(c->kind == ATTEND_OPT_ADAM || c->kind == ATTEND_OPT_SGD, err, ATTEND_ERR_ARG,
+          "optimizer: unknown kind %d", (int)c->kind);
+    CHECK(isfinite(c->lr) && c->lr > 0, err, ATTEND_ERR_ARG, "optimizer: lr=%g must be > 0", c->lr);
+    CHECK(c->beta1 >= 0 && c->beta1 < 1 && c->beta2 >= 0 && c->beta2 < 1, err, ATTEND_ERR_ARG,
+          "optimizer: betas (%g, %g) must be in [0,1)", c->beta1, c->beta2);
+    CHECK(c->kind != ATTEND_OPT_ADAM || (isfinite(c->eps) && c->eps > 0), err, ATTEND_ERR_ARG,
+          "optimizer: eps=%g must be > 0", c->eps);
+    CHECK(isfinite(c->weight_decay) && c->weight_decay >= 0, err, ATTEND_ERR_ARG,
+          "optimizer: weight_decay=%g must be >= 0", c->weight_decay);
+    CHECK(c->momentum >= 0 && c->momentum < 1, err, ATTEND_ERR_ARG, "optimizer: momentum=%g must be in [0,1)",
+          c->momentum);
+    CHECK(isfinite(c->clip_norm) && c->clip_norm >= 0, err, ATTEND_ERR_ARG,
+          "optimizer: clip_norm=%g must be >= 0 (0 = off)", c->clip_norm);
+    CHECK(c->warmup_steps >= 0 && c->decay_steps >= 0, err, ATTEND_ERR_ARG,
+          "optimizer: warmup_steps=%d decay_steps=%d must be >= 0", c->warmup_steps, c->decay_steps);
+    CHECK(isfinite(c->min_lr) && c->min_lr >= 0 && c->min_lr <= c->lr, err, ATTEND_ERR_ARG,
+          "optimizer: min_lr=%g must be in [0, lr=%g]", c->min_lr, c->lr);
+    return ATTEND_OK;
+}
+
+attend_status attend_optim_create(attend_optim **out, const attend_optim_config *cfg, size_t nparams,
+                                  attend_error *err) {
+    CHECK(out && cfg, err, ATTEND_ERR_NULL, "attend_optim_create: %s is NULL", !out ? "out" : "cfg");
+    *out = NULL;
+    TRY(check_config(cfg, err));
+    CHECK(nparams >= 1 && nparams <= SIZE_MAX / (2 * sizeof(attend_real)), err, ATTEND_ERR_SHAPE,
+          "attend_optim_create: nparams=%zu", nparams);
+    attend_optim *o = calloc(1, sizeof *o);
+    attend_real *state = calloc(2 * nparams, sizeof *state);
+    if (!o || !state) {
+        free(o);
+        free(state);
+        return at_fail(err, ATTEND_ERR_ALLOC, "attend_optim_create: out of memory for %zu moments", 2 * nparams);
+    }
+    o->cfg = *cfg;
+    o->n = nparams;
+    o->state = state;
+    *out = o;
+    return at_ok(err);
+}
+
+void attend_optim_free(attend_optim *o) {
+    if (!o) return;
+    free(o->state);
+    free(o);
+}
+
+double attend_optim_lr_at(const attend_optim_config *c, long step) {
+    if (step < c->warmup_steps) return c->lr * (double)(step + 1) / (double)c->warmup_steps;
+    if (c->decay_steps <= 0) return c->lr;
+    double progress = (double)(step - c->warmup_steps) / (double)c->decay_steps;
+    if (progress > 1) progress = 1;
+    return c->min_lr + (c->lr - c->min_lr) * 0.5 * (1 + cos(3.14159265358979323846 * progress));
+}
+
+attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_real *grads,
+                                attend_optim_report *rep, attend_error *err) {
+    CHECK(o && params && grads, err, ATTEND_ERR_NULL, "attend_optim_step: %s is NULL",
+          !o ? "optimizer" : !params ? "params" : "grads");
+    const attend_optim_config *c = &o->cfg;
+    size_t n = o->n;
+    double sq = 0;
+    for (size_t i = 0; i < n; i++) sq += (double)grads[i] * grads[i];
+    double norm = sqrt(sq);
+    double lr = attend_optim_lr_at(c, o->steps);
+    if (rep) {
+        rep->grad_norm = norm;
+        rep->lr = lr;
+        rep->clipped = 0;
+    }
+    CHECK(isfinite(norm), err, ATTEND_ERR_NONFINITE,
+          "attend_optim_step: gradient norm is %g at step %ld; update skipped, parameters unchanged", norm, o->steps);
+    if (c->clip_norm > 0) {
+        /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when below 1 */
+        double coef = c->clip_norm / (norm + 1e-6);
+        if (coef < 1) {
+            for (size_t i = 0; i < n; i++) grads[i] = (attend_real)(grads[i] * coef);
+            if (rep) rep->clipped = 1;
+        }
+    }
+    long t = o->steps + 1;
+    attend_real *m = o->state, *v = o->state + n;
+    if (c->kind == ATTEND_OPT_ADAM) {
+        double bc1 = 1 - pow(c->beta1, (double)t), bc2 = 1 - pow(c->beta2, (double)t);
+        double step_size = lr / bc1, sqrt_bc2 = sqrt(bc2);
+        for (size_t i = 0; i < n; i++) {
+            double g = (double)grads[i] + c->weight_decay * (double)params[i];
+            double mi = c->beta1 * m[i] + (1 - c->beta1) * g;
+            double vi = c->beta2 * v[i] + (1 - c->beta2) * g * g;
+            m[i] = (attend_real)mi;
+            v[i] = (attend_real)vi;
+            params[i] = (attend_real)((double)params[i] - step_size * mi / (sqrt(vi) / sqrt_bc2 + c->eps));
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            double g = (double)grads[i] + c->weight_decay * (double)params[i];
+            if (c->momentum > 0) {
+                double b = t == 1 ? g : c->momentum * m[i] + g;
+                m[i] = (attend_real)b;
+                g = b;
+            }
+            params[i] = (attend_real)((double)params[i] - lr * g);
+        }
+    }
+    o->steps = t;
+    return at_ok(err);
+}
+
+long attend_optim_steps(const attend_optim *o) { return o ? o->steps : 0; }
+void attend_optim_set_steps(attend_optim *o, long steps) {
+    if (o && steps >= 0) o->steps = steps;
+}
+attend_real *attend_optim_state(attend_optim *o, size_t *count) {
+    if (count) *count = o ? 2 * o->n : 0;
+    return o ? o->state : NULL;
+}
+const attend_optim_config *attend_optim_get_config(const attend_optim *o) { return o ? &o->cfg : NULL; }
