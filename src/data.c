@@ -1,0 +1,415 @@
+/*
+ * data.c — datasets: pairs of token-id sequences, the built-in tasks (copy,
+ * reverse, sort) and the TSV reader.
+ *
+ * Storage: all ids in one array, each pair's source followed by its target;
+ * a pair records where it starts and its two lengths. Both arrays grow by
+ * doubling (amortised: this is data loading, not a hot loop).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Private, defined in vocab.c (same prototypes there). */
+attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, const char *text,
+                              size_t len, size_t base, int32_t *ids, int max_ids, int *n_ids,
+                              attend_error *err);
+void at_vocab_truncate(attend_vocab *v, int n);
+
+#define TASK_MAX_SYMBOLS 100000
+#define TASK_MAX_LEN 100000
+
+typedef struct {
+    size_t off;      /* index of the pair's first source id in ids */
+    int src_len;     /* >= 1 */
+    int tgt_len;     /* >= 1 */
+} pair_entry;
+
+struct attend_dataset {
+    pair_entry *pairs;  /* [pairs_cap] */
+    int n;
+    size_t pairs_cap;
+    int32_t *ids;       /* [ids_cap]: src of pair 0, tgt of pair 0, src of pair 1, ... */
+    size_t ids_len, ids_cap;
+    int max_src, max_tgt;
+};
+
+/* -------------------------------------------------------------- the store */
+
+attend_status attend_dataset_create(attend_dataset **out, attend_error *err) {
+    CHECK(out, err, ATTEND_ERR_NULL, "attend_dataset_create: out is NULL");
+    *out = calloc(1, sizeof **out);
+    CHECK(*out, err, ATTEND_ERR_ALLOC, "attend_dataset_create: out of memory");
+    return at_ok(err);
+}
+
+void attend_dataset_free(attend_dataset *d) {
+    if (!d) return;
+    free(d->pairs);
+    free(d->ids);
+    free(d);
+}
+
+int attend_dataset_size(const attend_dataset *d) { return d ? d->n : 0; }
+int attend_dataset_max_src_len(const attend_dataset *d) { return d ? d->max_src : 0; }
+int attend_dataset_max_tgt_len(const attend_dataset *d) { return d ? d->max_tgt : 0; }
+
+/* Grows *p (elements of `size` bytes, capacity *cap) to hold at least `need`. */
+static int grow_array(void **p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 1;
+    size_t c = *cap ? *cap : 64, bytes;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) {
+            c = need;
+            break;
+        }
+        c *= 2;
+    }
+    if (!at_mul_size(c, size, &bytes)) return 0;
+    void *q = realloc(*p, bytes);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+attend_status attend_dataset_add(attend_dataset *d, const int32_t *src, int src_len,
+                                 const int32_t *tgt, int tgt_len, attend_error *err) {
+    const char *who = "attend_dataset_add";
+    CHECK(d && src && tgt, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !d ? "dataset" : !src ? "src" : "tgt");
+    CHECK(src_len >= 1 && tgt_len >= 1, err, ATTEND_ERR_SHAPE,
+          "%s: src_len=%d tgt_len=%d, both must be >= 1", who, src_len, tgt_len);
+    for (int i = 0; i < src_len; i++)
+        CHECK(src[i] >= 0, err, ATTEND_ERR_ARG, "%s: src[%d]=%d is negative", who, i, (int)src[i]);
+    for (int i = 0; i < tgt_len; i++)
+        CHECK(tgt[i] >= 0, err, ATTEND_ERR_ARG, "%s: tgt[%d]=%d is negative", who, i, (int)tgt[i]);
+    CHECK(d->n < INT_MAX, err, ATTEND_ERR_CAPACITY, "%s: the dataset already holds %d pairs", who, d->n);
+    size_t need;
+    CHECK(at_add_size(d->ids_len, (size_t)src_len, &need) && at_add_size(need, (size_t)tgt_len, &need),
+          err, ATTEND_ERR_ALLOC, "%s: total ids overflow size_t", who);
+    void *pp = d->pairs, *ip = d->ids;
+    int ok_pairs = grow_array(&pp, &d->pairs_cap, (size_t)d->n + 1, sizeof *d->pairs);
+    d->pairs = pp;
+    CHECK(ok_pairs, err, ATTEND_ERR_ALLOC, "%s: out of memory for %d pairs", who, d->n + 1);
+    CHECK(grow_array(&ip, &d->ids_cap, need, sizeof *d->ids), err, ATTEND_ERR_ALLOC,
+          "%s: out of memory for %zu ids", who, need);
+    d->ids = ip;
+    pair_entry *p = &d->pairs[d->n];
+    p->off = d->ids_len;
+    p->src_len = src_len;
+    p->tgt_len = tgt_len;
+    memcpy(d->ids + d->ids_len, src, (size_t)src_len * sizeof *src);
+    memcpy(d->ids + d->ids_len + src_len, tgt, (size_t)tgt_len * sizeof *tgt);
+    d->ids_len = need;
+    d->n++;
+    if (src_len > d->max_src) d->max_src = src_len;
+    if (tgt_len > d->max_tgt) d->max_tgt = tgt_len;
+    return at_ok(err);
+}
+
+attend_status attend_dataset_get(const attend_dataset *d, int i, const int32_t **src, int *src_len,
+                                 const int32_t **tgt, int *tgt_len, attend_error *err) {
+    const char *who = "attend_dataset_get";
+    CHECK(d && src && src_len && tgt && tgt_len, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !d ? "dataset" : !src ? "src" : !src_len ? "src_len" : !tgt ? "tgt" : "tgt_len");
+    CHECK(i >= 0 && i < d->n, err, ATTEND_ERR_ARG, "%s: pair %d is out of range (the dataset has %d)",
+          who, i, d->n);
+    const pair_entry *p = &d->pairs[i];
+    *src = d->ids + p->off;
+    *src_len = p->src_len;
+    *tgt = d->ids + p->off + p->src_len;
+    *tgt_len = p->tgt_len;
+    return at_ok(err);
+}
+
+/* ------------------------------------------------------------- the tasks */
+
+/* Uniform integer in [0, n), n >= 1, without modulo bias (rejects the
+ * 2^64 mod n lowest draws). Exact integer arithmetic: the same on every platform. */
+static uint64_t uniform_below(attend_rng *rng, uint64_t n) {
+    uint64_t threshold = (0 - n) % n;
+    for (;;) {
+        uint64_t r = attend_rng_next(rng);
+        if (r >= threshold) return r % n;
+    }
+}
+
+typedef struct {
+    int32_t sym, pos;
+} sort_key;
+
+static int sort_key_cmp(const void *a, const void *b) {
+    const sort_key *x = a, *y = b;
+    if (x->sym != y->sym) return x->sym < y->sym ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos; /* ties keep source order: stable */
+}
+
+/*
+ * Per pair: the length L = min_len + uniform_below(max_len - min_len + 1),
+ * then L symbols 4 + uniform_below(symbols) (symbol k has id 4 + k), all from
+ * one attend_rng seeded with cfg->seed, so a seed fixes the data everywhere.
+ */
+attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
+                                  const attend_task_config *cfg, attend_error *err) {
+    const char *who = "attend_dataset_task";
+    CHECK(out && vocab && cfg, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !out ? "out" : !vocab ? "vocab" : "cfg");
+    *out = NULL;
+    *vocab = NULL;
+    CHECK(cfg->task == ATTEND_TASK_COPY || cfg->task == ATTEND_TASK_REVERSE ||
+              cfg->task == ATTEND_TASK_SORT,
+          err, ATTEND_ERR_ARG, "%s: unknown task %d (copy=0, reverse=1, sort=2)", who, (int)cfg->task);
+    CHECK(cfg->symbols >= 1 && cfg->symbols <= TASK_MAX_SYMBOLS, err, ATTEND_ERR_ARG,
+          "%s: symbols=%d, must be in 1..%d", who, cfg->symbols, TASK_MAX_SYMBOLS);
+    CHECK(cfg->min_len >= 1 && cfg->min_len <= cfg->max_len && cfg->max_len <= TASK_MAX_LEN, err,
+          ATTEND_ERR_ARG, "%s: min_len=%d max_len=%d, need 1 <= min_len <= max_len <= %d", who,
+          cfg->min_len, cfg->max_len, TASK_MAX_LEN);
+    CHECK(cfg->count >= 1, err, ATTEND_ERR_ARG, "%s: count=%d, must be >= 1", who, cfg->count);
+
+    attend_vocab *v = NULL;
+    attend_dataset *d = NULL;
+    int32_t *src = malloc((size_t)cfg->max_len * sizeof *src);
+    int32_t *tgt = malloc((size_t)cfg->max_len * sizeof *tgt);
+    sort_key *keys = cfg->task == ATTEND_TASK_SORT ? malloc((size_t)cfg->max_len * sizeof *keys) : NULL;
+    attend_status st;
+    if (!src || !tgt || (cfg->task == ATTEND_TASK_SORT && !keys)) {
+        st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for sequences of %d", who, cfg->max_len);
+        goto done;
+    }
+    if ((st = attend_vocab_create(&v, err)) != ATTEND_OK) goto done;
+    for (int k = 0; k < cfg->symbols; k++) {
+        char name[16];
+        if (k < 26) snprintf(name, sizeof name, "%c", 'a' + k);
+        else snprintf(name, sizeof name, "s%d", k);
+        if ((st = attend_vocab_add(v, name, strlen(name), NULL, err)) != ATTEND_OK) goto done;
+    }
+    if ((st = attend_dataset_create(&d, err)) != ATTEND_OK) goto done;
+
+    attend_rng rng;
+    attend_rng_seed(&rng, cfg->seed);
+    uint64_t span = (uint64_t)(cfg->max_len - cfg->min_len) + 1;
+    for (int i = 0; i < cfg->count; i++) {
+        int L = cfg->min_len + (int)uniform_below(&rng, span);
+        for (int j = 0; j < L; j++) src[j] = 4 + (int32_t)uniform_below(&rng, (uint64_t)cfg->symbols);
+        switch (cfg->task) {
+        case ATTEND_TASK_COPY:
+            memcpy(tgt, src, (size_t)L * sizeof *src);
+            break;
+        case ATTEND_TASK_REVERSE:
+            for (int j = 0; j < L; j++) tgt[j] = src[L - 1 - j];
+            break;
+        case ATTEND_TASK_SORT:
+            for (int j = 0; j < L; j++) keys[j] = (sort_key){src[j], j};
+            qsort(keys, (size_t)L, sizeof *keys, sort_key_cmp);
+            for (int j = 0; j < L; j++) tgt[j] = keys[j].pos;
+            break;
+        }
+        if ((st = attend_dataset_add(d, src, L, tgt, L, err)) != ATTEND_OK) goto done;
+    }
+    st = at_ok(err);
+done:
+    free(src);
+    free(tgt);
+    free(keys);
+    if (st != ATTEND_OK) {
+        attend_dataset_free(d);
+        attend_vocab_free(v);
+        return st;
+    }
+    *out = d;
+    *vocab = v;
+    return st;
+}
+
+/* -------------------------------------------------------------- TSV files */
+
+typedef struct {
+    FILE *f;
+    size_t pos, end;
+    int eof; /* fread came back short: end of file or a read error */
+    char chunk[1 << 16];
+} line_reader;
+
+/* Reads the next line (without its LF). Its length is *len; only the first
+ * cap bytes are stored in line. Returns 0 when no bytes were left. */
+static int next_line(line_reader *r, char *line, size_t cap, size_t *len) {
+    size_t n = 0;
+    int any = 0;
+    for (;;) {
+        if (r->pos == r->end) {
+            if (r->eof) break;
+            r->pos = 0;
+            r->end = fread(r->chunk, 1, sizeof r->chunk, r->f);
+            if (r->end < sizeof r->chunk) r->eof = 1;
+            if (r->end == 0) break;
+        }
+        any = 1;
+        const char *p = r->chunk + r->pos;
+        size_t avail = r->end - r->pos;
+        const char *nl = memchr(p, '\n', avail);
+        size_t take = nl ? (size_t)(nl - p) : avail;
+        if (n < cap) memcpy(line + n, p, take < cap - n ? take : cap - n);
+        n = take > SIZE_MAX - n ? SIZE_MAX : n + take;
+        r->pos += take;
+        if (nl) {
+            r->pos++;
+            break;
+        }
+    }
+    *len = n;
+    return any;
+}
+
+typedef enum { LINE_OK, LINE_MALFORMED, LINE_FATAL } line_result;
+
+/* Encodes one side; a FORMAT error or too many tokens is a malformed line (message
+ * in err, without the path:line prefix), anything else is fatal. */
+static line_result encode_side(attend_vocab *v, const attend_tsv_options *o, int grow, const char *side,
+                               const char *s, size_t len, size_t base, int32_t *ids, int *n,
+                               attend_error *err) {
+    attend_error e;
+    attend_status st = at_vocab_encode(v, o->tokenizer, grow, s, len, base, ids, o->max_tokens, n, &e);
+    if (st == ATTEND_OK) {
+        if (*n > 0) return LINE_OK;
+        at_fail(err, ATTEND_ERR_FORMAT, "empty %s side", side);
+        return LINE_MALFORMED;
+    }
+    if (st == ATTEND_ERR_CAPACITY && *n == -1) {
+        at_fail(err, ATTEND_ERR_FORMAT, "%s side has more than max_tokens=%d tokens", side, o->max_tokens);
+        return LINE_MALFORMED;
+    }
+    at_fail(err, st, "%s side: %s", side, e.msg);
+    return st == ATTEND_ERR_FORMAT ? LINE_MALFORMED : LINE_FATAL;
+}
+
+/* Checks one line (BOM and CR already removed; n may exceed the stored bytes
+ * only when over max_line_bytes) and encodes it into src/tgt. */
+static line_result parse_line(const char *s, size_t n, attend_vocab *sv, attend_vocab *tv, int grow,
+                              const attend_tsv_options *o, int32_t *src, int *ns, int32_t *tgt,
+                              int *nt, attend_error *err) {
+    if (n > (size_t)o->max_line_bytes) {
+        at_fail(err, ATTEND_ERR_FORMAT, "line is longer than max_line_bytes=%d", o->max_line_bytes);
+        return LINE_MALFORMED;
+    }
+    if (n == 0) {
+        at_fail(err, ATTEND_ERR_FORMAT, "empty line (its source side is empty)");
+        return LINE_MALFORMED;
+    }
+    const char *nul = memchr(s, '\0', n);
+    if (nul) {
+        at_fail(err, ATTEND_ERR_FORMAT, "embedded NUL byte at byte %zu", (size_t)(nul - s));
+        return LINE_MALFORMED;
+    }
+    const char *tab = memchr(s, '\t', n);
+    if (!tab) {
+        at_fail(err, ATTEND_ERR_FORMAT, "missing tab between source and target");
+        return LINE_MALFORMED;
+    }
+    size_t t = (size_t)(tab - s);
+    const char *tab2 = memchr(tab + 1, '\t', n - t - 1);
+    if (tab2) {
+        at_fail(err, ATTEND_ERR_FORMAT, "extra tab field at byte %zu (a line is source<TAB>target)",
+                (size_t)(tab2 - s));
+        return LINE_MALFORMED;
+    }
+    line_result r = encode_side(sv, o, grow, "source", s, t, 0, src, ns, err);
+    if (r != LINE_OK) return r;
+    return encode_side(tv, o, grow, "target", tab + 1, n - t - 1, t + 1, tgt, nt, err);
+}
+
+/*
+ * On any error the vocabularies are restored to their sizes at entry (tokens
+ * added by lines read before the error are removed again), and a skipped line
+ * adds no tokens either. Byte offsets in messages count from the start of the
+ * line. A UTF-8 byte order mark at the start of the file is ignored. A file
+ * with no lines gives an empty dataset.
+ */
+attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
+                                      attend_vocab *src_vocab, attend_vocab *tgt_vocab, int grow,
+                                      const attend_tsv_options *opt, int *skipped,
+                                      attend_error *err) {
+    const char *who = "attend_dataset_read_tsv";
+    CHECK(out && path && src_vocab && tgt_vocab, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !out ? "out" : !path ? "path" : !src_vocab ? "src_vocab" : "tgt_vocab");
+    *out = NULL;
+    if (skipped) *skipped = 0;
+    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0};
+    if (opt) o = *opt;
+    CHECK(o.tokenizer == ATTEND_TOKENIZE_CHAR || o.tokenizer == ATTEND_TOKENIZE_SPACE, err,
+          ATTEND_ERR_ARG, "%s: unknown tokenizer %d", who, (int)o.tokenizer);
+    CHECK(o.max_line_bytes >= 0 && o.max_tokens >= 0, err, ATTEND_ERR_ARG,
+          "%s: max_line_bytes=%d max_tokens=%d, must be >= 0 (0 = default)", who, o.max_line_bytes,
+          o.max_tokens);
+    if (o.max_line_bytes == 0) o.max_line_bytes = 4096;
+    if (o.max_tokens == 0) o.max_tokens = 256;
+
+    const int src0 = attend_vocab_size(src_vocab), tgt0 = attend_vocab_size(tgt_vocab);
+    size_t cap = (size_t)o.max_line_bytes + 4; /* room for a byte order mark and a CR */
+    size_t ids_bytes;
+    CHECK(at_mul_size((size_t)o.max_tokens, sizeof(int32_t), &ids_bytes), err, ATTEND_ERR_ALLOC,
+          "%s: max_tokens=%d overflows size_t", who, o.max_tokens);
+    char *line = malloc(cap);
+    int32_t *src = malloc(ids_bytes);
+    int32_t *tgt = malloc(ids_bytes);
+    line_reader *r = calloc(1, sizeof *r);
+    attend_dataset *d = NULL;
+    attend_status st = ATTEND_OK;
+    int n_skipped = 0;
+    if (!line || !src || !tgt || !r) {
+        st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for a line of %d bytes and %d tokens", who,
+                     o.max_line_bytes, o.max_tokens);
+        goto done;
+    }
+    r->f = fopen(path, "rb");
+    if (!r->f) {
+        st = at_fail(err, ATTEND_ERR_IO, "%s: cannot open for reading: %s", path, strerror(errno));
+        goto done;
+    }
+    if ((st = attend_dataset_create(&d, err)) != ATTEND_OK) goto done;
+
+    size_t n;
+    for (size_t lineno = 1; next_line(r, line, cap, &n); lineno++) {
+        const char *s = line;
+        if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3;
+        if (n <= cap - (size_t)(s - line) && n > 0 && s[n - 1] == '\r') n--;
+        int ns = 0, nt = 0;
+        const int s_mark = attend_vocab_size(src_vocab), t_mark = attend_vocab_size(tgt_vocab);
+        attend_error e;
+        line_result res = parse_line(s, n, src_vocab, tgt_vocab, grow, &o, src, &ns, tgt, &nt, &e);
+        if (res == LINE_MALFORMED && o.skip_malformed) {
+            at_vocab_truncate(tgt_vocab, t_mark);
+            at_vocab_truncate(src_vocab, s_mark);
+            n_skipped++;
+            continue;
+        }
+        if (res != LINE_OK) {
+            st = at_fail(err, e.status, "%s:%zu: %s", path, lineno, e.msg);
+            goto done;
+        }
+        if ((st = attend_dataset_add(d, src, ns, tgt, nt, err)) != ATTEND_OK) goto done;
+    }
+    if (ferror(r->f)) {
+        st = at_fail(err, ATTEND_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        goto done;
+    }
+done:
+    if (r && r->f) fclose(r->f);
+    free(r);
+    free(line);
+    free(src);
+    free(tgt);
+    if (skipped) *skipped = n_skipped;
+    if (st != ATTEND_OK) {
+        attend_dataset_free(d);
+        at_vocab_truncate(tgt_vocab, tgt0);
+        at_vocab_truncate(src_vocab, src0);
+        return st;
+    }
+    *out = d;
+    return at_ok(err);
+}
