@@ -835,6 +835,64 @@ attend_status attend_model_config_to_json(const attend_model_config *cfg, char *
 attend_status attend_model_config_from_json(attend_model_config *cfg, const char *json, size_t len,
                                             attend_error *err);
 
+/* -------------------------------------------------------------- evaluation */
+typedef struct {
+    int pairs;               /* pairs evaluated */
+    double loss;             /* teacher-forced mean cross-entropy per token */
+    double tf_token_acc;     /* teacher-forced: argmax == target, over target tokens + EOS */
+    double tf_seq_acc;       /* teacher-forced: every token right */
+    double greedy_token_acc; /* free-running greedy: output[t] == target[t] over target tokens + EOS
+                                (EOS right when the output stops exactly there) */
+    double greedy_seq_acc;   /* greedy output == target */
+    double attn_entropy;     /* mean attention entropy (nats) over teacher-forced steps */
+} attend_eval_stats;
+
+/* Evaluates up to max_pairs (0 = all) pairs of d in batches of batch_size
+ * (<= the model's max_batch). Greedy decoding runs up to the target length + 1
+ * (POINTER: the source length). */
+attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, int batch_size, int max_pairs,
+                                    attend_eval_stats *stats, attend_error *err);
+
+/* ---------------------------------------------------------------- training */
+/*
+ * A trainer owns an optimizer, a shuffled order of the training pairs and an
+ * RNG; one step = one batch: forward, backward, clip, update. Deterministic for
+ * a given seed. A checkpoint holds the weights, the optimizer moments, the step,
+ * the RNG state and the data position, so a resumed run continues bit for bit.
+ */
+typedef struct attend_trainer attend_trainer;
+
+/* m and train must outlive the trainer; train must not change. */
+attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const attend_optim_config *opt,
+                                    const attend_dataset *train, int batch_size, uint64_t seed,
+                                    attend_error *err);
+void attend_trainer_free(attend_trainer *tr); /* NULL is fine */
+
+typedef struct {
+    long step;               /* steps completed, this one included */
+    int epoch;               /* passes over the data begun */
+    attend_tf_stats tf;      /* this batch, before the update */
+    attend_optim_report opt; /* gradient norm, learning rate, clipping */
+    int skipped;             /* 1: non-finite gradient, update skipped (weights untouched) */
+} attend_step_report;
+
+/* One training step. A non-finite gradient norm is not an error: the step is
+ * skipped (rep->skipped = 1, weights and moments untouched) and counted. */
+attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
+long attend_trainer_steps(const attend_trainer *tr);
+long attend_trainer_skipped(const attend_trainer *tr);
+
+/* Writes a checkpoint (a model file with "attend.format" = "checkpoint" plus
+ * optimizer tensors "optim.*"), atomically: an interrupted save leaves the
+ * previous checkpoint intact. attend_model_load reads a checkpoint as a model. */
+attend_status attend_trainer_save(const attend_trainer *tr, const char *path, const attend_vocab *src_vocab,
+                                  const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err);
+/* Restores weights, moments, step, RNG and data position from a checkpoint.
+ * The checkpoint's model configuration (capacities aside), optimizer kind,
+ * batch size and dataset size must match this trainer's: otherwise an error
+ * naming the difference, and nothing is changed. */
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -114,8 +114,10 @@ attend_status attend_model_config_from_json(attend_model_config *c, const char *
     return at_ok(err);
 }
 
-attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
-                                 const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
+attend_status at_model_write(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                             const attend_vocab *tgt_vocab, attend_tokenizer tok, const char *format,
+                             const attend_st_entry *extra, int n_extra, const attend_st_meta *extra_meta,
+                             int n_extra_meta, attend_error *err) {
     const char *who = "attend_model_save";
     CHECK(m && path && src_vocab, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !path ? "path" : "src_vocab");
@@ -127,7 +129,12 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
           "%s: target vocabulary has %d tokens, the model %d", who, attend_vocab_size(tgt_vocab), m->cfg.tgt_vocab);
     CHECK(tok == ATTEND_TOKENIZE_CHAR || tok == ATTEND_TOKENIZE_SPACE, err, ATTEND_ERR_ARG, "%s: unknown tokenizer %d",
           who, (int)tok);
+    CHECK(n_extra >= 0 && n_extra <= 16 && n_extra_meta >= 0 && n_extra_meta <= 8, err, ATTEND_ERR_ARG,
+          "%s: too many extra entries", who);
 #ifdef ATTEND_DOUBLE
+    (void)format;
+    (void)extra;
+    (void)extra_meta;
     return at_fail(err, ATTEND_ERR_ARG, "%s: model files hold F32; this is the double-precision test build", who);
 #else
     char *cfg_json = NULL, *sv = NULL, *tv = NULL;
@@ -135,7 +142,7 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
     if (!st) st = attend_vocab_to_json(src_vocab, &sv, err);
     if (!st && !pointer) st = attend_vocab_to_json(tgt_vocab, &tv, err);
     if (!st) {
-        attend_st_entry entries[AT_MAX_TENSORS];
+        attend_st_entry entries[AT_MAX_TENSORS + 16];
         for (int i = 0; i < m->ntensors; i++) {
             const at_tensor_desc *td = &m->desc[i];
             memset(&entries[i], 0, sizeof entries[i]);
@@ -146,12 +153,14 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
             entries[i].shape[1] = td->shape[1];
             entries[i].data = m->params + td->offset;
         }
-        attend_st_meta meta[5] = {{"attend.format", "model"},
-                                  {"attend.config", cfg_json},
-                                  {"attend.tokenizer", attend_tokenizer_name(tok)},
-                                  {"attend.src_vocab", sv},
-                                  {"attend.tgt_vocab", tv ? tv : "[]"}};
-        st = attend_st_write(path, entries, m->ntensors, meta, 5, err);
+        for (int i = 0; i < n_extra; i++) entries[m->ntensors + i] = extra[i];
+        attend_st_meta meta[5 + 8] = {{"attend.format", format},
+                                      {"attend.config", cfg_json},
+                                      {"attend.tokenizer", attend_tokenizer_name(tok)},
+                                      {"attend.src_vocab", sv},
+                                      {"attend.tgt_vocab", tv ? tv : "[]"}};
+        for (int i = 0; i < n_extra_meta; i++) meta[5 + i] = extra_meta[i];
+        st = attend_st_write(path, entries, m->ntensors + n_extra, meta, 5 + n_extra_meta, err);
     }
     free(cfg_json);
     free(sv);
@@ -160,8 +169,13 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
 #endif
 }
 
+attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                 const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
+    return at_model_write(m, path, src_vocab, tgt_vocab, tok, "model", NULL, 0, NULL, 0, err);
+}
+
 /* Copies the file's tensors into m, checking names, dtypes and shapes. */
-static attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
+attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
     int found = 0;
     for (int i = 0; i < m->ntensors; i++) {
         const at_tensor_desc *td = &m->desc[i];

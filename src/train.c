@@ -1,0 +1,335 @@
+/*
+ * train.c — the trainer (shuffled batches, forward, backward, clip, update),
+ * checkpoints for bit-exact resume, and evaluation (teacher-forced and greedy).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "model_internal.h"
+
+struct attend_trainer {
+    attend_model *m;
+    const attend_dataset *data;
+    attend_optim *opt;
+    attend_optim_config opt_cfg;
+    attend_batch batch;
+    attend_rng rng;
+    uint64_t seed;
+    int batch_size;
+    int n;         /* dataset size */
+    int32_t *perm; /* [n] current epoch's order */
+    int pos;       /* next index into perm */
+    int epoch;     /* epochs begun */
+    long skipped;
+    int idx_buf_n;
+    int *idx;      /* [batch_size] */
+};
+
+/* Fisher–Yates with the trainer's RNG; a new epoch begins. */
+static void shuffle(attend_trainer *tr) {
+    for (int i = 0; i < tr->n; i++) tr->perm[i] = i;
+    for (int i = tr->n - 1; i > 0; i--) {
+        int j = (int)(attend_rng_next(&tr->rng) % (uint64_t)(i + 1));
+        int32_t t = tr->perm[i];
+        tr->perm[i] = tr->perm[j];
+        tr->perm[j] = t;
+    }
+    tr->pos = 0;
+    tr->epoch++;
+}
+
+attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const attend_optim_config *opt,
+                                    const attend_dataset *train, int batch_size, uint64_t seed,
+                                    attend_error *err) {
+    const char *who = "attend_trainer_create";
+    CHECK(out && m && opt && train, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !out ? "out" : !m ? "model" : !opt ? "optimizer config" : "training data");
+    *out = NULL;
+    int n = attend_dataset_size(train);
+    CHECK(n >= 1, err, ATTEND_ERR_ARG, "%s: the training data is empty", who);
+    CHECK(batch_size >= 1 && batch_size <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
+          "%s: batch_size=%d outside [1, max_batch=%d]", who, batch_size, m->cfg.max_batch);
+    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int ms = attend_dataset_max_src_len(train), mt = attend_dataset_max_tgt_len(train);
+    CHECK(ms <= m->cfg.max_src_len, err, ATTEND_ERR_CAPACITY,
+          "%s: the data has a source of %d tokens, the model's max_src_len is %d", who, ms, m->cfg.max_src_len);
+    CHECK(mt <= m->cfg.max_tgt_len, err, ATTEND_ERR_CAPACITY,
+          "%s: the data has a target of %d tokens, the model's max_tgt_len is %d", who, mt, m->cfg.max_tgt_len);
+    attend_trainer *tr = calloc(1, sizeof *tr);
+    CHECK(tr, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    tr->m = m;
+    tr->data = train;
+    tr->opt_cfg = *opt;
+    tr->seed = seed;
+    tr->batch_size = batch_size;
+    tr->n = n;
+    tr->perm = calloc((size_t)n, sizeof *tr->perm);
+    tr->idx = calloc((size_t)batch_size, sizeof *tr->idx);
+    attend_status st = tr->perm && tr->idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    if (!st) st = attend_optim_create(&tr->opt, opt, m->nparams, err);
+    if (!st) st = attend_batch_alloc(&tr->batch, batch_size, m->cfg.max_src_len, m->cfg.max_tgt_len + (pointer ? 0 : 1), err);
+    if (st) {
+        attend_trainer_free(tr);
+        return st;
+    }
+    attend_rng_seed(&tr->rng, seed);
+    shuffle(tr);
+    *out = tr;
+    return at_ok(err);
+}
+
+void attend_trainer_free(attend_trainer *tr) {
+    if (!tr) return;
+    attend_optim_free(tr->opt);
+    attend_batch_release(&tr->batch);
+    free(tr->perm);
+    free(tr->idx);
+    free(tr);
+}
+
+long attend_trainer_steps(const attend_trainer *tr) { return tr ? attend_optim_steps(tr->opt) + tr->skipped : 0; }
+long attend_trainer_skipped(const attend_trainer *tr) { return tr ? tr->skipped : 0; }
+
+attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
+    CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
+    attend_model *m = tr->m;
+    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    /* the next batch_size pairs of the epoch's order (a short last batch is kept) */
+    if (tr->pos >= tr->n) shuffle(tr);
+    int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
+    for (int i = 0; i < nb; i++) tr->idx[i] = tr->perm[tr->pos + i];
+    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx, nb, pointer, err));
+    attend_step_report r;
+    memset(&r, 0, sizeof r);
+    attend_model_zero_grad(m);
+    TRY(attend_model_forward(m, &tr->batch, &r.tf, err));
+    TRY(attend_model_backward(m, err));
+    attend_error oerr;
+    attend_status st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
+    if (st == ATTEND_ERR_NONFINITE) {
+        tr->skipped++;
+        r.skipped = 1;
+    } else if (st != ATTEND_OK) {
+        return at_fail(err, st, "%s", oerr.msg);
+    }
+    tr->pos += nb;
+    r.step = attend_trainer_steps(tr);
+    r.epoch = tr->epoch;
+    if (rep) *rep = r;
+    return at_ok(err);
+}
+
+/* ------------------------------------------------------------ checkpoints */
+
+/* "optim.state" I64 [8]: optimizer steps, skipped, epoch, pos, rng s[0..3] */
+#define STATE_LEN 8
+
+attend_status attend_trainer_save(const attend_trainer *tr, const char *path, const attend_vocab *src_vocab,
+                                  const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
+    CHECK(tr && path, err, ATTEND_ERR_NULL, "attend_trainer_save: %s is NULL", !tr ? "trainer" : "path");
+    size_t nstate = 0;
+    attend_real *moments = attend_optim_state(tr->opt, &nstate);
+    int64_t state[STATE_LEN] = {attend_optim_steps(tr->opt), tr->skipped, tr->epoch, tr->pos, 0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) memcpy(&state[4 + i], &tr->rng.s[i], sizeof(int64_t));
+    attend_st_entry extra[3];
+    memset(extra, 0, sizeof extra);
+    extra[0].name = "optim.moments";
+    extra[0].dtype = ATTEND_DTYPE_F32;
+    extra[0].ndim = 1;
+    extra[0].shape[0] = (int64_t)nstate;
+    extra[0].data = moments;
+    extra[1].name = "optim.state";
+    extra[1].dtype = ATTEND_DTYPE_I64;
+    extra[1].ndim = 1;
+    extra[1].shape[0] = STATE_LEN;
+    extra[1].data = state;
+    extra[2].name = "optim.order";
+    extra[2].dtype = ATTEND_DTYPE_I32;
+    extra[2].ndim = 1;
+    extra[2].shape[0] = tr->n;
+    extra[2].data = tr->perm;
+    char train_json[512];
+    const attend_optim_config *o = &tr->opt_cfg;
+    snprintf(train_json, sizeof train_json,
+             "{\"optimizer\":\"%s\",\"batch_size\":%d,\"data_size\":%d,\"seed\":%llu,\"lr\":%.17g,"
+             "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d}",
+             o->kind == ATTEND_OPT_ADAM ? "adam" : "sgd", tr->batch_size, tr->n, (unsigned long long)tr->seed, o->lr,
+             o->clip_norm, o->warmup_steps, o->decay_steps);
+    attend_st_meta meta[1] = {{"attend.train", train_json}};
+    return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta, 1, err);
+}
+
+static attend_status check_train_meta(const attend_trainer *tr, const char *path, const char *json,
+                                      attend_error *err) {
+    at_json_doc *doc = NULL;
+    TRY(at_json_parse(&doc, json, strlen(json), NULL, NULL, err));
+    const at_json_node *r = at_json_root(doc);
+    const at_json_node *opt = at_json_get(r, "optimizer"), *bs = at_json_get(r, "batch_size"),
+                       *ds = at_json_get(r, "data_size");
+    attend_status st = ATTEND_OK;
+    if (!opt || opt->type != AT_JSON_STRING || !bs || !bs->is_int || !ds || !ds->is_int)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata attend.train lacks optimizer/batch_size/data_size", path);
+    else if (strcmp(opt->str, tr->opt_cfg.kind == ATTEND_OPT_ADAM ? "adam" : "sgd"))
+        st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint optimizer is %s, this run uses %s", path, opt->str,
+                     tr->opt_cfg.kind == ATTEND_OPT_ADAM ? "adam" : "sgd");
+    else if (bs->i != tr->batch_size)
+        st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint batch size is %lld, this run uses %d", path,
+                     (long long)bs->i, tr->batch_size);
+    else if (ds->i != tr->n)
+        st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint was trained on %lld pairs, this data has %d", path,
+                     (long long)ds->i, tr->n);
+    at_json_free(doc);
+    return st;
+}
+
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
+    const char *who = "attend_trainer_resume";
+    CHECK(tr && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "path");
+    attend_st_file *f = NULL;
+    TRY(attend_st_open(&f, path, 0, err));
+    attend_model *m = tr->m;
+    attend_status st = ATTEND_OK;
+    const char *fmt = attend_st_metadata(f, "attend.format"), *cj = attend_st_metadata(f, "attend.config"),
+               *tj = attend_st_metadata(f, "attend.train");
+    attend_model_config cfg;
+    if (!fmt || strcmp(fmt, "checkpoint"))
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: not a checkpoint (attend.format is %s)", path, fmt ? fmt : "missing");
+    else if (!cj || !tj)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata %s is missing", path, !cj ? "attend.config" : "attend.train");
+    if (!st) st = attend_model_config_from_json(&cfg, cj, strlen(cj), err);
+    if (!st) {
+        cfg.max_batch = m->cfg.max_batch;
+        cfg.max_src_len = m->cfg.max_src_len;
+        cfg.max_tgt_len = m->cfg.max_tgt_len;
+        if (memcmp(&cfg, &m->cfg, sizeof cfg)) {
+            char *a = NULL, *b = NULL;
+            attend_model_config_to_json(&cfg, &a, NULL);
+            attend_model_config_to_json(&m->cfg, &b, NULL);
+            st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: %.100s vs this run's %.100s", path,
+                         a ? a : "?", b ? b : "?");
+            free(a);
+            free(b);
+        }
+    }
+    if (!st) st = check_train_meta(tr, path, tj, err);
+    size_t nstate = 0;
+    attend_real *moments = attend_optim_state(tr->opt, &nstate);
+    const attend_st_tensor *tm = attend_st_find(f, "optim.moments"), *ts = attend_st_find(f, "optim.state"),
+                           *to = attend_st_find(f, "optim.order");
+    if (!st && (!tm || tm->dtype != ATTEND_DTYPE_F32 || tm->ndim != 1 || tm->shape[0] != (int64_t)nstate))
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.moments' is missing or not F32 [%zu]", path, nstate);
+    if (!st && (!ts || ts->dtype != ATTEND_DTYPE_I64 || ts->ndim != 1 || ts->shape[0] != STATE_LEN))
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.state' is missing or not I64 [%d]", path, STATE_LEN);
+    if (!st && (!to || to->dtype != ATTEND_DTYPE_I32 || to->ndim != 1 || to->shape[0] != tr->n))
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.order' is missing or not I32 [%d]", path, tr->n);
+    int64_t state[STATE_LEN];
+    if (!st) {
+        memcpy(state, ts->data, sizeof state);
+        if (state[0] < 0 || state[1] < 0 || state[2] < 1 || state[3] < 0 || state[3] > tr->n)
+            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.state' holds impossible values", path);
+    }
+    if (!st) { /* the order must be a permutation of 0..n-1 */
+        char *seen = calloc((size_t)tr->n, 1);
+        if (!seen) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+        for (int i = 0; !st && i < tr->n; i++) {
+            int32_t v;
+            memcpy(&v, (const char *)to->data + 4 * (size_t)i, 4);
+            if (v < 0 || v >= tr->n || seen[v]) st = at_fail(err, ATTEND_ERR_FORMAT, "%s: 'optim.order' is not a permutation", path);
+            else seen[v] = 1;
+        }
+        free(seen);
+    }
+    if (!st) { /* weights last: on failure the previous values are put back */
+        attend_real *backup = malloc(m->nparams * sizeof *backup);
+        if (!backup) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+        else {
+            memcpy(backup, m->params, m->nparams * sizeof *backup);
+            st = at_model_read_tensors(m, f, path, err);
+            if (st) memcpy(m->params, backup, m->nparams * sizeof *backup);
+            free(backup);
+        }
+    }
+    if (!st) {
+        for (size_t i = 0; i < nstate; i++) {
+            float v;
+            memcpy(&v, (const char *)tm->data + 4 * i, 4);
+            moments[i] = (attend_real)v;
+        }
+        attend_optim_set_steps(tr->opt, (long)state[0]);
+        tr->skipped = (long)state[1];
+        tr->epoch = (int)state[2];
+        tr->pos = (int)state[3];
+        for (int i = 0; i < 4; i++) memcpy(&tr->rng.s[i], &state[4 + i], sizeof(uint64_t));
+        memcpy(tr->perm, to->data, (size_t)tr->n * sizeof(int32_t));
+    }
+    attend_st_close(f);
+    return st ? st : at_ok(err);
+}
+
+/* ------------------------------------------------------------- evaluation */
+
+attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, int batch_size, int max_pairs,
+                                    attend_eval_stats *stats, attend_error *err) {
+    const char *who = "attend_model_evaluate";
+    CHECK(m && d && stats, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !m ? "model" : !d ? "data" : "stats");
+    CHECK(batch_size >= 1 && batch_size <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
+          "%s: batch_size=%d outside [1, max_batch=%d]", who, batch_size, m->cfg.max_batch);
+    int total = attend_dataset_size(d);
+    if (max_pairs > 0 && max_pairs < total) total = max_pairs;
+    CHECK(total >= 1, err, ATTEND_ERR_ARG, "%s: no pairs to evaluate", who);
+    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int S = m->cfg.max_src_len, L = m->cfg.max_tgt_len + 1;
+    attend_batch b;
+    TRY(attend_batch_alloc(&b, batch_size, S, L, err));
+    int32_t *out = malloc((size_t)batch_size * L * sizeof *out), *out_len = malloc((size_t)batch_size * sizeof *out_len);
+    int *idx = malloc((size_t)batch_size * sizeof *idx);
+    attend_status st = out && out_len && idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    double loss = 0, ent = 0;
+    long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
+    int tf_seq = 0, g_seq = 0;
+    for (int start = 0; !st && start < total; start += batch_size) {
+        int nb = total - start < batch_size ? total - start : batch_size;
+        for (int i = 0; i < nb; i++) idx[i] = start + i;
+        st = attend_batch_fill(&b, d, idx, nb, pointer, err);
+        attend_tf_stats tf;
+        if (!st) st = attend_model_forward(m, &b, &tf, err);
+        if (st) break;
+        loss += tf.loss * tf.tokens;
+        tokens += tf.tokens;
+        tf_tok += tf.correct_tokens;
+        tf_seq += tf.correct_seqs;
+        ent += tf.attn_entropy * tf.tokens;
+        int max_len = pointer ? b.S : b.T;
+        st = attend_model_greedy(m, b.src, b.src_len, nb, b.S, max_len, out, out_len, NULL, err);
+        for (int n = 0; !st && n < nb; n++) {
+            const int32_t *src, *tgt;
+            int sl, tl;
+            attend_dataset_get(d, idx[n], &src, &sl, &tgt, &tl, NULL);
+            int steps = pointer ? tl : tl + 1, right = 0;
+            for (int t = 0; t < steps; t++) {
+                int32_t want = t < tl ? tgt[t] : ATTEND_EOS;
+                int32_t got = t < out_len[n] ? out[(size_t)n * max_len + t] : (t == out_len[n] ? ATTEND_EOS : -2);
+                right += got == want;
+            }
+            g_tok += right;
+            g_total += steps;
+            g_seq += right == steps && out_len[n] == tl;
+        }
+    }
+    if (!st) {
+        stats->pairs = total;
+        stats->loss = loss / (double)tokens;
+        stats->tf_token_acc = (double)tf_tok / (double)tokens;
+        stats->tf_seq_acc = (double)tf_seq / total;
+        stats->greedy_token_acc = (double)g_tok / (double)g_total;
+        stats->greedy_seq_acc = (double)g_seq / total;
+        stats->attn_entropy = tokens ? ent / (double)tokens : 0;
+    }
+    attend_batch_release(&b);
+    free(out);
+    free(out_len);
+    free(idx);
+    return st ? st : at_ok(err);
+}
