@@ -740,6 +740,15 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
                                 int max_len, double alpha, int32_t *out, int32_t *out_len,
                                 double *score, attend_real *align, int *n_out, attend_error *err);
 
+/*
+ * Forced scoring of one pair: the teacher-forced log-probability of target
+ * tgt [T] (EOS appended; POINTER: positions, no EOS) given src [S], and the
+ * alignment align [T+1,S] (POINTER: [T,S]; NULL allowed) of every step — a
+ * forced alignment. *logp is the sum over steps (natural log).
+ */
+attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
+                                 double *logp, attend_real *align, attend_error *err);
+
 /* -------------------------------------------------------------- optimizer */
 typedef enum {
     ATTEND_OPT_ADAM = 0, /* PyTorch torch.optim.Adam (weight decay added to the gradient) */

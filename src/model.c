@@ -1053,3 +1053,57 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
         if (out_len[n] < 0) out_len[n] = max_len;
     return at_ok(err);
 }
+
+/* ------------------------------------------------------------ forced score */
+
+attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
+                                 double *logp, attend_real *align, attend_error *err) {
+    const char *who = "attend_model_score";
+    CHECK(m && src && tgt && logp, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !m ? "model" : !src ? "src [S]" : !tgt ? "tgt [T]" : "logp");
+    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    CHECK(T >= (pointer ? 1 : 0) && T <= m->cfg.max_tgt_len, err, ATTEND_ERR_CAPACITY,
+          "%s: target length %d outside [%d, max_tgt_len=%d]", who, T, pointer ? 1 : 0, m->cfg.max_tgt_len);
+    CHECK(S >= 1 && S <= m->cfg.max_src_len, err, ATTEND_ERR_CAPACITY, "%s: source length %d outside [1, %d]", who, S,
+          m->cfg.max_src_len);
+    int steps = pointer ? T : T + 1;
+    /* a one-row batch in the model's id arena is not possible while forward
+     * copies from it, so build it in a small local allocation */
+    size_t need = (size_t)S + 1 + 3 * (size_t)steps + 1;
+    int32_t *mem = malloc(need * sizeof *mem);
+    CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    attend_batch b;
+    memset(&b, 0, sizeof b);
+    b.N = 1;
+    b.S = S;
+    b.T = steps;
+    b.src = mem;
+    b.src_len = b.src + S;
+    b.tgt_in = b.src_len + 1;
+    b.tgt_out = b.tgt_in + steps;
+    b.tgt_len = b.tgt_out + steps;
+    memcpy(b.src, src, (size_t)S * sizeof *src);
+    b.src_len[0] = S;
+    b.tgt_len[0] = steps;
+    for (int t = 0; t < steps; t++) {
+        if (pointer) {
+            b.tgt_in[t] = t == 0 ? -1 : tgt[t - 1];
+            b.tgt_out[t] = tgt[t];
+        } else {
+            b.tgt_in[t] = t == 0 ? ATTEND_BOS : tgt[t - 1];
+            b.tgt_out[t] = t < T ? tgt[t] : ATTEND_EOS;
+        }
+    }
+    attend_tf_stats st;
+    attend_status rc = attend_model_forward(m, &b, &st, err);
+    if (rc == ATTEND_OK) {
+        *logp = -st.loss * st.tokens;
+        if (align) {
+            if (m->cfg.decoder == ATTEND_DECODER_NONE) memset(align, 0, (size_t)steps * S * sizeof *align);
+            else /* weights are [T,N,S] with N = 1 */
+                memcpy(align, m->acts.weights, (size_t)steps * S * sizeof *align);
+        }
+    }
+    free(mem);
+    return rc;
+}
