@@ -14,11 +14,6 @@
 
 #include "internal.h"
 
-/* Private, defined in vocab.c (same prototypes there). */
-attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, const char *text,
-                              size_t len, size_t base, int32_t *ids, int max_ids, int *n_ids,
-                              attend_error *err);
-void at_vocab_truncate(attend_vocab *v, int n);
 
 #define TASK_MAX_SYMBOLS 100000
 #define TASK_MAX_LEN 100000

@@ -15,6 +15,15 @@
 #define AT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define AT_PRINTF(a, b)
+/* Vocabulary internals shared by vocab.c and data.c. at_vocab_encode is
+ * attend_vocab_encode with `base`, the byte offset of text within its line,
+ * added to the offsets in messages; at_vocab_truncate removes the newest ids
+ * so that the vocabulary has n tokens again (undoing a failed line). */
+attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, const char *text,
+                              size_t len, size_t base, int32_t *ids, int max_ids, int *n_ids,
+                              attend_error *err);
+void at_vocab_truncate(attend_vocab *v, int n);
+
 #endif
 
 /* Fills err (if not NULL) with status and a formatted message; returns status. */
@@ -78,5 +87,14 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
 /* dscores += J(weights)ᵀ dweights over G*T rows of S (weights are probabilities). */
 void at_softmax_backward(attend_real *dscores, const attend_real *dweights,
                          const attend_real *weights, size_t rows, int S);
+
+/* Vocabulary internals shared by vocab.c and data.c. at_vocab_encode is
+ * attend_vocab_encode with `base`, the byte offset of text within its line,
+ * added to the offsets in messages; at_vocab_truncate removes the newest ids
+ * so that the vocabulary has n tokens again (undoing a failed line). */
+attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, const char *text,
+                              size_t len, size_t base, int32_t *ids, int max_ids, int *n_ids,
+                              attend_error *err);
+void at_vocab_truncate(attend_vocab *v, int n);
 
 #endif

@@ -24,11 +24,6 @@
 
 #include "internal.h"
 
-/* Private to the library (used by data.c, which repeats these prototypes). */
-attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, const char *text,
-                              size_t len, size_t base, int32_t *ids, int max_ids, int *n_ids,
-                              attend_error *err);
-void at_vocab_truncate(attend_vocab *v, int n);
 
 #define ARENA_BLOCK 4096
 #define VOCAB_MAX (1 << 30) /* tokens; keeps the slot table and ids far from overflow */
