@@ -902,6 +902,56 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
  * naming the difference, and nothing is changed. */
 attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err);
 
+/* --------------------------------------------------------------- rendering */
+/*
+ * Pictures of alignments and results, returned as malloc'ed NUL-terminated
+ * UTF-8 strings (*out; the caller frees; NULL on error). w [T,S] holds one
+ * output step per row (values in [0,1]; NaN/Inf is ATTEND_ERR_NONFINITE).
+ * src_tokens [S] and out_tokens [T] label the axes (NULL = positions 0,1,..);
+ * tokens are escaped for XML/HTML, so any UTF-8 is safe.
+ */
+
+/* A terminal heatmap: source tokens as column headers, one row per output
+ * token, each cell a character from the ramp " .:-=+*#%@" (weight 0 → ' ',
+ * 1 → '@', in ten equal bins), and per row the argmax position and its weight.
+ * Pure ASCII apart from the tokens themselves; deterministic. */
+attend_status attend_render_heatmap_text(char **out, const attend_real *w, int T, int S,
+                                         const char *const *src_tokens, const char *const *out_tokens,
+                                         attend_error *err);
+
+/* A standalone SVG heatmap: source tokens along the top, output tokens down
+ * the left, one rect per cell (data-t, data-s and data-w attributes carry the
+ * step, position and weight with 6 decimals), a colour scale with ticks, and
+ * an optional title (NULL = none). */
+attend_status attend_render_heatmap_svg(char **out, const attend_real *w, int T, int S,
+                                        const char *const *src_tokens, const char *const *out_tokens,
+                                        const char *title, attend_error *err);
+
+/* A self-contained HTML page (no network: inline CSS/JS/SVG) with the heatmap
+ * and the two token rows; hovering (or focusing) output token t highlights
+ * every source token with opacity proportional to w[t,:] and shows the weights
+ * in an element with id "selected" as "t=<t> w=<w0> <w1> ..." (6 decimals).
+ * Opening the page with "#t=<t>" in the URL selects step t on load (for
+ * headless checks). */
+attend_status attend_render_heatmap_html(char **out, const attend_real *w, int T, int S,
+                                         const char *const *src_tokens, const char *const *out_tokens,
+                                         const char *title, attend_error *err);
+
+/* One line of a line plot: n points (x[i], y[i]); NaN y values leave a gap. */
+typedef struct {
+    const char *label;
+    int n;
+    const double *x;
+    const double *y;
+} attend_plot_series;
+
+/* A standalone SVG line plot with axes, ticks, axis labels, a legend (one
+ * colour and marker per series) and a title. y_min < y_max fix the y range
+ * (e.g. 0 and 1 for accuracy); x range from the data (log scale when log_x). */
+attend_status attend_render_line_plot_svg(char **out, const attend_plot_series *series, int n_series,
+                                          const char *title, const char *x_label, const char *y_label,
+                                          double y_min, double y_max, int log_x, attend_error *err);
+
 #ifdef __cplusplus
 }
 #endif
