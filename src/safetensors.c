@@ -1,0 +1,849 @@
+/*
+ * safetensors.c — writing and reading safetensors files (docs/FORMAT.md).
+ *
+ * File: u64 little-endian header length L, L bytes of JSON header (padded with
+ * spaces to a multiple of 8 when we write it), then the data buffer, in which
+ * every tensor occupies data_offsets [begin, end), little-endian, C order.
+ *
+ * Writing: everything is validated and the header is sized and built in memory
+ * before any file is created; then "<path>.tmp.<pid>" is written, flushed,
+ * fsync'ed and renamed over path, and the directory is fsync'ed.
+ *
+ * Reading: one allocation holds the whole file; the header is parsed with the
+ * strict JSON reader (json.h) into a temporary tree and checked; a second
+ * allocation (the index) holds the handle, the tensor descriptors, a by-name
+ * order for lookups, the metadata pairs and copies of all names and strings.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "json.h"
+
+#define ST_MAX_HEADER 100000000u            /* bytes of JSON header accepted (100 MB) */
+#define ST_DEFAULT_MAX_BYTES ((size_t)1 << 30) /* attend_st_open's limit when 0 is given */
+#define ST_MAX_NAME 255                     /* bytes of a tensor name we write */
+#define ST_JSON_NODES ((size_t)1 << 20)     /* JSON values in a header we read */
+#define ST_JSON_DEPTH 16
+#define ST_METADATA "__metadata__"
+
+struct attend_st_file {
+    unsigned char *buf;                /* [len] the whole file; freed by close */
+    size_t len;
+    int n;                             /* tensors */
+    attend_st_tensor *tensors;         /* [n] in file (header) order */
+    const attend_st_tensor **by_name;  /* [n] sorted by name */
+    int n_meta;
+    attend_st_meta *meta;              /* [n_meta] sorted by key */
+};
+
+size_t attend_dtype_size(attend_dtype dtype) {
+    switch (dtype) {
+    case ATTEND_DTYPE_F32: return 4;
+    case ATTEND_DTYPE_F64: return 8;
+    case ATTEND_DTYPE_I32: return 4;
+    case ATTEND_DTYPE_I64: return 8;
+    case ATTEND_DTYPE_U8: return 1;
+    }
+    return 0;
+}
+
+const char *attend_dtype_name(attend_dtype dtype) {
+    switch (dtype) {
+    case ATTEND_DTYPE_F32: return "F32";
+    case ATTEND_DTYPE_F64: return "F64";
+    case ATTEND_DTYPE_I32: return "I32";
+    case ATTEND_DTYPE_I64: return "I64";
+    case ATTEND_DTYPE_U8: return "U8";
+    }
+    return NULL;
+}
+
+/* -------------------------------------------------------------- helpers */
+
+static int host_is_little_endian(void) {
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* Reverses the bytes of every elsize-byte element of p [nbytes]. */
+static void swap_elements(unsigned char *p, size_t nbytes, size_t elsize) {
+    for (size_t k = 0; k + elsize <= nbytes; k += elsize)
+        for (size_t a = 0, b = elsize - 1; a < b; a++, b--) {
+            unsigned char t = p[k + a];
+            p[k + a] = p[k + b];
+            p[k + b] = t;
+        }
+}
+
+static void error_text(char out[128], int e) {
+    if (strerror_r(e, out, 128) != 0) snprintf(out, 128, "error %d", e);
+}
+
+/* "[2,3,0]" (truncated with "..." when it would not fit). */
+static void format_shape(char out[96], int ndim, const int64_t *shape) {
+    size_t o = 0;
+    out[o++] = '[';
+    for (int k = 0; k < ndim; k++) {
+        char num[24];
+        int w = snprintf(num, sizeof num, "%s%" PRId64, k ? "," : "", shape[k]);
+        if (o + (size_t)w + 5 > 96) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        memcpy(out + o, num, (size_t)w);
+        o += (size_t)w;
+    }
+    out[o++] = ']';
+    out[o] = '\0';
+}
+
+/* nbytes = elsize * prod(shape) in size_t; 0 on overflow (or a negative dim). */
+static int tensor_nbytes(size_t elsize, int ndim, const int64_t *shape, size_t *nbytes) {
+    size_t total = elsize;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] < 0 || (uint64_t)shape[k] > SIZE_MAX) return 0;
+        if (!at_mul_size(total, (size_t)shape[k], &total)) return 0;
+    }
+    *nbytes = total;
+    return 1;
+}
+
+static int cmp_str_ptr(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ---------------------------------------------------------------- writing */
+
+/* Two-pass emitter: with buf == NULL it only counts bytes. */
+typedef struct {
+    char *buf;
+    size_t n;
+    int overflow;
+} emitter;
+
+static void emit(emitter *e, const char *s, size_t len) {
+    size_t n;
+    if (e->overflow || !at_add_size(e->n, len, &n)) {
+        e->overflow = 1;
+        return;
+    }
+    if (e->buf) memcpy(e->buf + e->n, s, len);
+    e->n = n;
+}
+
+static void emit_cstr(emitter *e, const char *s) { emit(e, s, strlen(s)); }
+
+static void emit_json_string(emitter *e, const char *s) {
+    size_t len = strlen(s), size = at_json_escaped_size(s, len), n;
+    if (e->overflow || size == SIZE_MAX || !at_add_size(e->n, size, &n)) {
+        e->overflow = 1;
+        return;
+    }
+    if (e->buf) at_json_escape(e->buf + e->n, s, len);
+    e->n = n;
+}
+
+static void emit_u64(emitter *e, uint64_t v) {
+    char num[24];
+    int w = snprintf(num, sizeof num, "%" PRIu64, v);
+    emit(e, num, (size_t)w);
+}
+
+static void emit_header(emitter *e, const attend_st_entry *entries, int n_entries,
+                        const attend_st_meta *meta, int n_meta, const size_t *nbytes) {
+    emit_cstr(e, "{");
+    if (n_meta > 0) {
+        emit_cstr(e, "\"" ST_METADATA "\":{");
+        for (int k = 0; k < n_meta; k++) {
+            if (k) emit_cstr(e, ",");
+            emit_json_string(e, meta[k].key);
+            emit_cstr(e, ":");
+            emit_json_string(e, meta[k].value);
+        }
+        emit_cstr(e, "}");
+    }
+    uint64_t offset = 0;
+    for (int k = 0; k < n_entries; k++) {
+        const attend_st_entry *t = &entries[k];
+        if (k || n_meta > 0) emit_cstr(e, ",");
+        emit_json_string(e, t->name);
+        emit_cstr(e, ":{\"dtype\":\"");
+        emit_cstr(e, attend_dtype_name(t->dtype));
+        emit_cstr(e, "\",\"shape\":[");
+        for (int d = 0; d < t->ndim; d++) {
+            if (d) emit_cstr(e, ",");
+            emit_u64(e, (uint64_t)t->shape[d]);
+        }
+        emit_cstr(e, "],\"data_offsets\":[");
+        emit_u64(e, offset);
+        emit_cstr(e, ",");
+        offset += nbytes[k]; /* the caller checked that the total fits */
+        emit_u64(e, offset);
+        emit_cstr(e, "]}");
+    }
+    emit_cstr(e, "}");
+}
+
+/* Checks every entry and metadata pair; fills nbytes [n_entries] and *total. */
+static attend_status check_entries(const attend_st_entry *entries, int n_entries,
+                                   const attend_st_meta *meta, int n_meta, size_t *nbytes,
+                                   size_t *total, attend_error *err) {
+    char snip[AT_JSON_SNIPPET_MAX];
+    *total = 0;
+    for (int i = 0; i < n_entries; i++) {
+        const attend_st_entry *t = &entries[i];
+        CHECK(t->name != NULL, err, ATTEND_ERR_NULL, "attend_st_write: entry %d: name is NULL", i);
+        size_t nl = strlen(t->name), bad;
+        at_json_snippet(snip, t->name, nl);
+        CHECK(nl >= 1, err, ATTEND_ERR_ARG, "attend_st_write: entry %d: empty tensor name", i);
+        CHECK(nl <= ST_MAX_NAME, err, ATTEND_ERR_ARG,
+              "attend_st_write: entry %d: tensor name '%s' is %zu bytes, more than %d", i, snip,
+              nl, ST_MAX_NAME);
+        CHECK(at_json_utf8_valid(t->name, nl, &bad), err, ATTEND_ERR_ARG,
+              "attend_st_write: entry %d: tensor name '%s' is not valid UTF-8 (byte %zu)", i,
+              snip, bad);
+        CHECK(strcmp(t->name, ST_METADATA) != 0, err, ATTEND_ERR_ARG,
+              "attend_st_write: entry %d: the name '" ST_METADATA "' is reserved", i);
+        size_t elsize = attend_dtype_size(t->dtype);
+        CHECK(elsize != 0, err, ATTEND_ERR_ARG, "attend_st_write: tensor '%s': unknown dtype %d",
+              snip, (int)t->dtype);
+        CHECK(t->ndim >= 0 && t->ndim <= ATTEND_MAX_DIMS, err, ATTEND_ERR_ARG,
+              "attend_st_write: tensor '%s': ndim %d is outside 0..%d", snip, t->ndim,
+              ATTEND_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            CHECK(t->shape[d] >= 0, err, ATTEND_ERR_ARG,
+                  "attend_st_write: tensor '%s': shape[%d] is %" PRId64 ", negative", snip, d,
+                  t->shape[d]);
+        char shp[96];
+        format_shape(shp, t->ndim, t->shape);
+        CHECK(tensor_nbytes(elsize, t->ndim, t->shape, &nbytes[i]), err, ATTEND_ERR_ARG,
+              "attend_st_write: tensor '%s': shape %s of %s overflows a size_t", snip, shp,
+              attend_dtype_name(t->dtype));
+        CHECK(t->data != NULL || nbytes[i] == 0, err, ATTEND_ERR_NULL,
+              "attend_st_write: tensor '%s': data is NULL for %zu bytes", snip, nbytes[i]);
+        CHECK(at_add_size(*total, nbytes[i], total), err, ATTEND_ERR_ARG,
+              "attend_st_write: tensor '%s': total data size overflows a size_t", snip);
+    }
+    for (int i = 0; i < n_meta; i++) {
+        const attend_st_meta *m = &meta[i];
+        CHECK(m->key != NULL && m->value != NULL, err, ATTEND_ERR_NULL,
+              "attend_st_write: metadata %d: key or value is NULL", i);
+        size_t bad;
+        at_json_snippet(snip, m->key, strlen(m->key));
+        CHECK(at_json_utf8_valid(m->key, strlen(m->key), &bad), err, ATTEND_ERR_ARG,
+              "attend_st_write: metadata key '%s' is not valid UTF-8 (byte %zu)", snip, bad);
+        CHECK(at_json_utf8_valid(m->value, strlen(m->value), &bad), err, ATTEND_ERR_ARG,
+              "attend_st_write: metadata value of '%s' is not valid UTF-8 (byte %zu)", snip, bad);
+    }
+    return ATTEND_OK;
+}
+
+/* Names (tensor names or metadata keys) must be unique: sorts a copy of the
+ * pointers and compares neighbours. */
+static attend_status check_unique(const char **names, int n, const char *what,
+                                  attend_error *err) {
+    qsort(names, (size_t)n, sizeof *names, cmp_str_ptr);
+    for (int i = 1; i < n; i++)
+        if (strcmp(names[i - 1], names[i]) == 0) {
+            char snip[AT_JSON_SNIPPET_MAX];
+            at_json_snippet(snip, names[i], strlen(names[i]));
+            return at_fail(err, ATTEND_ERR_ARG, "attend_st_write: duplicate %s '%s'", what, snip);
+        }
+    return ATTEND_OK;
+}
+
+static attend_status validate_write(const attend_st_entry *entries, int n_entries,
+                                    const attend_st_meta *meta, int n_meta, size_t *nbytes,
+                                    size_t *total, attend_error *err) {
+    TRY(check_entries(entries, n_entries, meta, n_meta, nbytes, total, err));
+    int most = n_entries > n_meta ? n_entries : n_meta;
+    if (most < 2) return ATTEND_OK;
+    const char **names = malloc((size_t)most * sizeof *names);
+    CHECK(names != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
+    for (int i = 0; i < n_entries; i++) names[i] = entries[i].name;
+    attend_status st = check_unique(names, n_entries, "tensor name", err);
+    if (st == ATTEND_OK) {
+        for (int i = 0; i < n_meta; i++) names[i] = meta[i].key;
+        st = check_unique(names, n_meta, "metadata key", err);
+    }
+    free(names);
+    return st;
+}
+
+/* Writes p [n] to fp in little-endian order (elements of elsize bytes). */
+static int write_le(FILE *fp, const unsigned char *p, size_t n, size_t elsize) {
+    if (n == 0) return 1; /* p may be NULL then */
+    if (elsize == 1 || host_is_little_endian()) return fwrite(p, 1, n, fp) == n;
+    unsigned char chunk[4096];
+    while (n > 0) {
+        size_t m = n < sizeof chunk ? n : sizeof chunk;
+        memcpy(chunk, p, m);
+        swap_elements(chunk, m, elsize);
+        if (fwrite(chunk, 1, m, fp) != m) return 0;
+        p += m;
+        n -= m;
+    }
+    return 1;
+}
+
+/* Writes header and data to tmp, flushed and fsync'ed. */
+static attend_status write_temp(const char *tmp, const unsigned char *head, size_t head_len,
+                                const attend_st_entry *entries, int n_entries,
+                                const size_t *nbytes, attend_error *err) {
+    char why[128];
+    FILE *fp = fopen(tmp, "wb");
+    if (!fp) {
+        error_text(why, errno);
+        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot create '%s': %s", tmp, why);
+    }
+    int ok = fwrite(head, 1, head_len, fp) == head_len;
+    for (int k = 0; ok && k < n_entries; k++)
+        ok = write_le(fp, entries[k].data, nbytes[k], attend_dtype_size(entries[k].dtype));
+    if (ok) ok = fflush(fp) == 0;
+    if (ok) ok = fsync(fileno(fp)) == 0;
+    int e = errno;
+    if (fclose(fp) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
+        error_text(why, e);
+        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot write '%s': %s", tmp, why);
+    }
+    return ATTEND_OK;
+}
+
+/* fsync of the directory holding path, so the rename itself is durable.
+ * File systems that cannot sync a directory (EINVAL) are not an error. */
+static attend_status sync_parent(const char *path, attend_error *err) {
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) : 1;
+    if (slash && dl == 0) dl = 1; /* "/name" lives in "/" */
+    char *dir = malloc(dl + 1);
+    CHECK(dir != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
+    memcpy(dir, slash ? path : ".", dl);
+    dir[dl] = '\0';
+    char why[128];
+    attend_status st = ATTEND_OK;
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
+        error_text(why, errno);
+        st = at_fail(err, ATTEND_ERR_IO,
+                     "attend_st_write: '%s' was written, but syncing directory '%s' failed: %s",
+                     path, dir, why);
+    }
+    if (fd >= 0) close(fd);
+    free(dir);
+    return st;
+}
+
+/* The first bytes of the file: the length field and the header padded with
+ * spaces to a multiple of 8, sized first, then built in one allocation. */
+static attend_status build_head(unsigned char **out, size_t *out_len, const char *path,
+                                const attend_st_entry *entries, int n_entries,
+                                const attend_st_meta *meta, int n_meta, const size_t *nbytes,
+                                size_t total, attend_error *err) {
+    emitter e = {NULL, 0, 0};
+    emit_header(&e, entries, n_entries, meta, n_meta, nbytes);
+    CHECK(!e.overflow && e.n <= ST_MAX_HEADER, err, ATTEND_ERR_ARG,
+          "attend_st_write: '%s': the JSON header would exceed %u bytes", path, ST_MAX_HEADER);
+    size_t padded = (e.n + 7) / 8 * 8, head_len = 8 + padded, file_len;
+    CHECK(padded <= ST_MAX_HEADER && at_add_size(head_len, total, &file_len), err,
+          ATTEND_ERR_ARG, "attend_st_write: '%s': the file size overflows a size_t", path);
+    unsigned char *head = malloc(head_len);
+    CHECK(head != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory for %zu bytes",
+          head_len);
+    for (int k = 0; k < 8; k++) head[k] = (unsigned char)((uint64_t)padded >> (8 * k));
+    e.buf = (char *)head + 8;
+    e.n = 0;
+    emit_header(&e, entries, n_entries, meta, n_meta, nbytes);
+    memset(head + 8 + e.n, ' ', padded - e.n);
+    *out = head;
+    *out_len = head_len;
+    return ATTEND_OK;
+}
+
+/* Writes the file through "<path>.tmp.<pid>"; removes that file on failure. */
+static attend_status write_atomic(const char *path, const unsigned char *head, size_t head_len,
+                                  const attend_st_entry *entries, int n_entries,
+                                  const size_t *nbytes, attend_error *err) {
+    size_t tl;
+    CHECK(at_add_size(strlen(path), 32, &tl), err, ATTEND_ERR_ARG,
+          "attend_st_write: the path is too long");
+    char *tmp = malloc(tl);
+    CHECK(tmp != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
+    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+    attend_status st = write_temp(tmp, head, head_len, entries, n_entries, nbytes, err);
+    if (st == ATTEND_OK && rename(tmp, path) != 0) {
+        char why[128];
+        error_text(why, errno);
+        st = at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot rename '%s' to '%s': %s", tmp,
+                     path, why);
+    }
+    if (st != ATTEND_OK) remove(tmp); /* it may not exist, when fopen failed */
+    free(tmp);
+    return st;
+}
+
+attend_status attend_st_write(const char *path, const attend_st_entry *entries, int n_entries,
+                              const attend_st_meta *meta, int n_meta, attend_error *err) {
+    CHECK(path != NULL, err, ATTEND_ERR_NULL, "attend_st_write: path is NULL");
+    CHECK(n_entries >= 0 && n_meta >= 0, err, ATTEND_ERR_ARG,
+          "attend_st_write: n_entries %d and n_meta %d must be >= 0", n_entries, n_meta);
+    CHECK(entries != NULL || n_entries == 0, err, ATTEND_ERR_NULL,
+          "attend_st_write: entries is NULL for %d entries", n_entries);
+    CHECK(meta != NULL || n_meta == 0, err, ATTEND_ERR_NULL,
+          "attend_st_write: meta is NULL for %d pairs", n_meta);
+
+    size_t *nbytes = malloc((size_t)(n_entries ? n_entries : 1) * sizeof *nbytes);
+    CHECK(nbytes != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
+    size_t total = 0, head_len = 0;
+    unsigned char *head = NULL;
+    attend_status st = validate_write(entries, n_entries, meta, n_meta, nbytes, &total, err);
+    if (st == ATTEND_OK)
+        st = build_head(&head, &head_len, path, entries, n_entries, meta, n_meta, nbytes, total,
+                        err);
+    /* Nothing touched the file system before this point. */
+    if (st == ATTEND_OK) st = write_atomic(path, head, head_len, entries, n_entries, nbytes, err);
+    if (st == ATTEND_OK) st = sync_parent(path, err);
+    free(head);
+    free(nbytes);
+    return st == ATTEND_OK ? at_ok(err) : st;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+/* Layout of the index allocation: the handle, then its arrays, then strings. */
+static int place(size_t *off, size_t count, size_t elsize, size_t align, size_t *at) {
+    size_t o = *off, bytes;
+    if (!at_add_size(o, align - 1, &o)) return 0;
+    o = o / align * align;
+    if (!at_mul_size(count, elsize, &bytes) || !at_add_size(o, bytes, off)) return 0;
+    *at = o;
+    return 1;
+}
+
+static int cmp_tensor_name(const void *a, const void *b) {
+    const attend_st_tensor *x = *(const attend_st_tensor *const *)a;
+    const attend_st_tensor *y = *(const attend_st_tensor *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+static int cmp_tensor_offset(const void *a, const void *b) {
+    const attend_st_tensor *x = *(const attend_st_tensor *const *)a;
+    const attend_st_tensor *y = *(const attend_st_tensor *const *)b;
+    const char *xd = x->data, *yd = y->data;
+    if (xd != yd) return xd < yd ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+static int cmp_meta_key(const void *a, const void *b) {
+    return strcmp(((const attend_st_meta *)a)->key, ((const attend_st_meta *)b)->key);
+}
+
+static int key_is(const at_json_node *m, const char *word) {
+    size_t wl = strlen(word);
+    return m->key_len == wl && memcmp(m->key, word, wl) == 0;
+}
+
+/* Copies s [len] (no NUL inside) into the string area. */
+static const char *copy_str(char **pool, const char *s, size_t len) {
+    char *d = *pool;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    *pool += len + 1;
+    return d;
+}
+
+/* Checks __metadata__: an object of strings without NUL bytes. */
+static attend_status check_metadata(const at_json_node *md, const char *label, size_t *n_meta,
+                                    size_t *bytes, attend_error *err) {
+    CHECK(md->type == AT_JSON_OBJECT, err, ATTEND_ERR_FORMAT,
+          "%s: " ST_METADATA " is a JSON %s, not an object of strings", label,
+          at_json_type_name(md->type));
+    char snip[AT_JSON_SNIPPET_MAX];
+    for (const at_json_node *m = md->first; m; m = m->next) {
+        at_json_snippet(snip, m->key, m->key_len);
+        CHECK(m->type == AT_JSON_STRING, err, ATTEND_ERR_FORMAT,
+              "%s: " ST_METADATA " value of '%s' is a JSON %s, not a string", label, snip,
+              at_json_type_name(m->type));
+        CHECK(!memchr(m->key, 0, m->key_len) && !memchr(m->str, 0, m->len), err,
+              ATTEND_ERR_FORMAT, "%s: " ST_METADATA " key or value of '%s' contains a NUL byte",
+              label, snip);
+        size_t b = m->key_len + 1 + m->len + 1; /* both are shorter than the header */
+        *bytes += b;
+    }
+    *n_meta = md->count;
+    return ATTEND_OK;
+}
+
+/* Checks one tensor entry and fills t (name excepted). data_len: buffer size. */
+static attend_status check_tensor(const at_json_node *e, const char *label,
+                                  const unsigned char *data, size_t data_len,
+                                  attend_st_tensor *t, attend_error *err) {
+    char snip[AT_JSON_SNIPPET_MAX];
+    at_json_snippet(snip, e->key, e->key_len);
+    CHECK(e->key_len >= 1, err, ATTEND_ERR_FORMAT, "%s: a tensor has an empty name", label);
+    CHECK(!memchr(e->key, 0, e->key_len), err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': the name contains a NUL byte", label, snip);
+    CHECK(e->type == AT_JSON_OBJECT, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': entry is a JSON %s, not an object", label, snip,
+          at_json_type_name(e->type));
+    const at_json_node *dtype = NULL, *shape = NULL, *offs = NULL;
+    for (const at_json_node *m = e->first; m; m = m->next) {
+        const at_json_node **slot = key_is(m, "dtype")          ? &dtype
+                                    : key_is(m, "shape")        ? &shape
+                                    : key_is(m, "data_offsets") ? &offs
+                                                                : NULL;
+        char ksnip[AT_JSON_SNIPPET_MAX];
+        at_json_snippet(ksnip, m->key, m->key_len);
+        CHECK(slot != NULL, err, ATTEND_ERR_FORMAT, "%s: tensor '%s': unknown key '%s'", label,
+              snip, ksnip);
+        CHECK(*slot == NULL, err, ATTEND_ERR_FORMAT, "%s: tensor '%s': key '%s' appears twice",
+              label, snip, ksnip);
+        *slot = m;
+    }
+    CHECK(dtype && shape && offs, err, ATTEND_ERR_FORMAT, "%s: tensor '%s': missing \"%s\"",
+          label, snip, !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
+
+    CHECK(dtype->type == AT_JSON_STRING, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': dtype is a JSON %s, not a string", label, snip,
+          at_json_type_name(dtype->type));
+    int found = 0;
+    for (int d = ATTEND_DTYPE_F32; d <= ATTEND_DTYPE_U8 && !found; d++)
+        if (strcmp(dtype->str, attend_dtype_name((attend_dtype)d)) == 0 &&
+            dtype->len == strlen(dtype->str)) {
+            t->dtype = (attend_dtype)d;
+            found = 1;
+        }
+    char dsnip[AT_JSON_SNIPPET_MAX];
+    at_json_snippet(dsnip, dtype->str, dtype->len);
+    CHECK(found, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': unknown dtype '%s' (known: F32 F64 I32 I64 U8)", label, snip, dsnip);
+
+    CHECK(shape->type == AT_JSON_ARRAY, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': shape is a JSON %s, not an array", label, snip,
+          at_json_type_name(shape->type));
+    CHECK(shape->count <= ATTEND_MAX_DIMS, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': shape has %zu dims, more than %d", label, snip, shape->count,
+          ATTEND_MAX_DIMS);
+    t->ndim = (int)shape->count;
+    int d = 0;
+    for (const at_json_node *v = shape->first; v; v = v->next, d++) {
+        CHECK(v->type == AT_JSON_NUMBER && v->is_int && v->i >= 0, err, ATTEND_ERR_FORMAT,
+              "%s: tensor '%s': shape[%d] is not a non-negative integer", label, snip, d);
+        t->shape[d] = v->i;
+    }
+
+    const at_json_node *b = at_json_at(offs, 0), *en = at_json_at(offs, 1);
+    CHECK(offs->type == AT_JSON_ARRAY && offs->count == 2 && b->type == AT_JSON_NUMBER &&
+              b->is_int && b->i >= 0 && en->type == AT_JSON_NUMBER && en->is_int && en->i >= 0,
+          err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': data_offsets is not [begin, end] of two non-negative integers", label,
+          snip);
+    uint64_t begin = (uint64_t)b->i, end = (uint64_t)en->i;
+    CHECK(begin <= end, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': data_offsets begin %" PRIu64 " > end %" PRIu64, label, snip, begin,
+          end);
+    CHECK(end <= (uint64_t)data_len, err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': data_offsets end %" PRIu64 " is beyond the %zu-byte data buffer",
+          label, snip, end, data_len);
+
+    char shp[96];
+    format_shape(shp, t->ndim, t->shape);
+    const char *dname = attend_dtype_name(t->dtype);
+    CHECK(tensor_nbytes(attend_dtype_size(t->dtype), t->ndim, t->shape, &t->nbytes), err,
+          ATTEND_ERR_FORMAT, "%s: tensor '%s': shape %s of %s overflows a size_t", label, snip,
+          shp, dname);
+    CHECK(t->nbytes == (size_t)(end - begin), err, ATTEND_ERR_FORMAT,
+          "%s: tensor '%s': data_offsets span %" PRIu64 " bytes, but shape %s of %s needs %zu",
+          label, snip, end - begin, shp, dname, t->nbytes);
+    t->data = data + begin;
+    return ATTEND_OK;
+}
+
+/* Tensors must tile the data buffer: sorted by offset, each starts where the
+ * previous one ended, and the last one ends at the end of the buffer. */
+static attend_status check_coverage(const attend_st_tensor **order, int n,
+                                    const unsigned char *data, size_t data_len, const char *label,
+                                    attend_error *err) {
+    qsort(order, (size_t)n, sizeof *order, cmp_tensor_offset);
+    size_t expected = 0;
+    const attend_st_tensor *prev = NULL; /* the tensor that ends at `expected` */
+    char s1[AT_JSON_SNIPPET_MAX], s2[AT_JSON_SNIPPET_MAX];
+    for (int i = 0; i < n; i++) {
+        const attend_st_tensor *t = order[i];
+        size_t begin = (size_t)((const unsigned char *)t->data - data);
+        at_json_snippet(s2, t->name, strlen(t->name));
+        if (begin < expected) {
+            at_json_snippet(s1, prev->name, strlen(prev->name));
+            size_t pb = (size_t)((const unsigned char *)prev->data - data);
+            return at_fail(err, ATTEND_ERR_FORMAT,
+                           "%s: tensors '%s' [%zu, %zu) and '%s' [%zu, %zu) overlap", label, s1,
+                           pb, expected, s2, begin, begin + t->nbytes);
+        }
+        CHECK(begin == expected, err, ATTEND_ERR_FORMAT,
+              "%s: gap of %zu bytes before tensor '%s' (data bytes [%zu, %zu) belong to no tensor)",
+              label, begin - expected, s2, expected, begin);
+        expected = begin + t->nbytes;
+        if (t->nbytes > 0) prev = t;
+    }
+    CHECK(expected == data_len, err, ATTEND_ERR_FORMAT,
+          "%s: the last %zu bytes of the %zu-byte data buffer belong to no tensor", label,
+          data_len - expected, data_len);
+    return ATTEND_OK;
+}
+
+/* Builds the index for the parsed header root; fills *out. */
+static attend_status build_index(attend_st_file **out, const at_json_node *root,
+                                 unsigned char *buf, size_t len, size_t data_start,
+                                 const char *label, attend_error *err) {
+    const at_json_node *md = NULL;
+    size_t n = 0, n_meta = 0, bytes = 0;
+    for (const at_json_node *m = root->first; m; m = m->next) {
+        if (key_is(m, ST_METADATA)) {
+            CHECK(md == NULL, err, ATTEND_ERR_FORMAT, "%s: " ST_METADATA " appears twice", label);
+            md = m;
+            TRY(check_metadata(m, label, &n_meta, &bytes, err));
+        } else {
+            n++;
+            bytes += m->key_len + 1; /* names are shorter than the header */
+        }
+    }
+    CHECK(n <= INT_MAX && n_meta <= INT_MAX, err, ATTEND_ERR_FORMAT, "%s: too many tensors",
+          label);
+
+    size_t size = 0, at_tensors, at_order, at_meta, at_str, at_self;
+    CHECK(place(&size, 1, sizeof(attend_st_file), _Alignof(attend_st_file), &at_self) &&
+              place(&size, n, sizeof(attend_st_tensor), _Alignof(attend_st_tensor),
+                    &at_tensors) &&
+              place(&size, n, sizeof(attend_st_tensor *), _Alignof(attend_st_tensor *),
+                    &at_order) &&
+              place(&size, n_meta, sizeof(attend_st_meta), _Alignof(attend_st_meta), &at_meta) &&
+              place(&size, bytes, 1, 1, &at_str),
+          err, ATTEND_ERR_ALLOC, "%s: the index size overflows a size_t", label);
+    char *block = malloc(size);
+    CHECK(block != NULL, err, ATTEND_ERR_ALLOC, "%s: out of memory for a %zu-byte index", label,
+          size);
+    attend_st_file *f = (attend_st_file *)(void *)(block + at_self);
+    f->buf = buf;
+    f->len = len;
+    f->n = (int)n;
+    f->tensors = (attend_st_tensor *)(void *)(block + at_tensors);
+    f->by_name = (const attend_st_tensor **)(void *)(block + at_order);
+    f->n_meta = (int)n_meta;
+    f->meta = (attend_st_meta *)(void *)(block + at_meta);
+    char *pool = block + at_str;
+
+    const unsigned char *data = buf + data_start;
+    size_t data_len = len - data_start;
+    attend_status st = ATTEND_OK;
+    size_t i = 0;
+    for (const at_json_node *m = root->first; m && st == ATTEND_OK; m = m->next) {
+        if (m == md) continue;
+        attend_st_tensor *t = &f->tensors[i];
+        memset(t, 0, sizeof *t);
+        st = check_tensor(m, label, data, data_len, t, err);
+        if (st == ATTEND_OK) {
+            t->name = copy_str(&pool, m->key, m->key_len);
+            f->by_name[i] = t;
+            i++;
+        }
+    }
+    /* Names first (two entries with one name usually overlap as well), then the
+     * layout by offset, then back to name order for attend_st_find. */
+    if (st == ATTEND_OK) {
+        qsort(f->by_name, n, sizeof *f->by_name, cmp_tensor_name);
+        for (size_t k = 1; k < n && st == ATTEND_OK; k++)
+            if (strcmp(f->by_name[k - 1]->name, f->by_name[k]->name) == 0) {
+                char snip[AT_JSON_SNIPPET_MAX];
+                at_json_snippet(snip, f->by_name[k]->name, strlen(f->by_name[k]->name));
+                st = at_fail(err, ATTEND_ERR_FORMAT, "%s: duplicate tensor name '%s'", label, snip);
+            }
+    }
+    if (st == ATTEND_OK) st = check_coverage(f->by_name, f->n, data, data_len, label, err);
+    if (st == ATTEND_OK) qsort(f->by_name, n, sizeof *f->by_name, cmp_tensor_name);
+    if (st == ATTEND_OK && md) {
+        size_t k = 0;
+        for (const at_json_node *m = md->first; m; m = m->next, k++) {
+            f->meta[k].key = copy_str(&pool, m->key, m->key_len);
+            f->meta[k].value = copy_str(&pool, m->str, m->len);
+        }
+        qsort(f->meta, n_meta, sizeof *f->meta, cmp_meta_key);
+        for (k = 1; k < n_meta && st == ATTEND_OK; k++)
+            if (strcmp(f->meta[k - 1].key, f->meta[k].key) == 0) {
+                char snip[AT_JSON_SNIPPET_MAX];
+                at_json_snippet(snip, f->meta[k].key, strlen(f->meta[k].key));
+                st = at_fail(err, ATTEND_ERR_FORMAT, "%s: duplicate " ST_METADATA " key '%s'",
+                             label, snip);
+            }
+    }
+    if (st != ATTEND_OK) {
+        free(block);
+        return st;
+    }
+    if (!host_is_little_endian())
+        for (int k = 0; k < f->n; k++)
+            swap_elements((unsigned char *)(uintptr_t)f->tensors[k].data, f->tensors[k].nbytes,
+                          attend_dtype_size(f->tensors[k].dtype));
+    *out = f;
+    return ATTEND_OK;
+}
+
+/* Parses buf [len] (taking ownership: freed on error, kept by the handle). */
+static attend_status parse_owned(attend_st_file **out, unsigned char *buf, size_t len,
+                                 const char *label, attend_error *err) {
+    attend_status st = ATTEND_OK;
+    uint64_t hl = 0;
+    if (len < 8) {
+        st = at_fail(err, ATTEND_ERR_FORMAT,
+                     "%s: %zu bytes, shorter than the 8-byte header length field", label, len);
+    } else {
+        for (int k = 7; k >= 0; k--) hl = hl << 8 | buf[k];
+        if (hl == 0)
+            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: header length is 0", label);
+        else if (hl > ST_MAX_HEADER)
+            st = at_fail(err, ATTEND_ERR_FORMAT,
+                         "%s: header length %" PRIu64 " exceeds the limit of %u bytes", label, hl,
+                         ST_MAX_HEADER);
+        else if (hl > (uint64_t)(len - 8))
+            st = at_fail(err, ATTEND_ERR_FORMAT,
+                         "%s: header length %" PRIu64
+                         " exceeds the %zu bytes after the length field (file truncated?)",
+                         label, hl, len - 8);
+    }
+    at_json_doc *doc = NULL;
+    if (st == ATTEND_OK) {
+        at_json_limits lim = {ST_JSON_NODES, ST_JSON_DEPTH, 1};
+        st = at_json_parse(&doc, (const char *)buf + 8, (size_t)hl, &lim, NULL, err);
+        if (st != ATTEND_OK && st != ATTEND_ERR_ALLOC) {
+            char why[ATTEND_ERROR_MSG_MAX];
+            memcpy(why, err ? err->msg : "", err ? sizeof why : 1);
+            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: header JSON: %s of the header", label, why);
+        }
+    }
+    if (st == ATTEND_OK) {
+        const at_json_node *root = at_json_root(doc);
+        if (root->type != AT_JSON_OBJECT)
+            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: header is a JSON %s, not an object", label,
+                         at_json_type_name(root->type));
+        else
+            st = build_index(out, root, buf, len, 8 + (size_t)hl, label, err);
+    }
+    at_json_free(doc);
+    if (st != ATTEND_OK) {
+        free(buf);
+        return st;
+    }
+    return at_ok(err);
+}
+
+attend_status attend_st_parse(attend_st_file **out, const void *bytes, size_t len,
+                              const char *label, attend_error *err) {
+    CHECK(out != NULL, err, ATTEND_ERR_NULL, "attend_st_parse: out is NULL");
+    *out = NULL;
+    if (!label) label = "<memory>";
+    CHECK(bytes != NULL || len == 0, err, ATTEND_ERR_NULL, "%s: bytes is NULL", label);
+    unsigned char *buf = malloc(len ? len : 1);
+    CHECK(buf != NULL, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", label, len);
+    if (len) memcpy(buf, bytes, len);
+    return parse_owned(out, buf, len, label, err);
+}
+
+attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_bytes,
+                             attend_error *err) {
+    CHECK(out != NULL, err, ATTEND_ERR_NULL, "attend_st_open: out is NULL");
+    *out = NULL;
+    CHECK(path != NULL, err, ATTEND_ERR_NULL, "attend_st_open: path is NULL");
+    if (max_bytes == 0) max_bytes = ST_DEFAULT_MAX_BYTES;
+    char why[128];
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        error_text(why, errno);
+        return at_fail(err, ATTEND_ERR_IO, "%s: cannot open: %s", path, why);
+    }
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0) {
+        error_text(why, errno);
+        fclose(fp);
+        return at_fail(err, ATTEND_ERR_IO, "%s: cannot stat: %s", path, why);
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fclose(fp);
+        return at_fail(err, ATTEND_ERR_IO, "%s: not a regular file", path);
+    }
+    if ((uintmax_t)sb.st_size > (uintmax_t)max_bytes) {
+        fclose(fp);
+        return at_fail(err, ATTEND_ERR_CAPACITY, "%s: %jd bytes exceeds the limit of %zu bytes",
+                       path, (intmax_t)sb.st_size, max_bytes);
+    }
+    size_t len = (size_t)sb.st_size;
+    unsigned char *buf = malloc(len ? len : 1);
+    if (!buf) {
+        fclose(fp);
+        return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", path, len);
+    }
+    size_t got = fread(buf, 1, len, fp);
+    int e = errno, bad = ferror(fp), grew = got == len && getc(fp) != EOF;
+    fclose(fp);
+    if (got != len || bad || grew) {
+        free(buf);
+        if (bad) {
+            error_text(why, e);
+            return at_fail(err, ATTEND_ERR_IO, "%s: read failed: %s", path, why);
+        }
+        return at_fail(err, ATTEND_ERR_IO, "%s: the file changed size while being read", path);
+    }
+    return parse_owned(out, buf, len, path, err);
+}
+
+void attend_st_close(attend_st_file *f) {
+    if (!f) return;
+    free(f->buf);
+    free(f); /* the handle is at the start of the index block */
+}
+
+int attend_st_count(const attend_st_file *f) { return f ? f->n : 0; }
+
+const attend_st_tensor *attend_st_get(const attend_st_file *f, int i) {
+    return f && i >= 0 && i < f->n ? &f->tensors[i] : NULL;
+}
+
+const attend_st_tensor *attend_st_find(const attend_st_file *f, const char *name) {
+    if (!f || !name) return NULL;
+    size_t lo = 0, hi = (size_t)f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(f->by_name[mid]->name, name);
+        if (c == 0) return f->by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+const char *attend_st_metadata(const attend_st_file *f, const char *key) {
+    if (!f || !key) return NULL;
+    size_t lo = 0, hi = (size_t)f->n_meta;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(f->meta[mid].key, key);
+        if (c == 0) return f->meta[mid].value;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
