@@ -3,8 +3,45 @@
 #ifndef ATTEND_CLI_H
 #define ATTEND_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
+#include "args.h"
+
 int cmd_explain(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* ------------------------------------------- training, shared with demo */
+/* Everything `attend train` takes; train_opts_init sets the defaults its
+ * --help lists. */
+typedef struct {
+    cli_data_opts data;
+    int cell, decoder, score;          /* attend_*_kind; decoder -1: from the data */
+    int emb, hidden, layers, dec_hidden, attn; /* dec_hidden 0: 128, or 2*hidden for dot scores */
+    int steps, batch, optimizer;
+    double lr;                         /* 0: 3e-3 for Adam, 0.1 for SGD */
+    double clip, min_lr, weight_decay, momentum;
+    int warmup, decay;
+    uint64_t seed;
+    const char *out;                   /* model file; NULL: not saved */
+    const char *checkpoint, *resume;
+    int checkpoint_every, eval_every, log_every;
+} train_opts;
+
+void train_opts_init(train_opts *o);
+
+/* What a finished run leaves for its caller (demo). */
+typedef struct {
+    attend_eval_stats dev; /* final evaluation */
+    double seconds;        /* training time, evaluations excluded */
+    double samples_per_s;
+} train_result;
+
+/* Runs a training as `attend train` does (printing as it goes; cmd names the
+ * command in messages). Returns the exit status; res may be NULL. */
+int train_run(const char *cmd, const train_opts *o, train_result *res);
 
 #endif

@@ -10,6 +10,11 @@ static void usage(FILE *f) {
             "usage: attend <command> [options]\n"
             "\n"
             "commands:\n"
+            "  demo                   train a string-reversal model and show where it attends\n"
+            "  train                  train a model on a built-in task or TSV pairs\n"
+            "  decode MODEL [FILE]    decode lines with a model (greedy or beam), optionally\n"
+            "                         printing alignments as heatmaps\n"
+            "  eval MODEL             accuracy and loss of a model on TSV pairs or a task\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
             "  version                print the version and the GEMM backend\n"
             "  help                   this message\n"
@@ -24,6 +29,10 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "explain")) return cmd_explain(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "decode")) return cmd_decode(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s)\n", attend_version(), attend_gemm_backend());
         return 0;

@@ -1,0 +1,267 @@
+/* args.c — option parsing, error reporting and data options shared by the
+ * `attend` commands (see args.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------- parsing */
+
+void cli_init(cli_parser *p, const char *cmd, int argc, char **argv) {
+    memset(p, 0, sizeof *p);
+    p->cmd = cmd;
+    p->argc = argc;
+    p->argv = argv;
+    p->i = 0; /* argv[0] is the command name */
+}
+
+int cli_next(cli_parser *p) {
+    if (++p->i >= p->argc) return 0;
+    p->arg = p->argv[p->i];
+    p->value = NULL;
+    const char *eq = p->arg[0] == '-' && p->arg[1] == '-' ? strchr(p->arg, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - p->arg) : strlen(p->arg);
+    if (n >= sizeof p->opt) n = sizeof p->opt - 1;
+    memcpy(p->opt, p->arg, n);
+    p->opt[n] = '\0';
+    if (eq) p->value = eq + 1;
+    return 1;
+}
+
+int cli_is(const cli_parser *p, const char *name) { return !strcmp(p->opt, name); }
+
+int cli_positional(const cli_parser *p) { return p->arg[0] != '-' || !strcmp(p->arg, "-"); }
+
+int cli_is_help(const cli_parser *p) { return cli_is(p, "--help") || cli_is(p, "-h"); }
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "attend %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return 2;
+}
+
+int cli_string(cli_parser *p, const char **out) {
+    if (p->value) {
+        *out = p->value;
+        return 0;
+    }
+    if (p->i + 1 >= p->argc) return cli_usage_error(p->cmd, "%s needs a value", p->opt);
+    *out = p->argv[++p->i];
+    return 0;
+}
+
+int cli_int(cli_parser *p, long lo, long hi, int *out) {
+    const char *s = NULL;
+    if (cli_string(p, &s)) return 2;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return cli_usage_error(p->cmd, "%s: expected an integer in [%ld, %ld], got '%s'", p->opt, lo, hi, s);
+    *out = (int)v;
+    return 0;
+}
+
+int cli_u64(cli_parser *p, uint64_t *out) {
+    const char *s = NULL;
+    if (cli_string(p, &s)) return 2;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-')
+        return cli_usage_error(p->cmd, "%s: expected a non-negative integer, got '%s'", p->opt, s);
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_double(cli_parser *p, double lo, double hi, double *out) {
+    const char *s = NULL;
+    if (cli_string(p, &s)) return 2;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi)
+        return cli_usage_error(p->cmd, "%s: expected a number in [%g, %g], got '%s'", p->opt, lo, hi, s);
+    *out = v;
+    return 0;
+}
+
+int cli_choice(cli_parser *p, int (*from_name)(const char *), const char *choices, int *out) {
+    const char *s = NULL;
+    if (cli_string(p, &s)) return 2;
+    int v = from_name(s);
+    if (v < 0) return cli_usage_error(p->cmd, "%s: expected one of %s, got '%s'", p->opt, choices, s);
+    *out = v;
+    return 0;
+}
+
+int cli_flag(cli_parser *p, int *out) {
+    if (p->value) return cli_usage_error(p->cmd, "%s takes no value", p->opt);
+    *out = 1;
+    return 0;
+}
+
+int cli_unknown(const cli_parser *p) {
+    if (cli_positional(p))
+        return cli_usage_error(p->cmd, "unexpected argument '%s' (attend %s --help lists the usage)", p->arg, p->cmd);
+    return cli_usage_error(p->cmd, "unknown option '%s' (attend %s --help lists the options)", p->opt, p->cmd);
+}
+
+int cli_lib_fail(const char *cmd, const attend_error *err) {
+    fprintf(stderr, "attend %s: %s\n", cmd, err->msg[0] ? err->msg : attend_status_name(err->status));
+    return 1;
+}
+
+int cli_finish(const char *cmd, int rc) {
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "attend %s: error writing the output\n", cmd);
+        return 1;
+    }
+    return rc;
+}
+
+double cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *const TASK_NAMES[] = {"copy", "reverse", "sort"};
+
+int cli_task_from_name(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, TASK_NAMES[i])) return i;
+    return -1;
+}
+
+const char *cli_task_name(int task) { return task >= 0 && task < 3 ? TASK_NAMES[task] : "?"; }
+
+int cli_optim_from_name(const char *name) {
+    if (!strcmp(name, "adam")) return ATTEND_OPT_ADAM;
+    if (!strcmp(name, "sgd")) return ATTEND_OPT_SGD;
+    return -1;
+}
+
+/* ---------------------------------------------------------- data options */
+
+void cli_data_opts_init(cli_data_opts *d) {
+    memset(d, 0, sizeof *d);
+    d->task = -1;
+    d->tokenizer = -1;
+}
+
+int cli_data_option(cli_parser *p, cli_data_opts *d, const char *tsv_name) {
+    if (cli_is(p, "--task")) return cli_choice(p, cli_task_from_name, "copy|reverse|sort", &d->task);
+    if (cli_is(p, "--symbols")) {
+        d->given_task_opts = 1;
+        return cli_int(p, 1, 100000, &d->symbols);
+    }
+    if (cli_is(p, "--min-len")) {
+        d->given_task_opts = 1;
+        return cli_int(p, 1, 65536, &d->min_len);
+    }
+    if (cli_is(p, "--max-len")) {
+        d->given_task_opts = 1;
+        return cli_int(p, 1, 65536, &d->max_len);
+    }
+    if (cli_is(p, "--count")) {
+        d->given_task_opts = 1;
+        return cli_int(p, 1, 100000000, &d->count);
+    }
+    if (cli_is(p, "--data-seed")) {
+        d->given_task_opts = d->have_data_seed = 1;
+        return cli_u64(p, &d->data_seed);
+    }
+    if (cli_is(p, tsv_name)) return cli_string(p, &d->tsv);
+    if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev")) return cli_string(p, &d->dev);
+    if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev-count"))
+        {
+        d->given_task_opts = 1;
+        return cli_int(p, 1, 100000000, &d->dev_count);
+    }
+    if (cli_is(p, "--tokenizer")) return cli_choice(p, attend_tokenizer_from_name, "char|space", &d->tokenizer);
+    if (cli_is(p, "--skip-malformed")) return cli_flag(p, &d->skip_malformed);
+    return -1;
+}
+
+int cli_read_tsv(const char *cmd, attend_dataset **out, const char *path, attend_vocab *src_vocab,
+                 attend_vocab *tgt_vocab, int grow, attend_tokenizer tok, int skip_malformed) {
+    attend_error err = {0};
+    attend_tsv_options o = {0};
+    o.tokenizer = tok;
+    o.skip_malformed = skip_malformed;
+    int skipped = 0;
+    if (attend_dataset_read_tsv(out, path, src_vocab, tgt_vocab, grow, &o, &skipped, &err) != ATTEND_OK)
+        return cli_lib_fail(cmd, &err);
+    if (skip_malformed) printf("%s: %d malformed line%s skipped\n", path, skipped, skipped == 1 ? "" : "s");
+    if (attend_dataset_size(*out) == 0) {
+        attend_dataset_free(*out);
+        *out = NULL;
+        fprintf(stderr, "attend %s: %s: no usable pairs\n", cmd, path);
+        return 1;
+    }
+    return 0;
+}
+
+static int32_t map_id(int32_t id, const attend_vocab *from, const attend_vocab *to) {
+    if (id < 4) return id; /* the specials have the same ids everywhere */
+    const char *t = attend_vocab_token(from, id);
+    int32_t j = t ? attend_vocab_find(to, t, strlen(t)) : -1;
+    return j < 0 ? ATTEND_UNK : j;
+}
+
+int cli_remap_dataset(const char *cmd, attend_dataset **out, const attend_dataset *d, const attend_vocab *from,
+                      const attend_vocab *to_src, const attend_vocab *to_tgt, int pointer) {
+    attend_error err = {0};
+    attend_dataset *r = NULL;
+    int ms = attend_dataset_max_src_len(d), mt = attend_dataset_max_tgt_len(d);
+    int32_t *s = malloc((size_t)(ms + 1) * sizeof *s), *t = malloc((size_t)(mt + 1) * sizeof *t);
+    attend_status st = s && t ? attend_dataset_create(&r, &err) : ATTEND_ERR_ALLOC;
+    if (st == ATTEND_ERR_ALLOC && !(s && t)) snprintf(err.msg, sizeof err.msg, "out of memory");
+    for (int i = 0; st == ATTEND_OK && i < attend_dataset_size(d); i++) {
+        const int32_t *src, *tgt;
+        int sl, tl;
+        st = attend_dataset_get(d, i, &src, &sl, &tgt, &tl, &err);
+        if (st) break;
+        for (int j = 0; j < sl; j++) s[j] = map_id(src[j], from, to_src);
+        for (int j = 0; j < tl; j++) t[j] = pointer ? tgt[j] : map_id(tgt[j], from, to_tgt);
+        st = attend_dataset_add(r, s, sl, t, tl, &err);
+    }
+    free(s);
+    free(t);
+    if (st) {
+        attend_dataset_free(r);
+        return cli_lib_fail(cmd, &err);
+    }
+    *out = r;
+    return 0;
+}
+
+int cli_load_model(const char *cmd, const char *path, int max_batch, int max_src, int max_tgt, attend_model **m,
+                   attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok) {
+    attend_error err = {0};
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = max_batch;
+    cap.max_src_len = max_src;
+    cap.max_tgt_len = max_tgt;
+    if (attend_model_load(m, path, &cap, src_vocab, tgt_vocab, tok, &err) != ATTEND_OK) return cli_lib_fail(cmd, &err);
+    return 0;
+}
+
+void cli_print_eval(FILE *f, const char *label, const attend_eval_stats *s) {
+    fprintf(f,
+            "%s: pairs %d  loss %.4f  tf-token %.4f  tf-seq %.4f  greedy-token %.4f  greedy-seq %.4f  "
+            "entropy %.3f\n",
+            label, s->pairs, s->loss, s->tf_token_acc, s->tf_seq_acc, s->greedy_token_acc, s->greedy_seq_acc,
+            s->attn_entropy);
+}

@@ -1,0 +1,474 @@
+/*
+ * train.c — `attend train`: data from a built-in task or TSV files, a model
+ * sized from the data, attend_trainer steps with progress, periodic evaluation
+ * and checkpoints, and the model file at the end. The library does the work;
+ * this file parses options, calls it in order and prints.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attend.h"
+#include "cli.h"
+
+#define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
+#define MAX_NONFINITE_REPORTS 10
+
+void train_opts_init(train_opts *o) {
+    memset(o, 0, sizeof *o);
+    cli_data_opts_init(&o->data);
+    o->cell = ATTEND_CELL_GRU;
+    o->decoder = -1;
+    o->score = ATTEND_SCORE_ADDITIVE;
+    o->emb = 32;
+    o->hidden = 64;
+    o->layers = 1;
+    o->dec_hidden = 0;
+    o->attn = 64;
+    o->steps = 1000;
+    o->batch = 64;
+    o->optimizer = ATTEND_OPT_ADAM;
+    o->lr = 0;
+    o->clip = 1.0;
+    o->seed = 1;
+    o->out = "model.safetensors";
+    o->log_every = 100;
+}
+
+static void train_usage(FILE *f) {
+    fprintf(f,
+            "usage: attend train (--task copy|reverse|sort [task options] | --train FILE.tsv [--dev FILE.tsv])\n"
+            "                    [model options] [training options] [--out MODEL.safetensors]\n"
+            "\n"
+            "Trains an attention-based encoder-decoder and saves it as a model file.\n"
+            "\n"
+            "data, built-in task (a dev set is generated with --data-seed + 1):\n"
+            "  --task NAME          copy, reverse, or sort (a pointer task: the output is the\n"
+            "                       source positions in ascending order of their symbols)\n"
+            "  --symbols N          distinct symbols, named a, b, ... (10)\n"
+            "  --min-len N          shortest sequence (1)\n"
+            "  --max-len N          longest sequence (10)\n"
+            "  --count N            training pairs (10000)\n"
+            "  --dev-count N        dev pairs (500)\n"
+            "  --data-seed N        seed of the training pairs (1)\n"
+            "data, TSV files (source<TAB>target per line; vocabularies from the training file):\n"
+            "  --train FILE         training pairs\n"
+            "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>)\n"
+            "  --tokenizer NAME     char (one token per character) or space (words) (char)\n"
+            "  --skip-malformed     skip and count malformed lines instead of stopping at the first\n"
+            "model:\n"
+            "  --cell NAME          gru or lstm (gru)\n"
+            "  --decoder NAME       bahdanau, luong, none (no attention: a fixed context), or\n"
+            "                       pointer (only for --task sort, and implied by it) (bahdanau)\n"
+            "  --score NAME         dot, scaled_dot, general, additive (additive)\n"
+            "  --emb N              embedding width (32)\n"
+            "  --hidden N           encoder width per direction (64)\n"
+            "  --layers N           encoder layers (1)\n"
+            "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
+            "  --attn N             additive attention width (64)\n"
+            "training:\n"
+            "  --steps N            total optimizer steps, one batch each (1000)\n"
+            "  --batch N            pairs per batch (64)\n"
+            "  --optimizer NAME     adam or sgd (adam)\n"
+            "  --lr X               peak learning rate (0.003 for adam, 0.1 for sgd)\n"
+            "  --clip X             clip the global gradient norm to X; 0 = off (1)\n"
+            "  --warmup N           linear warm-up steps (0)\n"
+            "  --decay N            cosine decay steps after the warm-up; 0 = constant (0)\n"
+            "  --min-lr X           learning rate at the end of the decay (0)\n"
+            "  --weight-decay X     L2 weight decay (0)\n"
+            "  --momentum X         SGD momentum (0)\n"
+            "  --seed N             initialisation and shuffling seed (1)\n"
+            "output:\n"
+            "  --out PATH           model file written at the end (model.safetensors)\n"
+            "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
+            "                       every --checkpoint-every steps and at the end\n"
+            "  --checkpoint-every N steps between checkpoints (0: only at the end)\n"
+            "  --resume PATH        continue from a checkpoint of the same data and options, up\n"
+            "                       to --steps in total; the result is the same bit for bit\n"
+            "  --eval-every N       evaluate on the dev set every N steps (0: only at the end)\n"
+            "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
+            "                       on a terminal a progress bar is redrawn instead\n"
+            "  --help               this message\n"
+            "\n"
+            "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
+            "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n");
+}
+
+/* ------------------------------------------------------------- parsing */
+
+static int parse(train_opts *o, int argc, char **argv, int *help) {
+    cli_parser p;
+    cli_init(&p, "train", argc, argv);
+    int rc = 0;
+    while (rc == 0 && cli_next(&p)) {
+        int d = cli_data_option(&p, &o->data, "--train");
+        if (d >= 0) rc = d;
+        else if (cli_is_help(&p)) *help = 1;
+        else if (cli_is(&p, "--cell")) rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &o->cell);
+        else if (cli_is(&p, "--decoder"))
+            rc = cli_choice(&p, attend_decoder_from_name, "bahdanau|luong|none|pointer", &o->decoder);
+        else if (cli_is(&p, "--score"))
+            rc = cli_choice(&p, attend_score_from_name, "dot|scaled_dot|general|additive", &o->score);
+        else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &o->emb);
+        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &o->hidden);
+        else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &o->dec_hidden);
+        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &o->attn);
+        else if (cli_is(&p, "--steps")) rc = cli_int(&p, 0, 1000000000, &o->steps);
+        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 20, &o->batch);
+        else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
+        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-12, 1e6, &o->lr);
+        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e12, &o->clip);
+        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &o->warmup);
+        else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
+        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 1e6, &o->min_lr);
+        else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
+        else if (cli_is(&p, "--momentum")) rc = cli_double(&p, 0, 0.999999, &o->momentum);
+        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
+        else if (cli_is(&p, "--out")) rc = cli_string(&p, &o->out);
+        else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
+        else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
+        else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
+        else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
+        else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
+        else rc = cli_unknown(&p);
+    }
+    return rc;
+}
+
+/* Usage rules that concern several options together. */
+static int check_combination(const train_opts *o) {
+    const cli_data_opts *d = &o->data;
+    if (d->task < 0 && !d->tsv) return cli_usage_error("train", "give the data: --task NAME or --train FILE.tsv");
+    if (d->task >= 0 && d->tsv) return cli_usage_error("train", "--task and --train exclude each other");
+    if (d->task >= 0 && (d->dev || d->tokenizer >= 0 || d->skip_malformed))
+        return cli_usage_error("train", "--dev, --tokenizer and --skip-malformed apply to --train, not --task");
+    if (d->tsv && d->given_task_opts)
+        return cli_usage_error("train",
+                               "--symbols, --min-len, --max-len, --count, --dev-count and --data-seed apply to "
+                               "--task, not --train");
+    if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
+        return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
+    int sort = d->task == ATTEND_TASK_SORT;
+    if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
+        return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
+    if (!sort && o->decoder == ATTEND_DECODER_POINTER)
+        return cli_usage_error("train", "--decoder pointer outputs source positions: it needs --task sort");
+    if (o->checkpoint_every && !o->checkpoint)
+        return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
+    return 0;
+}
+
+/* ---------------------------------------------------------------- data */
+
+typedef struct {
+    attend_dataset *train, *dev;
+    attend_vocab *src_vocab, *tgt_vocab; /* the same vocabulary for a task */
+    attend_tokenizer tok;
+    int pointer;
+} train_data;
+
+static void data_free(train_data *td) {
+    attend_dataset_free(td->train);
+    attend_dataset_free(td->dev);
+    if (td->tgt_vocab != td->src_vocab) attend_vocab_free(td->tgt_vocab);
+    attend_vocab_free(td->src_vocab);
+    memset(td, 0, sizeof *td);
+}
+
+static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
+    attend_error err = {0};
+    memset(td, 0, sizeof *td);
+    if (d->task >= 0) {
+        attend_task_config tc = {(attend_task)d->task, d->symbols ? d->symbols : 10, d->min_len ? d->min_len : 1,
+                                 d->max_len ? d->max_len : 10, d->count ? d->count : 10000,
+                                 d->have_data_seed ? d->data_seed : 1};
+        if (!d->max_len && tc.min_len > tc.max_len) tc.max_len = tc.min_len;
+        if (!d->min_len && tc.min_len > tc.max_len) tc.min_len = tc.max_len;
+        attend_vocab *dev_vocab = NULL;
+        if (attend_dataset_task(&td->train, &td->src_vocab, &tc, &err)) return cli_lib_fail(cmd, &err);
+        td->tgt_vocab = td->src_vocab;
+        tc.count = d->dev_count ? d->dev_count : 500;
+        tc.seed += DEV_SEED_OFFSET;
+        if (attend_dataset_task(&td->dev, &dev_vocab, &tc, &err)) return cli_lib_fail(cmd, &err);
+        attend_vocab_free(dev_vocab); /* the same symbols, the same ids */
+        td->tok = ATTEND_TOKENIZE_CHAR;
+        td->pointer = d->task == ATTEND_TASK_SORT;
+        printf("data: %s task, %d symbols, lengths %d-%d: %d training pairs (seed %llu), %d dev pairs (seed %llu)\n",
+               cli_task_name(d->task), tc.symbols, tc.min_len, tc.max_len, attend_dataset_size(td->train),
+               (unsigned long long)(tc.seed - DEV_SEED_OFFSET), attend_dataset_size(td->dev),
+               (unsigned long long)tc.seed);
+        return 0;
+    }
+    td->tok = d->tokenizer >= 0 ? (attend_tokenizer)d->tokenizer : ATTEND_TOKENIZE_CHAR;
+    if (attend_vocab_create(&td->src_vocab, &err) || attend_vocab_create(&td->tgt_vocab, &err))
+        return cli_lib_fail(cmd, &err);
+    int rc = cli_read_tsv(cmd, &td->train, d->tsv, td->src_vocab, td->tgt_vocab, 1, td->tok, d->skip_malformed);
+    if (!rc && d->dev)
+        rc = cli_read_tsv(cmd, &td->dev, d->dev, td->src_vocab, td->tgt_vocab, 0, td->tok, d->skip_malformed);
+    if (rc) return rc;
+    printf("data: %s: %d training pairs, %d source and %d target tokens (%s tokenizer)", d->tsv,
+           attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4, attend_vocab_size(td->tgt_vocab) - 4,
+           attend_tokenizer_name(td->tok));
+    if (td->dev) printf("; %s: %d dev pairs", d->dev, attend_dataset_size(td->dev));
+    printf("\n");
+    return 0;
+}
+
+/* ------------------------------------------------------------- progress */
+
+typedef struct {
+    int tty;            /* stderr is a terminal: redraw one line */
+    int bar_len;        /* characters of the bar now on screen */
+    double last_draw;
+    /* since the last log line */
+    double loss_sum, gnorm_sum, train_time;
+    long tokens, samples, steps, good_steps;
+    double ema_loss;    /* for the bar */
+    int have_ema;
+} progress;
+
+static void progress_clear(progress *pg) {
+    if (pg->tty && pg->bar_len) {
+        fprintf(stderr, "\r%*s\r", pg->bar_len, "");
+        fflush(stderr);
+        pg->bar_len = 0;
+    }
+}
+
+static void format_eta(char *buf, size_t n, double s) {
+    if (!(s >= 0) || s > 1e7) snprintf(buf, n, "?");
+    else if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static void progress_bar(progress *pg, long step, long total, double sps, double eta) {
+    char line[160], e[32];
+    int width = 24, filled = total > 0 ? (int)((double)width * (double)step / (double)total) : width;
+    char bar[32];
+    for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '.';
+    bar[width] = '\0';
+    format_eta(e, sizeof e, eta);
+    int n = snprintf(line, sizeof line, "[%s] %ld/%ld loss %.4f  %.0f samples/s  ETA %s", bar, step, total,
+                     pg->ema_loss, sps, e);
+    fprintf(stderr, "\r%s", line);
+    if (n < pg->bar_len) fprintf(stderr, "%*s", pg->bar_len - n, "");
+    fflush(stderr);
+    pg->bar_len = n;
+}
+
+/* ------------------------------------------------------------- the run */
+
+static void print_model(const attend_model *m, const train_opts *o) {
+    const attend_model_config *c = attend_model_get_config(m);
+    printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
+           c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
+    if (c->decoder != ATTEND_DECODER_NONE) {
+        printf(", %s attention", attend_score_name(c->score));
+        if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
+    }
+    printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
+    printf("training: %s lr %g", o->optimizer == ATTEND_OPT_ADAM ? "adam" : "sgd", o->lr);
+    if (o->warmup) printf(", warm-up %d", o->warmup);
+    if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
+    if (o->weight_decay > 0) printf(", weight decay %g", o->weight_decay);
+    if (o->optimizer == ATTEND_OPT_SGD && o->momentum > 0) printf(", momentum %g", o->momentum);
+    printf(", clip %g, batch %d, %d step%s, seed %llu\n", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
+           (unsigned long long)o->seed);
+}
+
+static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
+                           progress *pg) {
+    attend_error err = {0};
+    if (attend_trainer_save(tr, o->checkpoint, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, &err)) {
+        progress_clear(pg);
+        return cli_lib_fail(cmd, &err);
+    }
+    progress_clear(pg);
+    printf("checkpoint: step %ld saved to %s\n", attend_trainer_steps(tr), o->checkpoint);
+    fflush(stdout);
+    return 0;
+}
+
+static int evaluate(const char *cmd, attend_model *m, const train_data *td, int batch, const char *label,
+                    attend_eval_stats *s, progress *pg) {
+    attend_error err = {0};
+    const attend_dataset *d = td->dev ? td->dev : td->train;
+    if (attend_model_evaluate(m, d, batch, td->dev ? 0 : 1000, s, &err)) {
+        progress_clear(pg);
+        return cli_lib_fail(cmd, &err);
+    }
+    progress_clear(pg);
+    cli_print_eval(stdout, label, s);
+    fflush(stdout);
+    return 0;
+}
+
+int train_run(const char *cmd, const train_opts *opts, train_result *res) {
+    train_opts o = *opts;
+    attend_error err = {0};
+    train_data td;
+    attend_model *m = NULL;
+    attend_trainer *tr = NULL;
+    int rc = load_data(cmd, &o.data, &td);
+    if (rc) goto done;
+
+    /* the model, sized from the data */
+    attend_model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.cell = (attend_cell_kind)o.cell;
+    mc.decoder = (attend_decoder_kind)(o.decoder >= 0 ? o.decoder
+                                                     : td.pointer ? ATTEND_DECODER_POINTER : ATTEND_DECODER_BAHDANAU);
+    mc.score = (attend_score_kind)o.score;
+    mc.src_vocab = attend_vocab_size(td.src_vocab);
+    mc.tgt_vocab = attend_vocab_size(td.tgt_vocab);
+    mc.emb = o.emb;
+    mc.enc_hidden = o.hidden;
+    mc.enc_layers = o.layers;
+    int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
+    mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
+    mc.attn = o.attn;
+    mc.max_batch = o.batch;
+    mc.max_src_len = attend_dataset_max_src_len(td.train);
+    mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
+    if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
+    if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
+    if (attend_model_create(&m, &mc, o.seed, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+
+    attend_optim_config oc = attend_optim_defaults((attend_optim_kind)o.optimizer);
+    if (o.lr <= 0) o.lr = o.optimizer == ATTEND_OPT_ADAM ? 3e-3 : 0.1;
+    oc.lr = o.lr;
+    oc.clip_norm = o.clip;
+    oc.warmup_steps = o.warmup;
+    oc.decay_steps = o.decay;
+    oc.min_lr = o.min_lr;
+    oc.weight_decay = o.weight_decay;
+    oc.momentum = o.momentum;
+    if (attend_trainer_create(&tr, m, &oc, td.train, o.batch, o.seed, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+    print_model(m, &o);
+    if (o.resume) {
+        if (attend_trainer_resume(tr, o.resume, &err)) {
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
+    }
+    fflush(stdout);
+
+    progress pg;
+    memset(&pg, 0, sizeof pg);
+    pg.tty = isatty(fileno(stderr));
+    long start_step = attend_trainer_steps(tr), total = o.steps;
+    double t_train = 0, t_begin = cli_now();
+    long run_samples = 0;
+    attend_eval_stats ev;
+    memset(&ev, 0, sizeof ev);
+    while (attend_trainer_steps(tr) < total) {
+        attend_step_report r;
+        double t0 = cli_now();
+        if (attend_trainer_step(tr, &r, &err)) {
+            progress_clear(&pg);
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        double dt = cli_now() - t0;
+        t_train += dt;
+        run_samples += r.tf.seqs;
+        pg.train_time += dt;
+        pg.samples += r.tf.seqs;
+        pg.steps++;
+        if (r.skipped) {
+            if (attend_trainer_skipped(tr) <= MAX_NONFINITE_REPORTS) {
+                progress_clear(&pg);
+                fprintf(stderr, "step %ld: gradient norm %s is not finite: update skipped%s\n", r.step,
+                        isnan(r.opt.grad_norm) ? "nan" : r.opt.grad_norm > 0 ? "inf" : "-inf",
+                        attend_trainer_skipped(tr) == MAX_NONFINITE_REPORTS ? " (further ones only counted)" : "");
+            }
+        } else {
+            pg.loss_sum += r.tf.loss * r.tf.tokens;
+            pg.tokens += r.tf.tokens;
+            pg.gnorm_sum += r.opt.grad_norm;
+            pg.good_steps++;
+            pg.ema_loss = pg.have_ema ? 0.9 * pg.ema_loss + 0.1 * r.tf.loss : r.tf.loss;
+            pg.have_ema = 1;
+        }
+        long step = r.step;
+        double sps_run = t_train > 0 ? (double)run_samples / t_train : 0;
+        double eta = step > start_step ? (double)(total - step) * t_train / (double)(step - start_step) : -1;
+        if (pg.tty) {
+            double now = cli_now();
+            if (now - pg.last_draw >= 0.1 || step == total) {
+                progress_bar(&pg, step, total, sps_run, eta);
+                pg.last_draw = now;
+            }
+        } else if (step % o.log_every == 0 || step == total) {
+            fprintf(stderr, "step %ld/%ld loss %.4f lr %.3g gnorm %.3g samples/s %.0f\n", step, total,
+                    pg.tokens ? pg.loss_sum / (double)pg.tokens : NAN, r.opt.lr,
+                    pg.good_steps ? pg.gnorm_sum / (double)pg.good_steps : NAN,
+                    pg.train_time > 0 ? (double)pg.samples / pg.train_time : 0);
+            pg.loss_sum = pg.gnorm_sum = pg.train_time = 0;
+            pg.tokens = pg.samples = pg.steps = pg.good_steps = 0;
+        }
+        if (o.checkpoint && o.checkpoint_every && step % o.checkpoint_every == 0 && step < total &&
+            (rc = save_checkpoint(cmd, tr, &o, &td, &pg)))
+            goto done;
+        if (o.eval_every && step % o.eval_every == 0 && step < total) {
+            char label[64];
+            snprintf(label, sizeof label, "eval step %ld", step);
+            if ((rc = evaluate(cmd, m, &td, o.batch, label, &ev, &pg))) goto done;
+        }
+    }
+    progress_clear(&pg);
+    double sps = t_train > 0 ? (double)run_samples / t_train : 0;
+    if (attend_trainer_steps(tr) > start_step)
+        printf("trained: steps %ld-%ld in %.1f s (%.0f samples/s, %.1f s with evaluations), %ld skipped\n",
+               start_step + 1, attend_trainer_steps(tr), t_train, sps, cli_now() - t_begin,
+               attend_trainer_skipped(tr));
+    else if (o.resume)
+        printf("trained: nothing to do, the checkpoint is at step %ld (--steps %d)\n", attend_trainer_steps(tr),
+               o.steps);
+    else
+        printf("trained: no steps (--steps 0)\n");
+    if (o.checkpoint && (rc = save_checkpoint(cmd, tr, &o, &td, &pg))) goto done;
+    if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
+    if (o.out) {
+        if (attend_model_save(m, o.out, td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, &err)) {
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        printf("saved: %s\n", o.out);
+    }
+    if (res) {
+        res->dev = ev;
+        res->seconds = t_train;
+        res->samples_per_s = sps;
+    }
+done:
+    attend_trainer_free(tr);
+    attend_model_free(m);
+    data_free(&td);
+    return rc;
+}
+
+int cmd_train(int argc, char **argv) {
+    train_opts o;
+    train_opts_init(&o);
+    int help = 0;
+    int rc = parse(&o, argc, argv, &help);
+    if (rc) return rc;
+    if (help) {
+        train_usage(stdout);
+        return cli_finish("train", 0);
+    }
+    if ((rc = check_combination(&o))) return rc;
+    return cli_finish("train", train_run("train", &o, NULL));
+}
