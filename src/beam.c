@@ -92,12 +92,13 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     candidate *cand;
     finished_hyp *fin;
     int *parent;
-    TAKE(hal, attend_real, n_al);
-    TAKE(hal2, attend_real, n_al);
-    TAKE(fal, attend_real, n_fal);
+    /* widest alignment first: doubles and structs, then attend_real, then 4-byte ints */
     TAKE(hscore, double, K);
     TAKE(cand, candidate, 2 * K);
     TAKE(fin, finished_hyp, fin_cap);
+    TAKE(hal, attend_real, n_al);
+    TAKE(hal2, attend_real, n_al);
+    TAKE(fal, attend_real, n_fal);
     TAKE(htok, int32_t, n_tok);
     TAKE(htok2, int32_t, n_tok);
     TAKE(ftok, int32_t, n_ftok);

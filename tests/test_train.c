@@ -352,9 +352,20 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
-    RUN(test_reversal_reaches_99);
-    RUN(test_pointer_sorts);
-    RUN(test_baseline_trails_attention);
+#ifdef ATTEND_TEST_SANITIZED
+    const int sanitized = 1;
+#else
+    const int sanitized = 0;
+#endif
+    if (sanitized) {
+        /* Convergence is checked by the plain builds; under ASan+UBSan (10-30x slower)
+         * the remaining tests still run every training, checkpoint and decoding path. */
+        printf("convergence tests skipped in the sanitizer build\n");
+    } else {
+        RUN(test_reversal_reaches_99);
+        RUN(test_pointer_sorts);
+        RUN(test_baseline_trails_attention);
+    }
     RUN(test_resume_is_bit_exact);
     RUN(test_resume_rejects_other_config);
     RUN(test_failed_save_keeps_previous);

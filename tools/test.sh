@@ -19,7 +19,7 @@ for config in "${configs[@]}"; do
   case "$config" in
     openblas) dir=build;          flags=(-DATTEND_BLAS=ON  -DATTEND_WERROR=ON) ;;
     portable) dir=build-portable; flags=(-DATTEND_BLAS=OFF -DATTEND_WERROR=ON) ;;
-    asan)     dir=build-asan;     flags=(-DATTEND_BLAS=OFF -DATTEND_WERROR=ON -DATTEND_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
+    asan)     dir=build-asan;     flags=(-DATTEND_BLAS=OFF -DATTEND_WERROR=ON -DATTEND_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     *) echo "tools/test.sh: unknown configuration '$config' (openblas, portable, asan)" >&2; exit 2 ;;
   esac
   echo "=== $config ($dir) ==="
