@@ -952,6 +952,78 @@ attend_status attend_render_line_plot_svg(char **out, const attend_plot_series *
                                           const char *title, const char *x_label, const char *y_label,
                                           double y_min, double y_max, int log_x, attend_error *err);
 
+/* ----------------------------------------------------------- interventions */
+/*
+ * Attention weights are a diagnostic, not an explanation (seed 000 §14.5,
+ * seed 004 §08): these tools change what the decoder can see and measure what
+ * happens to its output.
+ */
+typedef enum {
+    ATTEND_EDIT_UNIFORM = 0,  /* w_j = 1/|valid| on valid positions */
+    ATTEND_EDIT_PERMUTE = 1,  /* w'_j = w_{perm[j]}: weights moved between positions */
+    ATTEND_EDIT_DROP_TOP = 2, /* the largest weight (first on ties) set to 0, the rest
+                                 renormalised (Jain & Wallace); needs 2 valid positions */
+} attend_weight_edit;
+
+/* Edits one attention row w [S] in place. valid [S] (NULL = all valid) marks
+ * the positions that may carry weight; invalid positions end with weight 0.
+ * PERMUTE needs perm [S], a permutation of 0..S-1 that maps valid positions to
+ * valid positions. */
+attend_status attend_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit,
+                                  const int32_t *perm, attend_error *err);
+
+/* Fisher–Yates permutation perm [n] of 0..n-1 from a seed (xoshiro256**). */
+void attend_permutation(int32_t *perm, int n, uint64_t seed);
+
+typedef enum {
+    ATTEND_IV_REMOVE_STATE = 0,  /* hide saved state `position` from attention: the softmax
+                                    renormalises over the rest (the encoder is unchanged) */
+    ATTEND_IV_DELETE_TOKEN = 1,  /* delete source token `position`, re-encode */
+    ATTEND_IV_REPLACE_TOKEN = 2, /* replace source token `position` by `token`, re-encode */
+    ATTEND_IV_UNIFORM = 3,       /* every step's weights made uniform */
+    ATTEND_IV_PERMUTE = 4,       /* every step's weights permuted (seeded permutation) */
+    ATTEND_IV_DROP_TOP = 5,      /* every step's largest weight removed, rest renormalised */
+} attend_intervention_kind;
+
+typedef struct {
+    attend_intervention_kind kind;
+    int position;   /* REMOVE_STATE, DELETE_TOKEN, REPLACE_TOKEN: 0-based source position */
+    int32_t token;  /* REPLACE_TOKEN: the new source id */
+    uint64_t seed;  /* PERMUTE: seed of attend_permutation over the S positions */
+} attend_intervention;
+
+typedef struct {
+    /* outputs the caller wants, each NULL or caller-owned: */
+    double *tv;               /* [base_len+1] total variation ½Σ|p − p'| per step */
+    double *kl;               /* [base_len+1] KL(p ‖ p') per step, nats */
+    double *js;               /* [base_len+1] Jensen–Shannon divergence per step, nats (≤ ln 2) */
+    attend_real *forced_align;/* [base_len+1, S'] intervened weights along the baseline output */
+    int32_t *out;             /* [max_len] free-running greedy output under the intervention */
+    attend_real *out_align;   /* [max_len, S'] its attention */
+    /* filled by attend_model_intervene: */
+    int steps;                /* compared steps: base_len + 1 (the baseline's tokens and EOS) */
+    int src_len;              /* S': the source length the decoder saw (S - 1 after a deletion) */
+    double tv_mean, tv_max, kl_mean, kl_max, js_mean, js_max;
+    int out_len;              /* length of the free-running output */
+    int changed;              /* 1 when that output differs from the baseline */
+} attend_intervention_result;
+
+/*
+ * Runs one intervention on source src [S] against a baseline output base
+ * [base_len] (typically the model's own greedy or beam output for src): p_t is
+ * the model's output distribution at step t teacher-forced along the baseline
+ * without intervention, p'_t the same with it; both over the target vocabulary
+ * for steps 0..base_len (EOS included). Then the model decodes freely (greedy,
+ * up to max_len) under the intervention, and `changed` says whether the output
+ * differs. BAHDANAU and LUONG decoders; NONE only for token deletion and
+ * replacement (it has no attention); POINTER is rejected.
+ */
+attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                     int max_len, const attend_intervention *iv, attend_intervention_result *res,
+                                     attend_error *err);
+
+const char *attend_intervention_name(attend_intervention_kind kind);
+
 #ifdef __cplusplus
 }
 #endif

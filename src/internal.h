@@ -97,4 +97,8 @@ attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, c
                               attend_error *err);
 void at_vocab_truncate(attend_vocab *v, int n);
 
+/* Applies a weight edit to one attention row w [S] over valid [S] (intervene.c);
+ * the caller has checked the arguments (attend_weights_edit checks and calls it). */
+void at_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit, const int32_t *perm);
+
 #endif

@@ -538,6 +538,9 @@ static void step_attention(attend_model *m, int t, int N, int S, const attend_re
         for (size_t i = 0; i < (size_t)N * S; i++) w[i] = isfinite(w[i]) ? (attend_real)exp((double)w[i]) : 0;
         return;
     }
+    if (m->hook)
+        for (int n = 0; n < N; n++) at_weights_edit(w + (size_t)n * S, m->valid + (size_t)n * S, S, m->hook->edit,
+                                                    m->hook->perm);
     attend_context_forward(a->ctx + (size_t)t * N * m->E, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E, NULL);
 }
 

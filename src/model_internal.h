@@ -90,6 +90,13 @@ typedef struct {
     attend_real *step_logits;                    /* [N,V] decoding */
 } at_acts;
 
+/* An edit of every step's attention weights (intervene.c), applied after the
+ * masked softmax and before the context; perm [S] for PERMUTE. */
+typedef struct {
+    attend_weight_edit edit;
+    const int32_t *perm;
+} at_weight_hook;
+
 struct attend_model {
     attend_model_config cfg;
     attend_score_config score; /* Dq = Hd, Dk = E */
@@ -106,6 +113,7 @@ struct attend_model {
     int fwd_ready, fwd_N, fwd_S, fwd_T, fwd_count;
     int32_t *ints;      /* one arena for the id copies below */
     int32_t *fwd_src, *fwd_src_len, *fwd_tgt_in, *fwd_tgt_out, *fwd_tgt_len; /* [N,S] [N] [T,N] (transposed: one step is contiguous) [N,T] [N] */
+    const at_weight_hook *hook; /* NULL except while intervene.c runs a decoder */
 };
 
 /* Runs the encoder over src [N,S] / src_len [N] (validated by the caller),

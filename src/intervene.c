@@ -1,0 +1,313 @@
+/*
+ * intervene.c — interventions on a trained model (seed 000 §14.5, seed 001,
+ * seed 004 §08): hide a saved state, delete or replace an input token and
+ * re-encode, or overwrite the attention weights (uniform, permuted, top
+ * removed), and measure how the output distribution and the decoded output
+ * change. Decode-only: uses the model's activation arena, never its gradients.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+/* ---------------------------------------------------------- weight edits */
+
+void at_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit, const int32_t *perm) {
+    switch (edit) {
+    case ATTEND_EDIT_UNIFORM: {
+        int n = 0;
+        for (int j = 0; j < S; j++) n += !valid || valid[j];
+        for (int j = 0; j < S; j++) w[j] = (!valid || valid[j]) ? (attend_real)(1.0 / n) : 0;
+        break;
+    }
+    case ATTEND_EDIT_PERMUTE: {
+        /* w'_j = w_{perm[j]}; S is small (a source sentence), so a stack copy in
+         * chunks keeps this allocation-free */
+        attend_real tmp[256];
+        if (S <= 256) {
+            memcpy(tmp, w, (size_t)S * sizeof *w);
+            for (int j = 0; j < S; j++) w[j] = tmp[perm[j]];
+        } else { /* follow the cycles of perm: w'_j = w_{perm[j]} */
+            for (int start = 0; start < S; start++) {
+                /* a cycle is processed from its smallest index only */
+                int k = perm[start], smallest = 1;
+                while (k != start) {
+                    if (k < start) { smallest = 0; break; }
+                    k = perm[k];
+                }
+                if (!smallest) continue;
+                attend_real first = w[start];
+                int j = start;
+                while (perm[j] != start) {
+                    w[j] = w[perm[j]];
+                    j = perm[j];
+                }
+                w[j] = first;
+            }
+        }
+        break;
+    }
+    case ATTEND_EDIT_DROP_TOP: {
+        int top = -1;
+        for (int j = 0; j < S; j++)
+            if ((!valid || valid[j]) && (top < 0 || w[j] > w[top])) top = j;
+        double rest = 0;
+        for (int j = 0; j < S; j++)
+            if (j != top && (!valid || valid[j])) rest += (double)w[j];
+        int n_rest = 0;
+        for (int j = 0; j < S; j++) n_rest += j != top && (!valid || valid[j]);
+        for (int j = 0; j < S; j++) {
+            if (j == top || (valid && !valid[j])) w[j] = 0;
+            /* the other weights underflowed to 0: spread the mass evenly */
+            else w[j] = rest > 0 ? (attend_real)((double)w[j] / rest) : (attend_real)(1.0 / n_rest);
+        }
+        break;
+    }
+    }
+}
+
+attend_status attend_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit,
+                                  const int32_t *perm, attend_error *err) {
+    const char *who = "attend_weights_edit";
+    CHECK(w, err, ATTEND_ERR_NULL, "%s: w [S] is NULL", who);
+    CHECK(S >= 1, err, ATTEND_ERR_SHAPE, "%s: S=%d must be >= 1", who, S);
+    CHECK(edit >= ATTEND_EDIT_UNIFORM && edit <= ATTEND_EDIT_DROP_TOP, err, ATTEND_ERR_ARG, "%s: unknown edit %d", who,
+          (int)edit);
+    int n_valid = 0;
+    for (int j = 0; j < S; j++) n_valid += !valid || valid[j];
+    CHECK(n_valid >= 1, err, ATTEND_ERR_MASKED_ROW, "%s: every one of the %d positions is masked", who, S);
+    CHECK(edit != ATTEND_EDIT_DROP_TOP || n_valid >= 2, err, ATTEND_ERR_ARG,
+          "%s: removing the top weight needs at least 2 valid positions (%d valid)", who, n_valid);
+    for (int j = 0; j < S; j++)
+        CHECK(isfinite((double)w[j]), err, ATTEND_ERR_NONFINITE, "%s: w[%d] is not finite", who, j);
+    if (edit == ATTEND_EDIT_PERMUTE) {
+        CHECK(perm, err, ATTEND_ERR_NULL, "%s: PERMUTE needs perm [S]", who);
+        /* a permutation: every index once; valid maps to valid */
+        for (int j = 0; j < S; j++) {
+            CHECK(perm[j] >= 0 && perm[j] < S, err, ATTEND_ERR_ARG, "%s: perm[%d]=%d outside [0,%d)", who, j,
+                  (int)perm[j], S);
+            for (int k = 0; k < j; k++)
+                CHECK(perm[k] != perm[j], err, ATTEND_ERR_ARG, "%s: perm[%d] and perm[%d] are both %d", who, k, j,
+                      (int)perm[j]);
+            CHECK(!valid || (valid[j] != 0) == (valid[perm[j]] != 0), err, ATTEND_ERR_ARG,
+                  "%s: perm[%d]=%d moves weight between a valid and a masked position", who, j, (int)perm[j]);
+        }
+    }
+    at_weights_edit(w, valid, S, edit, perm);
+    return at_ok(err);
+}
+
+void attend_permutation(int32_t *perm, int n, uint64_t seed) {
+    if (!perm || n <= 0) return;
+    for (int i = 0; i < n; i++) perm[i] = i;
+    attend_rng rng;
+    attend_rng_seed(&rng, seed);
+    for (int i = n - 1; i > 0; i--) {
+        int k = (int)(attend_rng_next(&rng) % (uint64_t)(i + 1));
+        int32_t t = perm[i];
+        perm[i] = perm[k];
+        perm[k] = t;
+    }
+}
+
+const char *attend_intervention_name(attend_intervention_kind kind) {
+    switch (kind) {
+    case ATTEND_IV_REMOVE_STATE: return "remove-state";
+    case ATTEND_IV_DELETE_TOKEN: return "delete-token";
+    case ATTEND_IV_REPLACE_TOKEN: return "replace-token";
+    case ATTEND_IV_UNIFORM: return "uniform";
+    case ATTEND_IV_PERMUTE: return "permute";
+    case ATTEND_IV_DROP_TOP: return "drop-top";
+    }
+    return "unknown";
+}
+
+/* ------------------------------------------------------ model interventions */
+
+/* log-softmax of logits z [V] into lp [V], in double */
+static void log_softmax(double *lp, const attend_real *z, int V) {
+    double mx = z[0], sum = 0;
+    for (int v = 1; v < V; v++)
+        if (z[v] > mx) mx = z[v];
+    for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
+    double lse = mx + log(sum);
+    for (int v = 0; v < V; v++) lp[v] = (double)z[v] - lse;
+}
+
+/* Encodes src [S] as one row and applies the saved-state removal, if any. */
+static void encode_one(attend_model *m, const int32_t *src, int S, int removed) {
+    int32_t len = S;
+    at_model_encode(m, src, &len, 1, S);
+    if (removed >= 0) m->valid[removed] = 0;
+}
+
+/* Teacher-forced pass along base [base_len] (+ EOS): log-probs lp [steps,V],
+ * and the weights of every step into align [steps,S] (NULL allowed). */
+static void forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
+                        double *lp, attend_real *align) {
+    int V = m->cfg.tgt_vocab, F = m->F, attentive = m->cfg.decoder != ATTEND_DECODER_NONE;
+    encode_one(m, src, S, removed);
+    for (int t = 0; t <= base_len; t++) {
+        int32_t y = t == 0 ? ATTEND_BOS : base[t - 1];
+        at_model_step(m, t, 1, S, &y, src, NULL, m->acts.dfeat, (size_t)F, 0);
+        at_model_step_logits(m, 1, m->acts.dfeat);
+        log_softmax(lp + (size_t)t * V, m->acts.step_logits, V);
+        if (align) {
+            if (attentive) memcpy(align + (size_t)t * S, m->acts.weights + (size_t)t * S, (size_t)S * sizeof *align);
+            else memset(align + (size_t)t * S, 0, (size_t)S * sizeof *align);
+        }
+    }
+}
+
+/* Free-running greedy decoding of one source under the current hook. */
+static int greedy_pass(attend_model *m, const int32_t *src, int S, int removed, int max_len, int32_t *out,
+                       attend_real *align) {
+    int V = m->cfg.tgt_vocab, F = m->F, attentive = m->cfg.decoder != ATTEND_DECODER_NONE;
+    encode_one(m, src, S, removed);
+    int32_t y = ATTEND_BOS;
+    if (align) memset(align, 0, (size_t)max_len * S * sizeof *align);
+    for (int t = 0; t < max_len; t++) {
+        at_model_step(m, t, 1, S, &y, src, NULL, m->acts.dfeat, (size_t)F, 0);
+        at_model_step_logits(m, 1, m->acts.dfeat);
+        const attend_real *z = m->acts.step_logits;
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (z[v] > z[best]) best = v;
+        if (best == ATTEND_EOS) return t;
+        if (out) out[t] = best;
+        if (align && attentive) memcpy(align + (size_t)t * S, m->acts.weights + (size_t)t * S, (size_t)S * sizeof *align);
+        y = best;
+    }
+    return max_len;
+}
+
+attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                     int max_len, const attend_intervention *iv, attend_intervention_result *res,
+                                     attend_error *err) {
+    const char *who = "attend_model_intervene";
+    CHECK(m && src && iv && res && (base || base_len == 0), err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !m ? "model" : !src ? "src [S]" : !iv ? "intervention" : !res ? "result" : "base [base_len]");
+    const attend_model_config *c = &m->cfg;
+    CHECK(c->decoder != ATTEND_DECODER_POINTER, err, ATTEND_ERR_ARG,
+          "%s: a pointer decoder's output is its attention; interventions compare distributions over the "
+          "target vocabulary", who);
+    CHECK(iv->kind >= ATTEND_IV_REMOVE_STATE && iv->kind <= ATTEND_IV_DROP_TOP, err, ATTEND_ERR_ARG,
+          "%s: unknown intervention %d", who, (int)iv->kind);
+    int on_weights = iv->kind != ATTEND_IV_DELETE_TOKEN && iv->kind != ATTEND_IV_REPLACE_TOKEN;
+    CHECK(!(on_weights && c->decoder == ATTEND_DECODER_NONE), err, ATTEND_ERR_ARG,
+          "%s: %s needs attention, and decoder 'none' has none (delete-token and replace-token work)", who,
+          attend_intervention_name(iv->kind));
+    int32_t len1 = S;
+    TRY(at_model_check_source(m, src, &len1, 1, S, who, err));
+    CHECK(base_len >= 0 && base_len + 1 <= m->Tcap, err, ATTEND_ERR_CAPACITY,
+          "%s: base_len=%d: the baseline and its EOS must fit max_tgt_len+1 = %d steps", who, base_len, m->Tcap);
+    CHECK(max_len >= 1 && max_len <= m->Tcap, err, ATTEND_ERR_CAPACITY, "%s: max_len=%d outside [1, %d]", who,
+          max_len, m->Tcap);
+    for (int t = 0; t < base_len; t++)
+        CHECK(base[t] >= ATTEND_UNK && base[t] < c->tgt_vocab, err, ATTEND_ERR_ARG,
+              "%s: base[%d]=%d is not an output token id in [%d,%d)", who, t, (int)base[t], ATTEND_UNK,
+              c->tgt_vocab);
+    int positional = iv->kind == ATTEND_IV_REMOVE_STATE || iv->kind == ATTEND_IV_DELETE_TOKEN ||
+                     iv->kind == ATTEND_IV_REPLACE_TOKEN;
+    if (positional)
+        CHECK(iv->position >= 0 && iv->position < S, err, ATTEND_ERR_ARG, "%s: position %d outside [0,%d)", who,
+              iv->position, S);
+    CHECK(!(iv->kind == ATTEND_IV_REMOVE_STATE || iv->kind == ATTEND_IV_DROP_TOP) || S >= 2, err,
+          ATTEND_ERR_MASKED_ROW, "%s: %s on a 1-token source would leave no position to attend to", who,
+          attend_intervention_name(iv->kind));
+    CHECK(iv->kind != ATTEND_IV_DELETE_TOKEN || S >= 2, err, ATTEND_ERR_ARG,
+          "%s: deleting the only token would leave an empty source", who);
+    if (iv->kind == ATTEND_IV_REPLACE_TOKEN)
+        CHECK(iv->token >= ATTEND_UNK && iv->token < c->src_vocab, err, ATTEND_ERR_ARG,
+              "%s: replacement token %d outside [%d,%d)", who, (int)iv->token, ATTEND_UNK, c->src_vocab);
+
+    int V = c->tgt_vocab, steps = base_len + 1;
+    /* one allocation: the edited source [S], the permutation [S], base and
+     * intervened log-probs [steps,V] each */
+    size_t bytes = 2 * (size_t)steps * V * sizeof(double) + 2 * (size_t)S * sizeof(int32_t);
+    char *mem = malloc(bytes);
+    CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
+    double *lp0 = (double *)(void *)mem, *lp1 = lp0 + (size_t)steps * V;
+    int32_t *src1 = (int32_t *)(void *)(lp1 + (size_t)steps * V), *perm = src1 + S;
+
+    m->fwd_ready = 0; /* the activations are reused */
+    m->hook = NULL;
+    forced_pass(m, src, S, -1, base, base_len, lp0, NULL);
+
+    int S1 = S, removed = -1;
+    memcpy(src1, src, (size_t)S * sizeof *src);
+    at_weight_hook hook = {ATTEND_EDIT_UNIFORM, NULL};
+    switch (iv->kind) {
+    case ATTEND_IV_REMOVE_STATE: removed = iv->position; break;
+    case ATTEND_IV_DELETE_TOKEN:
+        memmove(src1 + iv->position, src1 + iv->position + 1, (size_t)(S - iv->position - 1) * sizeof *src1);
+        S1 = S - 1;
+        break;
+    case ATTEND_IV_REPLACE_TOKEN: src1[iv->position] = iv->token; break;
+    case ATTEND_IV_UNIFORM: hook.edit = ATTEND_EDIT_UNIFORM; break;
+    case ATTEND_IV_PERMUTE:
+        hook.edit = ATTEND_EDIT_PERMUTE;
+        attend_permutation(perm, S, iv->seed);
+        hook.perm = perm;
+        break;
+    case ATTEND_IV_DROP_TOP: hook.edit = ATTEND_EDIT_DROP_TOP; break;
+    }
+    if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) m->hook = &hook;
+    forced_pass(m, src1, S1, removed, base, base_len, lp1, res->forced_align);
+
+    double tv_sum = 0, kl_sum = 0, js_sum = 0;
+    res->tv_max = res->kl_max = res->js_max = 0;
+    for (int t = 0; t < steps; t++) {
+        const double *a = lp0 + (size_t)t * V, *b = lp1 + (size_t)t * V;
+        double tv = 0, kl = 0, js = 0;
+        for (int v = 0; v < V; v++) {
+            double p = exp(a[v]), q = exp(b[v]), mid = 0.5 * (p + q);
+            tv += fabs(p - q);
+            if (p > 0) kl += p * (a[v] - b[v]);
+            if (mid > 0) {
+                double lm = log(mid);
+                if (p > 0) js += 0.5 * p * (a[v] - lm);
+                if (q > 0) js += 0.5 * q * (b[v] - lm);
+            }
+        }
+        tv *= 0.5;
+        if (kl < 0) kl = 0; /* rounding */
+        if (js < 0) js = 0;
+        if (res->tv) res->tv[t] = tv;
+        if (res->kl) res->kl[t] = kl;
+        if (res->js) res->js[t] = js;
+        tv_sum += tv;
+        kl_sum += kl;
+        js_sum += js;
+        if (tv > res->tv_max) res->tv_max = tv;
+        if (kl > res->kl_max) res->kl_max = kl;
+        if (js > res->js_max) res->js_max = js;
+    }
+    res->steps = steps;
+    res->src_len = S1;
+    res->tv_mean = tv_sum / steps;
+    res->kl_mean = kl_sum / steps;
+    res->js_mean = js_sum / steps;
+
+    /* free-running output under the intervention; the tokens go to a scratch
+     * row when the caller did not ask for them */
+    int32_t *out = res->out;
+    int32_t *scratch = NULL;
+    if (!out) {
+        scratch = malloc((size_t)max_len * sizeof *scratch);
+        if (!scratch) {
+            m->hook = NULL;
+            free(mem);
+            return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+        }
+        out = scratch;
+    }
+    res->out_len = greedy_pass(m, src1, S1, removed, max_len, out, res->out_align);
+    res->changed = res->out_len != base_len;
+    for (int t = 0; t < res->out_len && !res->changed; t++) res->changed = out[t] != base[t];
+    m->hook = NULL;
+    free(scratch);
+    free(mem);
+    return at_ok(err);
+}
