@@ -13,6 +13,7 @@ int cmd_train(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* ------------------------------------------- training, shared with demo */
 /* Everything `attend train` takes; train_opts_init sets the defaults its

@@ -15,6 +15,7 @@ static void usage(FILE *f) {
             "  decode MODEL [FILE]    decode lines with a model (greedy or beam), optionally\n"
             "                         printing alignments as heatmaps\n"
             "  eval MODEL             accuracy and loss of a model on TSV pairs or a task\n"
+            "  sweep                  accuracy against source length, with and without attention\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
             "  version                print the version and the GEMM backend\n"
             "  help                   this message\n"
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "decode")) return cmd_decode(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s)\n", attend_version(), attend_gemm_backend());
         return 0;

@@ -1024,6 +1024,77 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
 
 const char *attend_intervention_name(attend_intervention_kind kind);
 
+/* ------------------------------------------------------------------- sweep */
+/*
+ * The length sweep (seed 001): train one model per (source length, decoder)
+ * under the same budget and measure how accuracy holds up as sources grow —
+ * the fixed-context baseline's bottleneck against attention.
+ */
+typedef struct {
+    attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
+    attend_score_kind score;     /* ignored by NONE */
+} attend_sweep_model;
+
+typedef struct {
+    /* data: a built-in task (COPY or REVERSE) generated at each length, or, when
+     * train and dev are both given, TSV pairs (task ignored): one model per
+     * decoder trained on all of train, dev scored per source-length bucket
+     * (lengths[i-1], lengths[i]] (the first bucket starts at 1) */
+    attend_task task;
+    int symbols;                       /* task alphabet */
+    int train_pairs, dev_pairs;        /* task: pairs generated per length */
+    const attend_dataset *train, *dev; /* TSV mode */
+    int src_vocab, tgt_vocab;          /* TSV mode: vocabulary sizes */
+    const int *lengths;                /* [n_lengths], increasing, >= 1 */
+    int n_lengths;
+    const attend_sweep_model *models;  /* [n_models] */
+    int n_models;
+    /* the budget, the same for every run */
+    attend_cell_kind cell;
+    int emb, enc_hidden, dec_hidden, attn; /* dot scores need dec_hidden == 2*enc_hidden */
+    int steps, batch;
+    attend_optim_config optim;
+    uint64_t seed;                     /* data, initialisation and shuffling */
+} attend_sweep_config;
+
+typedef struct {
+    int length;                 /* task: the source length; TSV: the bucket's upper bound */
+    int min_length;             /* task: = length; TSV: the bucket's lower bound */
+    attend_sweep_model model;
+    attend_eval_stats eval;     /* on the dev pairs of this length (pairs 0: empty bucket,
+                                   the rates are NaN) */
+    double uniform_entropy;     /* mean ln(source length) over those pairs: the entropy
+                                   of uniform attention, for reading attn_entropy */
+    double samples_per_s;       /* training throughput of the run */
+    double train_seconds;       /* training time of the run */
+    double wall_seconds;        /* training + evaluation */
+} attend_sweep_row;
+
+/* Called after each row is complete (index 0..total-1), e.g. for progress. */
+typedef void (*attend_sweep_callback)(void *user, const attend_sweep_row *row, int index, int total);
+
+/*
+ * Runs the sweep into rows [n_lengths * n_models] (row = length index *
+ * n_models + model index). Same configuration and seed → the same numbers
+ * (times aside). cb may be NULL. Blocking; minutes to hours with long sources.
+ */
+attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row *rows, attend_sweep_callback cb,
+                               void *user, attend_error *err);
+
+/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"). */
+const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
+
+/* The rows as CSV (header line first; malloc'ed into *out, caller frees):
+ * model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,
+ * tf_seq_acc,tf_token_acc,loss,attn_entropy,uniform_entropy,samples_per_s,
+ * train_seconds,wall_seconds (empty fields for an empty bucket). */
+attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **out, attend_error *err);
+
+/* Greedy full-sequence accuracy against source length as an SVG line plot,
+ * one line per model (attend_render_line_plot_svg). */
+attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, const char *title, char **out,
+                                    attend_error *err);
+
 #ifdef __cplusplus
 }
 #endif

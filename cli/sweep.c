@@ -1,0 +1,323 @@
+/*
+ * sweep.c — `attend sweep`: accuracy against source length for several
+ * decoders under one training budget (attend_sweep_run), printed as a table
+ * and written as CSV and an SVG plot.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "attend.h"
+#include "cli.h"
+
+#define MAX_LIST 32
+
+static void sweep_usage(FILE *f) {
+    fprintf(f,
+            "usage: attend sweep [--task copy|reverse | --train FILE.tsv --dev FILE.tsv]\n"
+            "                    [--lengths 5,10,20,40,60,80] [--decoders none,additive,dot,general]\n"
+            "                    [budget options] [--csv PATH] [--svg PATH]\n"
+            "\n"
+            "Trains one model per source length and decoder under the same budget and reports\n"
+            "per length: full-sequence and token accuracy, free-running (greedy) and teacher-\n"
+            "forced, the mean attention entropy (next to ln S, the entropy of uniform\n"
+            "attention), training samples/s and wall time. The same seed gives the same numbers\n"
+            "(times aside). With TSV files, one model per decoder is trained on all of --train\n"
+            "and --dev is scored per source-length bucket (previous length, length].\n"
+            "\n"
+            "data:\n"
+            "  --task NAME          copy or reverse (copy)\n"
+            "  --symbols N          distinct symbols (20)\n"
+            "  --train-pairs N      training pairs generated per length (20000)\n"
+            "  --dev-pairs N        dev pairs generated per length (300)\n"
+            "  --train FILE         TSV training pairs (source<TAB>target)\n"
+            "  --dev FILE           TSV dev pairs\n"
+            "  --tokenizer NAME     char or space, for TSV files (char)\n"
+            "  --lengths LIST       source lengths, increasing (5,10,20,40,60,80)\n"
+            "models:\n"
+            "  --decoders LIST      from: none (no attention: the fixed-context baseline),\n"
+            "                       additive (bahdanau-additive), dot (luong-dot), general\n"
+            "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
+            "                       DECODER-SCORE pair (none,additive,dot,general)\n"
+            "  --cell NAME          gru or lstm (gru)\n"
+            "  --emb N              embedding width (32)\n"
+            "  --hidden N           encoder width per direction (64)\n"
+            "  --dec-hidden N       decoder width (2 x --hidden, as dot scores need)\n"
+            "  --attn N             additive attention width (64)\n"
+            "budget (the same for every run):\n"
+            "  --steps N            optimizer steps (1000)\n"
+            "  --batch N            pairs per batch (32)\n"
+            "  --lr X               peak Adam learning rate (0.003)\n"
+            "  --warmup N           linear warm-up steps, then cosine decay to --min-lr (100)\n"
+            "  --min-lr X           final learning rate (0.0001)\n"
+            "  --clip X             gradient-norm clipping (1)\n"
+            "  --seed N             data, initialisation and shuffling seed (1)\n"
+            "output:\n"
+            "  --csv PATH           results as CSV (sweep.csv)\n"
+            "  --svg PATH           full-sequence accuracy against length, one line per decoder\n"
+            "                       (sweep.svg)\n"
+            "  --help               this message\n");
+}
+
+/* "5,10,20" → ints in [lo,hi]; 0 or 2 (usage error, printed) */
+static int parse_int_list(const char *opt, const char *s, int lo, int hi, int *out, int *n) {
+    *n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < lo || v > hi || (*end && *end != ','))
+            return cli_usage_error("sweep", "%s: '%s' is not a comma-separated list of integers in [%d,%d]", opt, s,
+                                   lo, hi);
+        if (*n == MAX_LIST) return cli_usage_error("sweep", "%s: more than %d values", opt, MAX_LIST);
+        out[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+        if (*end == ',' && !*p) return cli_usage_error("sweep", "%s: '%s' ends with a comma", opt, s);
+    }
+    if (*n == 0) return cli_usage_error("sweep", "%s: empty list", opt);
+    return 0;
+}
+
+/* one decoder name of --decoders */
+static int model_from_name(const char *name, attend_sweep_model *m) {
+    static const struct {
+        const char *name;
+        attend_decoder_kind decoder;
+        attend_score_kind score;
+    } aliases[] = {
+        {"none", ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE},
+        {"additive", ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE},
+        {"dot", ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT},
+        {"scaled_dot", ATTEND_DECODER_LUONG, ATTEND_SCORE_SCALED_DOT},
+        {"general", ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL},
+    };
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (!strcmp(name, aliases[i].name)) {
+            m->decoder = aliases[i].decoder;
+            m->score = aliases[i].score;
+            return 1;
+        }
+    const char *dash = strchr(name, '-');
+    if (!dash || dash - name >= 32) return 0;
+    char dec[32];
+    memcpy(dec, name, (size_t)(dash - name));
+    dec[dash - name] = 0;
+    int d = attend_decoder_from_name(dec), s = attend_score_from_name(dash + 1);
+    if (d < 0 || s < 0 || d == ATTEND_DECODER_POINTER || d == ATTEND_DECODER_NONE) return 0;
+    m->decoder = (attend_decoder_kind)d;
+    m->score = (attend_score_kind)s;
+    return 1;
+}
+
+static int parse_models(const char *s, attend_sweep_model *out, int *n) {
+    *n = 0;
+    char buf[512];
+    if (strlen(s) >= sizeof buf) return cli_usage_error("sweep", "--decoders: list too long");
+    strcpy(buf, s);
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = 0;
+        if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
+        if (!model_from_name(tok, &out[*n]))
+            return cli_usage_error("sweep",
+                                   "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
+                                   "or DECODER-SCORE such as bahdanau-dot)",
+                                   tok);
+        (*n)++;
+    }
+    return 0;
+}
+
+static void print_header(void) {
+    printf("%-18s %6s %6s %9s %9s %9s %9s %8s %7s %9s %8s\n", "decoder", "length", "pairs", "seq(gr)", "tok(gr)",
+           "seq(tf)", "tok(tf)", "entropy", "ln S", "samples/s", "wall s");
+}
+
+static void print_row(const attend_sweep_row *r) {
+    char name[64];
+    attend_sweep_model_name(r->model, name, sizeof name);
+    char len[32];
+    if (r->min_length == r->length) snprintf(len, sizeof len, "%d", r->length);
+    else snprintf(len, sizeof len, "%d-%d", r->min_length, r->length);
+    if (r->eval.pairs == 0) {
+        printf("%-18s %6s %6d %9s\n", name, len, 0, "(no pairs)");
+        return;
+    }
+    printf("%-18s %6s %6d %9.4f %9.4f %9.4f %9.4f %8.3f %7.3f %9.0f %8.1f\n", name, len, r->eval.pairs,
+           r->eval.greedy_seq_acc, r->eval.greedy_token_acc, r->eval.tf_seq_acc, r->eval.tf_token_acc,
+           r->eval.attn_entropy, r->uniform_entropy, r->samples_per_s, r->wall_seconds);
+}
+
+static void on_row(void *user, const attend_sweep_row *row, int index, int total) {
+    (void)user;
+    fprintf(stderr, "[%d/%d] ", index + 1, total);
+    fflush(stderr);
+    print_row(row);
+    fflush(stdout);
+}
+
+static int write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "attend sweep: cannot write %s\n", path);
+        return 1;
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    if (bad) fprintf(stderr, "attend sweep: error writing %s\n", path);
+    return bad;
+}
+
+int cmd_sweep(int argc, char **argv) {
+    attend_sweep_config c;
+    memset(&c, 0, sizeof c);
+    c.task = ATTEND_TASK_COPY;
+    c.symbols = 20;
+    c.train_pairs = 20000;
+    c.dev_pairs = 300;
+    c.cell = ATTEND_CELL_GRU;
+    c.emb = 32;
+    c.enc_hidden = 64;
+    c.attn = 64;
+    c.steps = 1000;
+    c.batch = 32;
+    c.seed = 1;
+    int lengths[MAX_LIST] = {5, 10, 20, 40, 60, 80}, n_lengths = 6;
+    attend_sweep_model models[MAX_LIST];
+    int n_models = 0;
+    parse_models("none,additive,dot,general", models, &n_models);
+    double lr = 3e-3, min_lr = 1e-4, clip = 1;
+    int warmup = 100, dec_hidden = 0, help = 0, task = ATTEND_TASK_COPY, tokenizer = ATTEND_TOKENIZE_CHAR;
+    const char *csv_path = "sweep.csv", *svg_path = "sweep.svg", *train_path = NULL, *dev_path = NULL, *s;
+
+    cli_parser p;
+    cli_init(&p, "sweep", argc, argv);
+    int rc = 0;
+    while (rc == 0 && cli_next(&p)) {
+        if (cli_is_help(&p)) help = 1;
+        else if (cli_is(&p, "--task")) {
+            rc = cli_choice(&p, cli_task_from_name, "copy|reverse", &task);
+            if (!rc && task == ATTEND_TASK_SORT)
+                rc = cli_usage_error("sweep", "--task: sort is a pointer task; the sweep compares copy and reverse");
+        } else if (cli_is(&p, "--symbols")) rc = cli_int(&p, 1, 100000, &c.symbols);
+        else if (cli_is(&p, "--train-pairs")) rc = cli_int(&p, 1, 100000000, &c.train_pairs);
+        else if (cli_is(&p, "--dev-pairs")) rc = cli_int(&p, 1, 100000000, &c.dev_pairs);
+        else if (cli_is(&p, "--train")) rc = cli_string(&p, &train_path);
+        else if (cli_is(&p, "--dev")) rc = cli_string(&p, &dev_path);
+        else if (cli_is(&p, "--tokenizer")) rc = cli_choice(&p, attend_tokenizer_from_name, "char|space", &tokenizer);
+        else if (cli_is(&p, "--lengths")) {
+            rc = cli_string(&p, &s);
+            if (!rc) rc = parse_int_list("--lengths", s, 1, 4096, lengths, &n_lengths);
+            for (int i = 1; !rc && i < n_lengths; i++)
+                if (lengths[i] <= lengths[i - 1]) rc = cli_usage_error("sweep", "--lengths: '%s' is not increasing", s);
+        } else if (cli_is(&p, "--decoders")) {
+            rc = cli_string(&p, &s);
+            if (!rc) rc = parse_models(s, models, &n_models);
+        } else if (cli_is(&p, "--cell")) {
+            int cell;
+            rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &cell);
+            c.cell = (attend_cell_kind)cell;
+        } else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &c.emb);
+        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &c.enc_hidden);
+        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &dec_hidden);
+        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &c.attn);
+        else if (cli_is(&p, "--steps")) rc = cli_int(&p, 1, 1000000000, &c.steps);
+        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 16, &c.batch);
+        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &lr);
+        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &warmup);
+        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 10, &min_lr);
+        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e9, &clip);
+        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &c.seed);
+        else if (cli_is(&p, "--csv")) rc = cli_string(&p, &csv_path);
+        else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg_path);
+        else rc = cli_unknown(&p);
+    }
+    if (rc) return rc;
+    if (help) {
+        sweep_usage(stdout);
+        return 0;
+    }
+    if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
+    if (warmup >= c.steps) return cli_usage_error("sweep", "--warmup %d must be below --steps %d", warmup, c.steps);
+    c.task = (attend_task)task;
+    c.dec_hidden = dec_hidden ? dec_hidden : 2 * c.enc_hidden;
+    c.lengths = lengths;
+    c.n_lengths = n_lengths;
+    c.models = models;
+    c.n_models = n_models;
+    c.optim = attend_optim_defaults(ATTEND_OPT_ADAM);
+    c.optim.lr = lr;
+    c.optim.clip_norm = clip;
+    c.optim.warmup_steps = warmup;
+    c.optim.decay_steps = c.steps - warmup;
+    c.optim.min_lr = min_lr;
+
+    attend_error err = {0};
+    attend_vocab *sv = NULL, *tv = NULL;
+    attend_dataset *train = NULL, *dev = NULL;
+    if (train_path) {
+        if (attend_vocab_create(&sv, &err) || attend_vocab_create(&tv, &err)) rc = cli_lib_fail("sweep", &err);
+        if (!rc) rc = cli_read_tsv("sweep", &train, train_path, sv, tv, 1, (attend_tokenizer)tokenizer, 0);
+        if (!rc) rc = cli_read_tsv("sweep", &dev, dev_path, sv, tv, 0, (attend_tokenizer)tokenizer, 0);
+        c.train = train;
+        c.dev = dev;
+        c.src_vocab = sv ? attend_vocab_size(sv) : 0;
+        c.tgt_vocab = tv ? attend_vocab_size(tv) : 0;
+    }
+    attend_sweep_row *rows = NULL;
+    char *csv = NULL, *svg = NULL;
+    if (!rc) {
+        rows = calloc((size_t)n_lengths * n_models, sizeof *rows);
+        if (!rows) {
+            fprintf(stderr, "attend sweep: out of memory\n");
+            rc = 1;
+        }
+    }
+    if (!rc) {
+        if (train_path)
+            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", train_path,
+                   dev_path, c.steps, c.batch, (unsigned long long)c.seed);
+        else
+            printf("sweep: %s, %d symbols, %d training / %d dev pairs per length, %d steps x %d pairs per run, "
+                   "seed %llu\n",
+                   cli_task_name(task), c.symbols, c.train_pairs, c.dev_pairs, c.steps, c.batch,
+                   (unsigned long long)c.seed);
+        printf("model: %s, emb %d, encoder %d x 2, decoder %d, additive width %d; Adam lr %g, warm-up %d, cosine "
+               "to %g, clip %g\n",
+               attend_cell_name(c.cell), c.emb, c.enc_hidden, c.dec_hidden, c.attn, lr, warmup, min_lr, clip);
+        print_header();
+        fflush(stdout);
+        if (attend_sweep_run(&c, rows, on_row, NULL, &err)) rc = cli_lib_fail("sweep", &err);
+    }
+    int n_rows = n_lengths * n_models;
+    if (!rc) {
+        printf("\nby length (rows: length; full-sequence greedy accuracy per decoder):\n%6s", "length");
+        for (int mi = 0; mi < n_models; mi++) {
+            char name[64];
+            printf(" %18s", attend_sweep_model_name(models[mi], name, sizeof name));
+        }
+        printf("\n");
+        for (int li = 0; li < n_lengths; li++) {
+            printf("%6d", lengths[li]);
+            for (int mi = 0; mi < n_models; mi++) {
+                const attend_sweep_row *r = rows + (size_t)li * n_models + mi;
+                if (r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
+                else printf(" %18s", "-");
+            }
+            printf("\n");
+        }
+        if (attend_sweep_csv(rows, n_rows, &csv, &err) || attend_sweep_plot_svg(rows, n_rows, NULL, &svg, &err))
+            rc = cli_lib_fail("sweep", &err);
+    }
+    if (!rc) rc = write_text(csv_path, csv);
+    if (!rc) rc = write_text(svg_path, svg);
+    if (!rc) printf("wrote %s and %s\n", csv_path, svg_path);
+    free(csv);
+    free(svg);
+    free(rows);
+    attend_dataset_free(train);
+    attend_dataset_free(dev);
+    attend_vocab_free(sv);
+    attend_vocab_free(tv);
+    return cli_finish("sweep", rc);
+}
