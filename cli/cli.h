@@ -14,6 +14,8 @@ int cmd_decode(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_align(int argc, char **argv);
+int cmd_intervene(int argc, char **argv);
 
 /* ------------------------------------------- training, shared with demo */
 /* Everything `attend train` takes; train_opts_init sets the defaults its

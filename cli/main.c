@@ -15,6 +15,8 @@ static void usage(FILE *f) {
             "  decode MODEL [FILE]    decode lines with a model (greedy or beam), optionally\n"
             "                         printing alignments as heatmaps\n"
             "  eval MODEL             accuracy and loss of a model on TSV pairs or a task\n"
+            "  align MODEL TEXT       where the model looked for each output token (text, SVG, HTML)\n"
+            "  intervene MODEL TEXT   hide states, delete tokens, overwrite weights: what changes?\n"
             "  sweep                  accuracy against source length, with and without attention\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
             "  version                print the version and the GEMM backend\n"
@@ -35,6 +37,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1);
+    if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
+    if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s)\n", attend_version(), attend_gemm_backend());
         return 0;

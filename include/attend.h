@@ -1024,6 +1024,19 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
 
 const char *attend_intervention_name(attend_intervention_kind kind);
 
+/*
+ * The same interventions on one attention read-out (no model): query q [Dq]
+ * against keys k [S,Dk] and values v [S,Dv] with score cfg/p, giving weights
+ * [S] and context ctx [Dv] under REMOVE_STATE (masked and renormalised),
+ * UNIFORM, PERMUTE or DROP_TOP. Token deletion needs an encoder to re-run:
+ * compute the new states and call attend_attention_forward. Seed 000's Tables
+ * 14.2 and 14.3 are this function on its three-state example.
+ */
+attend_status attend_attention_intervene(const attend_score_config *cfg, const attend_score_params *p,
+                                         attend_real *ctx, attend_real *weights, const attend_real *q,
+                                         const attend_real *k, const attend_real *v, int S, int Dv,
+                                         const attend_intervention *iv, attend_error *err);
+
 /* ------------------------------------------------------------------- sweep */
 /*
  * The length sweep (seed 001): train one model per (source length, decoder)

@@ -311,3 +311,46 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     free(mem);
     return at_ok(err);
 }
+
+/* ------------------------------------------------- one attention read-out */
+
+attend_status attend_attention_intervene(const attend_score_config *cfg, const attend_score_params *p,
+                                         attend_real *ctx, attend_real *weights, const attend_real *q,
+                                         const attend_real *k, const attend_real *v, int S, int Dv,
+                                         const attend_intervention *iv, attend_error *err) {
+    const char *who = "attend_attention_intervene";
+    CHECK(cfg && p && ctx && weights && q && k && v && iv, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !cfg ? "config" : !p ? "params" : !ctx ? "ctx [Dv]" : !weights ? "weights [S]" : !q ? "q [Dq]"
+          : !k ? "k [S,Dk]" : !v ? "v [S,Dv]" : "intervention");
+    CHECK(S >= 1 && Dv >= 1, err, ATTEND_ERR_SHAPE, "%s: S=%d and Dv=%d must be >= 1", who, S, Dv);
+    CHECK(iv->kind == ATTEND_IV_REMOVE_STATE || iv->kind == ATTEND_IV_UNIFORM || iv->kind == ATTEND_IV_PERMUTE ||
+              iv->kind == ATTEND_IV_DROP_TOP,
+          err, ATTEND_ERR_ARG, "%s: %s needs an encoder to re-run; use attend_model_intervene", who,
+          attend_intervention_name(iv->kind));
+    if (iv->kind == ATTEND_IV_REMOVE_STATE)
+        CHECK(iv->position >= 0 && iv->position < S, err, ATTEND_ERR_ARG, "%s: position %d outside [0,%d)", who,
+              iv->position, S);
+    CHECK(!(iv->kind == ATTEND_IV_REMOVE_STATE || iv->kind == ATTEND_IV_DROP_TOP) || S >= 2, err,
+          ATTEND_ERR_MASKED_ROW, "%s: %s with S=1 would leave no position to attend to", who,
+          attend_intervention_name(iv->kind));
+    size_t ws = attend_attention_workspace_size(cfg, 1, 1, S);
+    CHECK(ws > 0 || S > 0, err, ATTEND_ERR_CAPACITY, "%s: workspace size overflows", who);
+    size_t bytes = (ws ? ws : 1) * sizeof(attend_real) + (size_t)S * (sizeof(uint8_t) + sizeof(int32_t));
+    char *mem = malloc(bytes);
+    CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
+    attend_real *work = (attend_real *)(void *)mem;
+    int32_t *perm = (int32_t *)(void *)(work + (ws ? ws : 1));
+    uint8_t *valid = (uint8_t *)(perm + S);
+    for (int j = 0; j < S; j++) valid[j] = !(iv->kind == ATTEND_IV_REMOVE_STATE && j == iv->position);
+    attend_status st = attend_attention_forward(cfg, p, ctx, weights, q, k, v, valid, NULL, 0, 1, 1, S, Dv, work, ws, err);
+    if (!st && iv->kind != ATTEND_IV_REMOVE_STATE) {
+        attend_weight_edit edit = iv->kind == ATTEND_IV_UNIFORM   ? ATTEND_EDIT_UNIFORM
+                                  : iv->kind == ATTEND_IV_PERMUTE ? ATTEND_EDIT_PERMUTE
+                                                                  : ATTEND_EDIT_DROP_TOP;
+        attend_permutation(perm, S, iv->seed);
+        st = attend_weights_edit(weights, NULL, S, edit, perm, err);
+        if (!st) st = attend_context_forward(ctx, weights, v, 1, 1, S, Dv, err);
+    }
+    free(mem);
+    return st;
+}

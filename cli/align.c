@@ -1,0 +1,163 @@
+/*
+ * align.c — `attend align MODEL TEXT`: where the model looked while producing
+ * each output token, for its greedy output or its beam-search hypotheses, as a
+ * terminal heatmap, an SVG heatmap and a self-contained HTML page
+ * (attend_render_heatmap_*).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "attend.h"
+#include "cli.h"
+
+static void align_usage(FILE *f) {
+    fprintf(f,
+            "usage: attend align MODEL TEXT [--beam K [--nbest N]] [--svg PATH] [--html PATH]\n"
+            "\n"
+            "Decodes TEXT with the model (greedy, or beam search with --beam) and prints each\n"
+            "output's alignment [output tokens x source tokens] as a text heatmap: one row per\n"
+            "output token, one column per source token, a character per weight from the ramp\n"
+            "\" .:-=+*#%%@\" (0 to 1), and per row the argmax source position and its weight.\n"
+            "For a reversal model the marks run along the anti-diagonal; for copy, the diagonal.\n"
+            "\n"
+            "  --beam K      beam search with K hypotheses (default: greedy)\n"
+            "  --nbest N     print the N best hypotheses of the beam, each with its alignment\n"
+            "                and score (1)\n"
+            "  --alpha A     beam length normalisation, score = log p / (length+1)^A (0)\n"
+            "  --max-len N   longest output (the longer of the model's longest target and 2 x\n"
+            "                the source length)\n"
+            "  --svg PATH    also write the (best) alignment as an SVG heatmap with a colour scale\n"
+            "  --html PATH   also write it as a self-contained HTML page: hovering an output\n"
+            "                token highlights the source tokens by weight (no network needed)\n"
+            "  --help        this message\n");
+}
+
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "attend align: cannot write %s\n", path);
+        return 1;
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    if (bad) fprintf(stderr, "attend align: error writing %s\n", path);
+    return bad;
+}
+
+/* Prints one hypothesis and its heatmap; writes the files for the first. */
+static int show(const analysis *a, const int32_t *out, int len, const attend_real *align, const double *score,
+                const char *svg_path, const char *html_path, const char *title) {
+    attend_error err = {0};
+    char text[4096];
+    const char **labels = malloc((size_t)(len > 0 ? len : 1) * sizeof *labels);
+    if (!labels) {
+        fprintf(stderr, "attend align: out of memory\n");
+        return 1;
+    }
+    for (int t = 0; t < len; t++) labels[t] = analysis_out_label(a, out[t]);
+    if (score) printf("score %.6f  ", *score);
+    printf("output: %s\n", analysis_out_text(a, out, len, text, sizeof text));
+    int rc = 0;
+    char *s = NULL;
+    if (len == 0) printf("(empty output: no alignment)\n");
+    else if (attend_render_heatmap_text(&s, align, len, a->S, a->src_tok, labels, &err)) rc = cli_lib_fail("align", &err);
+    else fputs(s, stdout);
+    free(s);
+    s = NULL;
+    if (!rc && len > 0 && svg_path) {
+        if (attend_render_heatmap_svg(&s, align, len, a->S, a->src_tok, labels, title, &err))
+            rc = cli_lib_fail("align", &err);
+        else rc = write_file(svg_path, s);
+        free(s);
+        s = NULL;
+        if (!rc) printf("wrote %s\n", svg_path);
+    }
+    if (!rc && len > 0 && html_path) {
+        if (attend_render_heatmap_html(&s, align, len, a->S, a->src_tok, labels, title, &err))
+            rc = cli_lib_fail("align", &err);
+        else rc = write_file(html_path, s);
+        free(s);
+        if (!rc) printf("wrote %s\n", html_path);
+    }
+    free(labels);
+    return rc;
+}
+
+int cmd_align(int argc, char **argv) {
+    const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
+    int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0;
+    double alpha = 0;
+    cli_parser p;
+    cli_init(&p, "align", argc, argv);
+    int rc = 0;
+    while (rc == 0 && cli_next(&p)) {
+        if (cli_is_help(&p)) help = 1;
+        else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &beam);
+        else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &nbest);
+        else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 10, &alpha);
+        else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
+        else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg);
+        else if (cli_is(&p, "--html")) rc = cli_string(&p, &html);
+        else if (cli_positional(&p) && npos < 2) {
+            if (npos++ == 0) model = p.arg;
+            else text = p.arg;
+        } else rc = cli_unknown(&p);
+    }
+    if (rc) return rc;
+    if (help) {
+        align_usage(stdout);
+        return cli_finish("align", 0);
+    }
+    if (!model || !text) return cli_usage_error("align", "needs MODEL and TEXT (see attend align --help)");
+    if (nbest > 1 && !beam) beam = nbest;
+    if (beam && nbest > beam) return cli_usage_error("align", "--nbest %d exceeds --beam %d", nbest, beam);
+
+    analysis a;
+    rc = analysis_open(&a, "align", model, text, beam ? beam : 1, max_len);
+    int L = a.max_len, K = beam ? nbest : 1;
+    int32_t *out = NULL, *out_len = NULL;
+    double *score = NULL;
+    attend_real *align = NULL;
+    if (!rc) {
+        out = malloc((size_t)K * L * sizeof *out);
+        out_len = malloc((size_t)K * sizeof *out_len);
+        score = malloc((size_t)K * sizeof *score);
+        align = malloc((size_t)K * L * a.S * sizeof *align);
+        if (!out || !out_len || !score || !align) {
+            fprintf(stderr, "attend align: out of memory\n");
+            rc = 1;
+        }
+    }
+    attend_error err = {0};
+    int got = 0;
+    if (!rc) {
+        int32_t src_len = a.S;
+        attend_status st = beam ? attend_model_beam(a.m, a.src, a.S, beam, nbest, L, alpha, out, out_len, score, align,
+                                                    &got, &err)
+                                : attend_model_greedy(a.m, a.src, &src_len, 1, a.S, L, out, out_len, align, &err);
+        if (st) rc = cli_lib_fail("align", &err);
+        if (!beam) got = 1;
+    }
+    if (!rc) {
+        const attend_model_config *c = attend_model_get_config(a.m);
+        if (c->decoder == ATTEND_DECODER_NONE)
+            printf("note: decoder 'none' has no attention (a fixed context): the weights below are all 0\n");
+        printf("source: %s  (%d tokens)\n", text, a.S);
+        if (beam) printf("beam %d, %d of %d hypotheses\n", beam, got, nbest);
+    }
+    char title[256];
+    snprintf(title, sizeof title, "attend align: %s", text);
+    for (int h = 0; !rc && h < got; h++) {
+        if (h) printf("\n");
+        rc = show(&a, out + (size_t)h * L, out_len[h], align + (size_t)h * L * a.S, beam ? &score[h] : NULL,
+                  h == 0 ? svg : NULL, h == 0 ? html : NULL, title);
+    }
+    free(out);
+    free(out_len);
+    free(score);
+    free(align);
+    analysis_close(&a);
+    return cli_finish("align", rc);
+}

@@ -1,0 +1,146 @@
+#!/bin/sh
+# analysis_test.sh — end-to-end tests of `attend align`, `attend intervene` and
+# `attend sweep`.
+#
+#   sh tests/cli/analysis_test.sh CASE ATTEND SOURCE_DIR WORK_DIR
+#
+# The align and intervene cases read the tiny reverse model that cli_test.sh's
+# "train" case leaves in WORK_DIR/model.safetensors (ctest fixture cli_model).
+# Each case works in WORK_DIR/analysis-CASE, prints one line per check and fails
+# (exit 1) at the first check that does not hold, showing the command's output.
+set -u
+CASE=$1
+A=$2
+SRC=$3
+WORK=$4
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+A=$(abs "$A")
+SRC=$(abs "$SRC")
+WORK=$(abs "$WORK")
+MODEL=$WORK/model.safetensors
+D=$WORK/analysis-$CASE
+rm -rf "$D"
+mkdir -p "$D" || exit 1
+cd "$D" || exit 1
+PASSED=0
+
+fail() {
+    echo "FAIL [$CASE] $*" >&2
+    for f in out err; do
+        if [ -s "$f" ]; then
+            echo "--- $f:" >&2
+            head -n 60 "$f" >&2
+        fi
+    done
+    echo "$PASSED passed, 1 failed"
+    exit 1
+}
+ok() {
+    PASSED=$((PASSED + 1))
+    echo "ok [$CASE] $*"
+}
+run() {
+    want=$1
+    shift
+    "$@" >out 2>err
+    rc=$?
+    [ "$rc" -eq "$want" ] || fail "exit status $rc, expected $want: $*"
+}
+has() { grep -Eq -- "$2" "$1" || fail "$1 has no line matching '$2'"; }
+
+case $CASE in
+align)
+    run 0 "$A" align "$MODEL" abcdefg --svg a.svg --html a.html
+    has out "^output: gfedcba$"
+    # rows "X | ... | argmax=J (tok) w=W": row t attends to 6 - t
+    awk '/argmax=/ { n++; split($0, p, "argmax="); split(p[2], q, " "); if (q[1] != 7 - n) bad = 1 }
+         END { exit !(n == 7 && !bad) }' out || fail "argmax per step is not the anti-diagonal"
+    ok "greedy: 7 rows, argmax on the anti-diagonal"
+    [ "$(grep -c '<rect[^>]*data-w=' a.svg)" -eq 49 ] || fail "SVG: expected 49 cells with data-w"
+    head -c 200 a.svg | grep -q '<svg' || fail "SVG does not start with <svg"
+    tail -c 20 a.svg | grep -q '</svg>' || fail "SVG is not closed"
+    grep -q '<!DOCTYPE html>' a.html || fail "HTML has no doctype"
+    if grep -Eq '(src|href)="https?:' a.html; then fail "HTML loads from the network"; fi
+    has out "^wrote a.svg$"
+    ok "SVG with 7x7 cells and a self-contained HTML page"
+    run 0 "$A" align "$MODEL" abcdef --beam 4 --nbest 2
+    has out "^beam 4, 2 of 2 hypotheses$"
+    [ "$(grep -c '^score ' out)" -eq 2 ] || fail "expected two scored hypotheses"
+    has out "^score -?[0-9.]+  output: fedcba$"
+    awk '/^score / { h++ } /argmax=/ && h == 1 { n++; split($0, p, "argmax="); split(p[2], q, " "); if (q[1] != 6 - n) bad = 1 }
+         END { exit !(n == 6 && !bad) }' out || fail "best beam hypothesis: argmax is not the anti-diagonal"
+    ok "beam: 2 hypotheses, the best aligned on the anti-diagonal"
+    run 2 "$A" align "$MODEL"
+    has err "needs MODEL and TEXT"
+    run 2 "$A" align "$MODEL" abc --beam 2 --nbest 3
+    has err "--nbest 3 exceeds --beam 2"
+    run 1 "$A" align missing.safetensors abc
+    has err "missing.safetensors"
+    ok "usage and missing-file errors"
+    ;;
+
+intervene)
+    run 0 "$A" intervene "$MODEL" abcde --replace h --per-step
+    has out "^baseline greedy output: edcba  \(5 tokens \+ EOS = 6 compared steps\)$"
+    [ "$(grep -c ' remove-state ' out)" -eq 5 ] || fail "expected 5 remove-state rows"
+    [ "$(grep -c ' delete-token ' out)" -eq 5 ] || fail "expected 5 delete-token rows"
+    [ "$(grep -c ' replace-token ' out)" -eq 5 ] || fail "expected 5 replace-token rows"
+    for k in uniform permute drop-top; do has out "^all +$k "; done
+    # delete-token j: the reversal of the shorter source
+    has out "^0 +a +delete-token .* edcb +yes$"
+    has out "^4 +e +delete-token .* dcba +yes$"
+    # remove-state j: the largest change is at the mirrored step 4 - j
+    awk '$3 == "remove-state" { if ($6 != 4 - $1) bad = 1; n++ } END { exit !(n == 5 && !bad) }' out ||
+        fail "remove-state: the largest change is not at the mirrored step"
+    [ "$(grep -c '^     tv per step:' out)" -eq 18 ] || fail "--per-step: expected 18 lines"
+    ok "per-position table: deletions reverse the shorter source, removals hit the mirrored step"
+    run 0 "$A" intervene --textbook
+    has out "^1   红色   remove-state   \[0.000000, 0.500000, 0.500000\]"
+    has out "^2   钥匙   remove-state   \[0.666667, 0.000000, 0.333333\]   \[0.462098, 0.000000\]     0.462098   0.6667"
+    has out "^ +delete-token   \[0.500000, 0.000000, 0.500000\]   \[0.693147, 0.000000\]     0.693147   1.0000"
+    has out "^3   。     remove-state .* 0.924196   1.3333"
+    ok "textbook: Tables 14.2 and 14.3"
+    cmp -s out "$SRC/tests/golden/intervene_textbook.txt" || { diff out "$SRC/tests/golden/intervene_textbook.txt" >&2; fail "textbook output differs from tests/golden/intervene_textbook.txt"; }
+    ok "textbook output matches the golden file"
+    run 2 "$A" intervene "$MODEL" abc --replace zz
+    has err "is not one source token"
+    run 2 "$A" intervene --textbook "$MODEL"
+    run 2 "$A" intervene "$MODEL"
+    ok "usage errors"
+    ;;
+
+sweep)
+    SW="--task reverse --symbols 6 --lengths 3,6 --decoders none,general --train-pairs 400 --dev-pairs 30
+        --emb 8 --hidden 8 --attn 8 --steps 40 --warmup 5 --batch 16 --seed 3"
+    # shellcheck disable=SC2086
+    run 0 "$A" sweep $SW --csv one.csv --svg one.svg
+    has out "^wrote one.csv and one.svg$"
+    [ "$(wc -l <one.csv)" -eq 5 ] || fail "CSV: expected a header and 4 rows"
+    has one.csv "^none,none,,3,3,30,"
+    has one.csv "^luong-general,luong,general,6,6,30,"
+    grep -q '</svg>' one.svg || fail "SVG not closed"
+    grep -q 'luong-general' one.svg || fail "SVG legend lacks luong-general"
+    ok "table, CSV and SVG"
+    # shellcheck disable=SC2086
+    run 0 "$A" sweep $SW --csv two.csv --svg two.svg
+    # every column but the three timing ones
+    cut -d, -f1-13 one.csv >a
+    cut -d, -f1-13 two.csv >b
+    cmp -s a b || fail "the same seed gave different numbers"
+    ok "same seed, same numbers"
+    run 2 "$A" sweep --lengths 5,3
+    has err "not increasing"
+    run 2 "$A" sweep --decoders none,pointer
+    has err "unknown decoder 'pointer'"
+    run 2 "$A" sweep --task sort
+    run 2 "$A" sweep --train x.tsv
+    has err "--train and --dev go together"
+    ok "usage errors"
+    ;;
+
+*)
+    echo "analysis_test.sh: unknown case $CASE" >&2
+    exit 2
+    ;;
+esac
+echo "$PASSED passed, 0 failed"
