@@ -13,6 +13,7 @@ int cmd_train(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_g2p(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
@@ -32,6 +33,7 @@ typedef struct {
     const char *out;                   /* model file; NULL: not saved */
     const char *checkpoint, *resume;
     int checkpoint_every, eval_every, log_every;
+    int max_nonfinite;                 /* stop after this many skipped steps in a row; 0 = never */
 } train_opts;
 
 void train_opts_init(train_opts *o);

@@ -11,6 +11,7 @@ static void usage(FILE *f) {
             "\n"
             "commands:\n"
             "  demo                   train a string-reversal model and show where it attends\n"
+            "  g2p WORD...            pronounce English words (CMUdict G2P model; g2p train|eval)\n"
             "  train                  train a model on a built-in task or TSV pairs\n"
             "  decode MODEL [FILE]    decode lines with a model (greedy or beam), optionally\n"
             "                         printing alignments as heatmaps\n"
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "decode")) return cmd_decode(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "demo")) return cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "g2p")) return cmd_g2p(argc - 1, argv + 1);
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
