@@ -33,19 +33,6 @@ static void align_usage(FILE *f) {
             "  --help        this message\n");
 }
 
-static int write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "attend align: cannot write %s\n", path);
-        return 1;
-    }
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad) fprintf(stderr, "attend align: error writing %s\n", path);
-    return bad;
-}
-
 /* Prints one hypothesis and its heatmap; writes the files for the first. */
 static int show(const analysis *a, const int32_t *out, int len, const attend_real *align, const double *score,
                 const char *svg_path, const char *html_path, const char *title) {
@@ -69,7 +56,7 @@ static int show(const analysis *a, const int32_t *out, int len, const attend_rea
     if (!rc && len > 0 && svg_path) {
         if (attend_render_heatmap_svg(&s, align, len, a->S, a->src_tok, labels, title, &err))
             rc = cli_lib_fail("align", &err);
-        else rc = write_file(svg_path, s);
+        else rc = analysis_write_file("align", svg_path, s);
         free(s);
         s = NULL;
         if (!rc) printf("wrote %s\n", svg_path);
@@ -77,7 +64,7 @@ static int show(const analysis *a, const int32_t *out, int len, const attend_rea
     if (!rc && len > 0 && html_path) {
         if (attend_render_heatmap_html(&s, align, len, a->S, a->src_tok, labels, title, &err))
             rc = cli_lib_fail("align", &err);
-        else rc = write_file(html_path, s);
+        else rc = analysis_write_file("align", html_path, s);
         free(s);
         if (!rc) printf("wrote %s\n", html_path);
     }

@@ -70,3 +70,16 @@ const char *analysis_out_text(const analysis *a, const int32_t *out, int len, ch
     if (attend_vocab_decode(a->tv, a->tok, out, len, buf, cap, &err)) buf[0] = 0;
     return buf;
 }
+
+int analysis_write_file(const char *cmd, const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "attend %s: cannot write %s\n", cmd, path);
+        return 1;
+    }
+    size_t n = strlen(text);
+    int bad = fwrite(text, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    if (bad) fprintf(stderr, "attend %s: error writing %s\n", cmd, path);
+    return bad;
+}

@@ -29,4 +29,7 @@ const char *analysis_out_label(const analysis *a, int32_t id);
 /* Joins the labels of out [len] into buf (model's tokenizer); "" if it fails. */
 const char *analysis_out_text(const analysis *a, const int32_t *out, int len, char *buf, size_t cap);
 
+/* Writes text to path; 0, or 1 after printing "attend CMD: ..." on stderr. */
+int analysis_write_file(const char *cmd, const char *path, const char *text);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "attend.h"
 #include "cli.h"
 
@@ -155,19 +156,6 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     fflush(stdout);
 }
 
-static int write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "attend sweep: cannot write %s\n", path);
-        return 1;
-    }
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad) fprintf(stderr, "attend sweep: error writing %s\n", path);
-    return bad;
-}
-
 int cmd_sweep(int argc, char **argv) {
     attend_sweep_config c;
     memset(&c, 0, sizeof c);
@@ -309,8 +297,8 @@ int cmd_sweep(int argc, char **argv) {
         if (attend_sweep_csv(rows, n_rows, &csv, &err) || attend_sweep_plot_svg(rows, n_rows, NULL, &svg, &err))
             rc = cli_lib_fail("sweep", &err);
     }
-    if (!rc) rc = write_text(csv_path, csv);
-    if (!rc) rc = write_text(svg_path, svg);
+    if (!rc) rc = analysis_write_file("sweep", csv_path, csv);
+    if (!rc) rc = analysis_write_file("sweep", svg_path, svg);
     if (!rc) printf("wrote %s and %s\n", csv_path, svg_path);
     free(csv);
     free(svg);
