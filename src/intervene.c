@@ -333,13 +333,14 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
     CHECK(!(iv->kind == ATTEND_IV_REMOVE_STATE || iv->kind == ATTEND_IV_DROP_TOP) || S >= 2, err,
           ATTEND_ERR_MASKED_ROW, "%s: %s with S=1 would leave no position to attend to", who,
           attend_intervention_name(iv->kind));
+    TRY(attend_score_config_check(cfg, err));
     size_t ws = attend_attention_workspace_size(cfg, 1, 1, S);
-    CHECK(ws > 0 || S > 0, err, ATTEND_ERR_CAPACITY, "%s: workspace size overflows", who);
-    size_t bytes = (ws ? ws : 1) * sizeof(attend_real) + (size_t)S * (sizeof(uint8_t) + sizeof(int32_t));
+    CHECK(ws > 0, err, ATTEND_ERR_CAPACITY, "%s: the workspace size overflows", who);
+    size_t bytes = ws * sizeof(attend_real) + (size_t)S * (sizeof(uint8_t) + sizeof(int32_t));
     char *mem = malloc(bytes);
     CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
     attend_real *work = (attend_real *)(void *)mem;
-    int32_t *perm = (int32_t *)(void *)(work + (ws ? ws : 1));
+    int32_t *perm = (int32_t *)(void *)(work + ws);
     uint8_t *valid = (uint8_t *)(perm + S);
     for (int j = 0; j < S; j++) valid[j] = !(iv->kind == ATTEND_IV_REMOVE_STATE && j == iv->position);
     attend_status st = attend_attention_forward(cfg, p, ctx, weights, q, k, v, valid, NULL, 0, 1, 1, S, Dv, work, ws, err);
