@@ -4,6 +4,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -59,13 +60,75 @@ int cli_string(cli_parser *p, const char **out) {
     return 0;
 }
 
-int cli_int(cli_parser *p, long lo, long hi, int *out) {
-    const char *s = NULL;
-    if (cli_string(p, &s)) return 2;
+/* ------------------------------------------------------ numeric values */
+
+/* s is "[-]digits" (sign only when allow_minus): no spaces, no '+', no other
+ * base, nothing after the digits. */
+static int is_integer_text(const char *s, int allow_minus) {
+    if (allow_minus && *s == '-') s++;
+    if (*s < '0' || *s > '9') return 0;
+    while (*s >= '0' && *s <= '9') s++;
+    return *s == '\0';
+}
+
+/* s is "[-]digits[.digits][e[+-]digits]" or "[-].digits[...]" (at least one
+ * digit in the mantissa): no spaces, hex, "inf" or "nan". */
+static int is_decimal_text(const char *s) {
+    int digits = 0;
+    if (*s == '-') s++;
+    while (*s >= '0' && *s <= '9') s++, digits++;
+    if (*s == '.') {
+        s++;
+        while (*s >= '0' && *s <= '9') s++, digits++;
+    }
+    if (!digits) return 0;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-') s++;
+        if (*s < '0' || *s > '9') return 0;
+        while (*s >= '0' && *s <= '9') s++;
+    }
+    return *s == '\0';
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out) {
+    if (!s || !is_integer_text(s, 1)) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi)
+    if (*end || errno || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out) {
+    if (!s || !is_integer_text(s, 0)) return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double lo, double hi, double *out) {
+    if (!s || !is_decimal_text(s)) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* ERANGE on underflow still gives the nearest value; only overflow is bad */
+    if (*end || !isfinite(v) || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_int(cli_parser *p, long lo, long hi, int *out) {
+    const char *s = NULL;
+    if (cli_string(p, &s)) return 2;
+    if (lo < INT_MIN) lo = INT_MIN;
+    if (hi > INT_MAX) hi = INT_MAX;
+    long v;
+    if (cli_parse_long(s, lo, hi, &v))
         return cli_usage_error(p->cmd, "%s: expected an integer in [%ld, %ld], got '%s'", p->opt, lo, hi, s);
     *out = (int)v;
     return 0;
@@ -74,24 +137,16 @@ int cli_int(cli_parser *p, long lo, long hi, int *out) {
 int cli_u64(cli_parser *p, uint64_t *out) {
     const char *s = NULL;
     if (cli_string(p, &s)) return 2;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || errno || s[0] == '-')
+    if (cli_parse_u64(s, out))
         return cli_usage_error(p->cmd, "%s: expected a non-negative integer, got '%s'", p->opt, s);
-    *out = (uint64_t)v;
     return 0;
 }
 
 int cli_double(cli_parser *p, double lo, double hi, double *out) {
     const char *s = NULL;
     if (cli_string(p, &s)) return 2;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi)
+    if (cli_parse_double(s, lo, hi, out))
         return cli_usage_error(p->cmd, "%s: expected a number in [%g, %g], got '%s'", p->opt, lo, hi, s);
-    *out = v;
     return 0;
 }
 

@@ -34,6 +34,16 @@ int cli_positional(const cli_parser *p);
 /* The current argument is --help or -h. */
 int cli_is_help(const cli_parser *p);
 
+/* The text of a numeric value, checked without printing (fuzz/fuzz_args.c
+ * calls these directly). Each returns 0 and sets *out when s is exactly
+ *   integer: -?[0-9]+ within [lo, hi]
+ *   u64:     [0-9]+ up to 2^64-1
+ *   double:  -?([0-9]+(.[0-9]*)?|.[0-9]+)([eE][+-]?[0-9]+)? within [lo, hi], finite
+ * (no spaces, '+' sign, other bases, "inf" or "nan"); else -1, *out unchanged. */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_double(const char *s, double lo, double hi, double *out);
+
 /* Values of the current option (the next argument, or after '='). */
 int cli_string(cli_parser *p, const char **out);
 int cli_int(cli_parser *p, long lo, long hi, int *out);

@@ -5,7 +5,10 @@
  * this file parses options, calls it in order and prints.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +38,7 @@ void train_opts_init(train_opts *o) {
     o->seed = 1;
     o->out = "model.safetensors";
     o->log_every = 100;
+    o->max_nonfinite = 100;
 }
 
 static void train_usage(FILE *f) {
@@ -90,6 +94,9 @@ static void train_usage(FILE *f) {
             "  --eval-every N       evaluate on the dev set every N steps (0: only at the end)\n"
             "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
             "                       on a terminal a progress bar is redrawn instead\n"
+            "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
+            "                       or gradients are NaN/Inf; such steps are skipped and counted\n"
+            "                       (100; 0: never stop)\n"
             "  --help               this message\n"
             "\n"
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
@@ -133,6 +140,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
+        else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -280,6 +288,34 @@ static void print_model(const attend_model *m, const train_opts *o) {
            (unsigned long long)o->seed);
 }
 
+/* A checkpoint is written to "<path>.tmp.<pid>" and renamed over path; a
+ * process killed while writing leaves its temporary file behind. Such files
+ * are never read as checkpoints; this removes the ones whose writer is gone. */
+static void remove_stale_temps(const char *path) {
+    const char *slash = strrchr(path, '/');
+    char dir[4096], prefix[512];
+    size_t dl = slash ? (size_t)(slash - path) : 0;
+    if (dl >= sizeof dir) return;
+    if (slash) memcpy(dir, path, dl);
+    dir[dl] = '\0';
+    if (slash && dl == 0) strcpy(dir, "/");
+    if (!slash) strcpy(dir, ".");
+    int pl = snprintf(prefix, sizeof prefix, "%s.tmp.", slash ? slash + 1 : path);
+    if (pl <= 0 || (size_t)pl >= sizeof prefix) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *rest = e->d_name + pl;
+        if (strncmp(e->d_name, prefix, (size_t)pl) || !*rest || strspn(rest, "0123456789") != strlen(rest)) continue;
+        long pid = strtol(rest, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char full[4600];
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (remove(full) == 0) printf("checkpoint: removed %s, left by process %ld, which is gone\n", full, pid);
+    }
+    closedir(d);
+}
+
 static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
                            progress *pg) {
     attend_error err = {0};
@@ -354,7 +390,12 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if (attend_trainer_set_max_nonfinite(tr, o.max_nonfinite, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
     print_model(m, &o);
+    if (o.checkpoint) remove_stale_temps(o.checkpoint);
     if (o.resume) {
         if (attend_trainer_resume(tr, o.resume, &err)) {
             rc = cli_lib_fail(cmd, &err);
@@ -378,6 +419,10 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         if (attend_trainer_step(tr, &r, &err)) {
             progress_clear(&pg);
             rc = cli_lib_fail(cmd, &err);
+            if (err.status == ATTEND_ERR_NONFINITE)
+                fprintf(stderr, "attend %s: stopped after %ld non-finite steps in a row (--max-nonfinite %d); "
+                        "nothing was saved%s%s\n", cmd, attend_trainer_nonfinite_run(tr), o.max_nonfinite,
+                        o.checkpoint ? ", the last checkpoint is " : "", o.checkpoint ? o.checkpoint : "");
             goto done;
         }
         double dt = cli_now() - t0;
@@ -389,8 +434,10 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         if (r.skipped) {
             if (attend_trainer_skipped(tr) <= MAX_NONFINITE_REPORTS) {
                 progress_clear(&pg);
-                fprintf(stderr, "step %ld: gradient norm %s is not finite: update skipped%s\n", r.step,
-                        isnan(r.opt.grad_norm) ? "nan" : r.opt.grad_norm > 0 ? "inf" : "-inf",
+                fprintf(stderr, "step %ld: %s %s is not finite: update skipped%s\n", r.step,
+                        isfinite(r.tf.loss) ? "gradient norm" : "loss",
+                        isfinite(r.tf.loss) ? (isnan(r.opt.grad_norm) ? "nan" : r.opt.grad_norm > 0 ? "inf" : "-inf")
+                                            : (isnan(r.tf.loss) ? "nan" : r.tf.loss > 0 ? "inf" : "-inf"),
                         attend_trainer_skipped(tr) == MAX_NONFINITE_REPORTS ? " (further ones only counted)" : "");
             }
         } else {

@@ -2,6 +2,7 @@
  * model_io.c — model files: the configuration as JSON, and save/load of a
  * whole model (parameters + configuration + vocabularies) as safetensors.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,16 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
           who, (int)tok);
     CHECK(n_extra >= 0 && n_extra <= 16 && n_extra_meta >= 0 && n_extra_meta <= 8, err, ATTEND_ERR_ARG,
           "%s: too many extra entries", who);
+    /* a file with NaN/Inf weights would not load again (the loader refuses them):
+     * refuse to write one, and leave whatever is at path untouched */
+    for (int i = 0; i < m->ntensors; i++) {
+        const at_tensor_desc *td = &m->desc[i];
+        const attend_real *x = m->params + td->offset;
+        for (size_t k = 0; k < td->numel; k++)
+            CHECK(isfinite(x[k]), err, ATTEND_ERR_NONFINITE,
+                  "%s: '%s': tensor '%s' element %zu is %g; not writing non-finite weights", who, path, td->name, k,
+                  (double)x[k]);
+    }
 #ifdef ATTEND_DOUBLE
     (void)format;
     (void)extra;
@@ -212,6 +223,64 @@ attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, co
     return ATTEND_OK;
 }
 
+/* Rewrites the message of a failed call as "<path>: <what>: <message>". */
+static attend_status name_error(attend_error *err, attend_status st, const char *path, const char *what) {
+    char inner[ATTEND_ERROR_MSG_MAX];
+    snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
+    return at_fail(err, st, "%s: %s: %s", path, what, inner);
+}
+
+/* A file must not make the loader allocate more than its contents justify.
+ * attend_model_create sizes the parameters from the configuration and the
+ * activations from the capacities, so both are bounded first, from sizes
+ * alone (double precision: no overflow):
+ *  - parameters: a lower bound on the count the configuration implies (a
+ *    subset of the tensors the model always has) must not exceed the values
+ *    the file's tensors hold, which the file's size bounds;
+ *  - activations: when any capacity comes from the file, a lower bound on the
+ *    activation arena (a subset of its buffers) must stay under
+ *    AT_LOAD_MAX_ACT_BYTES; a caller that wants more passes its capacities. */
+#define AT_LOAD_MAX_ACT_BYTES ((double)(1u << 30))
+
+static double min_params(const attend_model_config *c) {
+    double G = c->cell == ATTEND_CELL_LSTM ? 4 : 3, D = c->emb, H = c->enc_hidden, E = 2 * H, Hd = c->dec_hidden;
+    double n = (double)c->src_vocab * D        /* source embedding */
+               + 2 * G * H * (D + H)           /* first encoder layer, both directions */
+               + Hd * E                        /* bridge */
+               + G * Hd * (Hd + D);            /* decoder cell */
+    if (c->decoder != ATTEND_DECODER_POINTER) n += (double)c->tgt_vocab * (D + Hd); /* target embedding, output */
+    if (c->decoder != ATTEND_DECODER_NONE && c->score == ATTEND_SCORE_ADDITIVE) n += (double)c->attn * (Hd + E);
+    return n;
+}
+
+static double min_activation_bytes(const attend_model_config *c) {
+    double N = c->max_batch, S = c->max_src_len, T = (double)c->max_tgt_len + 1, D = c->emb,
+           E = 2.0 * c->enc_hidden, Hd = c->dec_hidden,
+           V = c->decoder == ATTEND_DECODER_POINTER ? 1 : c->tgt_vocab;
+    double n = N * S * D + (c->enc_layers + 2) * N * S * E /* embeddings, layer outputs and their gradients */
+               + 3 * (T + 1) * N * Hd + T * N * (2 * E + Hd)  /* decoder states, inputs, contexts */
+               + 2 * T * N * S + N * T * V;                   /* attention weights and scores, log-probabilities */
+    return n * (double)sizeof(attend_real);
+}
+
+static attend_status check_sizes(const attend_st_file *f, const attend_model_config *cfg, int file_capacity,
+                                 const char *path, attend_error *err) {
+    double held = 0;
+    for (int i = 0; i < attend_st_count(f); i++) {
+        const attend_st_tensor *t = attend_st_get(f, i);
+        if (strncmp(t->name, "optim.", 6)) held += (double)(t->nbytes / 4);
+    }
+    double need = min_params(cfg);
+    CHECK(need <= held, err, ATTEND_ERR_FORMAT,
+          "%s: attend.config needs at least %.0f parameters, the file's tensors hold %.0f values", path, need, held);
+    double act = min_activation_bytes(cfg);
+    CHECK(!file_capacity || act <= AT_LOAD_MAX_ACT_BYTES, err, ATTEND_ERR_CAPACITY,
+          "%s: the file's capacities (max_batch=%d, max_src_len=%d, max_tgt_len=%d) need over %.0f MiB of "
+          "activations, more than the %.0f MiB a file may ask for; pass smaller capacities",
+          path, cfg->max_batch, cfg->max_src_len, cfg->max_tgt_len, act / 1048576, AT_LOAD_MAX_ACT_BYTES / 1048576);
+    return ATTEND_OK;
+}
+
 attend_status attend_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
                                 attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok,
                                 attend_error *err) {
@@ -237,30 +306,29 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
     else if (!cj || !tk || !sj || !tj)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata '%s' is missing", path,
                      !cj ? "attend.config" : !tk ? "attend.tokenizer" : !sj ? "attend.src_vocab" : "attend.tgt_vocab");
-    if (!st) {
-        st = attend_model_config_from_json(&cfg, cj, strlen(cj), err);
-        if (st) {
-            char inner[ATTEND_ERROR_MSG_MAX];
-            snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
-            at_fail(err, st, "%s: %s", path, inner);
-        }
-    }
+    if (!st && (st = attend_model_config_from_json(&cfg, cj, strlen(cj), err))) /* a bad file, whatever the reason */
+        st = name_error(err, st == ATTEND_ERR_ALLOC ? st : ATTEND_ERR_FORMAT, path, "metadata attend.config");
     if (!st && attend_tokenizer_from_name(tk) < 0)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unknown tokenizer in metadata", path);
+    int file_capacity = 1;
     if (!st && capacity) {
         if (capacity->max_batch > 0) cfg.max_batch = capacity->max_batch;
         if (capacity->max_src_len > 0) cfg.max_src_len = capacity->max_src_len;
         if (capacity->max_tgt_len > 0) cfg.max_tgt_len = capacity->max_tgt_len;
+        file_capacity = capacity->max_batch <= 0 || capacity->max_src_len <= 0 || capacity->max_tgt_len <= 0;
+        if ((st = attend_model_config_check(&cfg, err))) name_error(err, st, path, "capacities");
     }
-    if (!st) st = attend_vocab_from_json(&sv, sj, err);
-    if (!st && cfg.decoder != ATTEND_DECODER_POINTER) st = attend_vocab_from_json(&tv, tj, err);
+    if (!st) st = check_sizes(f, &cfg, file_capacity, path, err);
+    if (!st && (st = attend_vocab_from_json(&sv, sj, err))) name_error(err, st, path, "metadata attend.src_vocab");
+    if (!st && cfg.decoder != ATTEND_DECODER_POINTER && (st = attend_vocab_from_json(&tv, tj, err)))
+        name_error(err, st, path, "metadata attend.tgt_vocab");
     if (!st && attend_vocab_size(sv) != cfg.src_vocab)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: source vocabulary has %d tokens, config says %d", path,
                      attend_vocab_size(sv), cfg.src_vocab);
     if (!st && tv && attend_vocab_size(tv) != cfg.tgt_vocab)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: target vocabulary has %d tokens, config says %d", path,
                      attend_vocab_size(tv), cfg.tgt_vocab);
-    if (!st) st = attend_model_create(&m, &cfg, 0, err);
+    if (!st && (st = attend_model_create(&m, &cfg, 0, err))) name_error(err, st, path, "model");
     if (!st) st = at_model_read_tensors(m, f, path, err);
     if (!st) {
         int extra = attend_st_count(f) - m->ntensors;
@@ -272,7 +340,9 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
                 const char *nm = attend_st_get(f, i)->name;
                 attend_model_tensor t;
                 if (strncmp(nm, "optim.", 6) && attend_model_tensor_find(m, nm, &t, NULL) != ATTEND_OK) {
-                    st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s/%s model", path, nm,
+                    char snip[AT_JSON_SNIPPET_MAX];
+                    at_json_snippet(snip, nm, strlen(nm));
+                    st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s/%s model", path, snip,
                                  attend_decoder_name(cfg.decoder), attend_score_name(cfg.score));
                     break;
                 }

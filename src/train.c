@@ -2,6 +2,7 @@
  * train.c — the trainer (shuffled batches, forward, backward, clip, update),
  * checkpoints for bit-exact resume, and evaluation (teacher-forced and greedy).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ struct attend_trainer {
     int pos;       /* next index into perm */
     int epoch;     /* epochs begun */
     long skipped;
+    long nonfinite_run; /* skipped steps in a row just before now */
+    long max_nonfinite; /* stop after this many in a row; 0 = never */
     int idx_buf_n;
     int *idx;      /* [batch_size] */
 };
@@ -91,6 +94,15 @@ void attend_trainer_free(attend_trainer *tr) {
 
 long attend_trainer_steps(const attend_trainer *tr) { return tr ? attend_optim_steps(tr->opt) + tr->skipped : 0; }
 long attend_trainer_skipped(const attend_trainer *tr) { return tr ? tr->skipped : 0; }
+long attend_trainer_nonfinite_run(const attend_trainer *tr) { return tr ? tr->nonfinite_run : 0; }
+
+attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run, attend_error *err) {
+    CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_set_max_nonfinite: trainer is NULL");
+    CHECK(max_run >= 0, err, ATTEND_ERR_ARG, "attend_trainer_set_max_nonfinite: max_run=%ld, must be >= 0 (0 = no limit)",
+          max_run);
+    tr->max_nonfinite = max_run;
+    return at_ok(err);
+}
 
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
@@ -105,19 +117,35 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
     TRY(attend_model_forward(m, &tr->batch, &r.tf, err));
-    TRY(attend_model_backward(m, err));
+    /* a non-finite loss skips the update without a backward pass; a non-finite
+     * gradient norm is found by the optimizer, which then changes nothing */
     attend_error oerr;
-    attend_status st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
+    attend_status st = ATTEND_ERR_NONFINITE;
+    if (isfinite(r.tf.loss)) {
+        TRY(attend_model_backward(m, err));
+        st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
+    } else {
+        r.opt.grad_norm = NAN;
+        r.opt.lr = attend_optim_lr_at(&tr->opt_cfg, attend_optim_steps(tr->opt));
+    }
     if (st == ATTEND_ERR_NONFINITE) {
         tr->skipped++;
+        tr->nonfinite_run++;
         r.skipped = 1;
     } else if (st != ATTEND_OK) {
         return at_fail(err, st, "%s", oerr.msg);
+    } else {
+        tr->nonfinite_run = 0;
     }
     tr->pos += nb;
     r.step = attend_trainer_steps(tr);
     r.epoch = tr->epoch;
     if (rep) *rep = r;
+    CHECK(tr->max_nonfinite == 0 || tr->nonfinite_run < tr->max_nonfinite, err, ATTEND_ERR_NONFINITE,
+          "attend_trainer_step: %ld non-finite steps in a row (steps %ld-%ld; last: loss %g, gradient norm %g): "
+          "training stopped; the weights are those of step %ld",
+          tr->nonfinite_run, r.step - tr->nonfinite_run + 1, r.step, r.tf.loss, r.opt.grad_norm,
+          r.step - tr->nonfinite_run);
     return at_ok(err);
 }
 
@@ -131,6 +159,12 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
     CHECK(tr && path, err, ATTEND_ERR_NULL, "attend_trainer_save: %s is NULL", !tr ? "trainer" : "path");
     size_t nstate = 0;
     attend_real *moments = attend_optim_state(tr->opt, &nstate);
+    /* the weights are checked by the writer; moments too, so that every
+     * checkpoint written can be resumed */
+    for (size_t i = 0; i < nstate; i++)
+        CHECK(isfinite(moments[i]), err, ATTEND_ERR_NONFINITE,
+              "attend_trainer_save: '%s': optimizer moment %zu is %g; not writing a non-finite checkpoint", path, i,
+              (double)moments[i]);
     int64_t state[STATE_LEN] = {attend_optim_steps(tr->opt), tr->skipped, tr->epoch, tr->pos, 0, 0, 0, 0};
     for (int i = 0; i < 4; i++) memcpy(&state[4 + i], &tr->rng.s[i], sizeof(int64_t));
     attend_st_entry extra[3];
@@ -164,7 +198,12 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
 static attend_status check_train_meta(const attend_trainer *tr, const char *path, const char *json,
                                       attend_error *err) {
     at_json_doc *doc = NULL;
-    TRY(at_json_parse(&doc, json, strlen(json), NULL, NULL, err));
+    attend_status pst = at_json_parse(&doc, json, strlen(json), NULL, NULL, err);
+    if (pst) {
+        char inner[ATTEND_ERROR_MSG_MAX];
+        snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
+        return at_fail(err, pst, "%s: metadata attend.train: %s", path, inner);
+    }
     const at_json_node *r = at_json_root(doc);
     const at_json_node *opt = at_json_get(r, "optimizer"), *bs = at_json_get(r, "batch_size"),
                        *ds = at_json_get(r, "data_size");
@@ -198,7 +237,11 @@ attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: not a checkpoint (attend.format is %s)", path, fmt ? fmt : "missing");
     else if (!cj || !tj)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata %s is missing", path, !cj ? "attend.config" : "attend.train");
-    if (!st) st = attend_model_config_from_json(&cfg, cj, strlen(cj), err);
+    if (!st && (st = attend_model_config_from_json(&cfg, cj, strlen(cj), err))) {
+        char inner[ATTEND_ERROR_MSG_MAX];
+        snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
+        st = at_fail(err, st == ATTEND_ERR_ALLOC ? st : ATTEND_ERR_FORMAT, "%s: metadata attend.config: %s", path, inner);
+    }
     if (!st) {
         cfg.max_batch = m->cfg.max_batch;
         cfg.max_src_len = m->cfg.max_src_len;
@@ -225,10 +268,24 @@ attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend
     if (!st && (!to || to->dtype != ATTEND_DTYPE_I32 || to->ndim != 1 || to->shape[0] != tr->n))
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.order' is missing or not I32 [%d]", path, tr->n);
     int64_t state[STATE_LEN];
-    if (!st) {
+    if (!st) { /* steps, skipped, epoch, position, RNG state */
         memcpy(state, ts->data, sizeof state);
-        if (state[0] < 0 || state[1] < 0 || state[2] < 1 || state[3] < 0 || state[3] > tr->n)
-            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.state' holds impossible values", path);
+        const char *bad = state[0] < 0 || state[0] > LONG_MAX / 2   ? "step count"
+                          : state[1] < 0 || state[1] > LONG_MAX / 2 ? "skipped-step count"
+                          : state[2] < 1 || state[2] > INT_MAX      ? "epoch"
+                          : state[3] < 0 || state[3] > tr->n        ? "data position"
+                          : !(state[4] | state[5] | state[6] | state[7]) ? "RNG state (all zero)"
+                                                                         : NULL;
+        if (bad)
+            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.state' holds an impossible %s (%lld %lld %lld %lld)",
+                         path, bad, (long long)state[0], (long long)state[1], (long long)state[2], (long long)state[3]);
+    }
+    for (size_t i = 0; !st && i < nstate; i++) {
+        float v;
+        memcpy(&v, (const char *)tm->data + 4 * i, 4);
+        if (!isfinite(v))
+            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.moments' element %zu is not finite (%g)", path, i,
+                         (double)v);
     }
     if (!st) { /* the order must be a permutation of 0..n-1 */
         char *seen = calloc((size_t)tr->n, 1);
@@ -259,6 +316,7 @@ attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend
         }
         attend_optim_set_steps(tr->opt, (long)state[0]);
         tr->skipped = (long)state[1];
+        tr->nonfinite_run = 0; /* not stored: a resumed run counts afresh */
         tr->epoch = (int)state[2];
         tr->pos = (int)state[3];
         for (int i = 0; i < 4; i++) memcpy(&tr->rng.s[i], &state[4 + i], sizeof(uint64_t));

@@ -1,0 +1,59 @@
+/*
+ * fuzz_checkpoint.c — attend_trainer_resume on hostile checkpoints: the model
+ * file checks plus the training metadata ("attend.train" JSON), the optimizer
+ * tensors (moments, state, order) and their values. A fixed small setup (the
+ * same as fuzz/make_corpus.c's, so the seed checkpoints fit it) is made once;
+ * each input is resumed into a fresh trainer. Invariants: a refused
+ * checkpoint changes nothing (weights, step count); an accepted one restores
+ * finite weights, and training two more steps from it works.
+ */
+#include "fuzz.h"
+
+#include <math.h>
+
+#include "attend.h"
+#include "fuzz_setup.h"
+
+static fuzz_setup g_setup;
+static int g_ready;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    attend_error err;
+    if (!g_ready) {
+        FUZZ_CHECK(fuzz_setup_make(&g_setup, &err) == ATTEND_OK, "setup: %s", err.msg);
+        g_ready = 1;
+    }
+    attend_trainer *tr = NULL;
+    FUZZ_CHECK(fuzz_setup_trainer(&g_setup, &tr, &err) == ATTEND_OK, "trainer: %s", err.msg);
+    attend_model *m = g_setup.model;
+    size_t n = attend_model_param_count(m);
+    attend_real *before = malloc(n * sizeof *before);
+    memcpy(before, attend_model_params(m), n * sizeof *before);
+
+    const char *path = fuzz_write_file(data, size);
+    attend_status st = attend_trainer_resume(tr, path, &err);
+    if (st != ATTEND_OK) {
+        FUZZ_CHECK(st == ATTEND_ERR_FORMAT || st == ATTEND_ERR_ARG || st == ATTEND_ERR_ALLOC,
+                   "status %s: %s", attend_status_name(st), err.msg);
+        fuzz_check_message(err.msg, NULL);
+        FUZZ_CHECK(strstr(err.msg, path) != NULL, "the message does not name the file: %s", err.msg);
+        FUZZ_CHECK(!memcmp(before, attend_model_params(m), n * sizeof *before), "a refused resume changed the weights");
+        FUZZ_CHECK(attend_trainer_steps(tr) == 0 && attend_trainer_skipped(tr) == 0, "a refused resume changed the step");
+    } else {
+        const attend_real *w = attend_model_params(m);
+        for (size_t i = 0; i < n; i++) FUZZ_CHECK(isfinite(w[i]), "weight %zu is not finite after resume", i);
+        long s0 = attend_trainer_steps(tr);
+        FUZZ_CHECK(s0 >= 0 && attend_trainer_skipped(tr) >= 0 && attend_trainer_skipped(tr) <= s0,
+                   "resumed at step %ld with %ld skipped", s0, attend_trainer_skipped(tr));
+        for (int k = 0; k < 2; k++) {
+            attend_step_report r;
+            st = attend_trainer_step(tr, &r, &err);
+            FUZZ_CHECK(st == ATTEND_OK || st == ATTEND_ERR_NONFINITE, "step after resume: %s", err.msg);
+        }
+    }
+    attend_trainer_free(tr);
+    /* the next input starts from the same weights */
+    memcpy(attend_model_params(m), before, n * sizeof *before);
+    free(before);
+    return 0;
+}
