@@ -13,14 +13,11 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vmath.h"
 
 #ifdef ATTEND_DOUBLE
-#define AT_EXP exp
-#define AT_TANH tanh
 #define AT_REAL_LOWEST (-DBL_MAX)
 #else
-#define AT_EXP expf
-#define AT_TANH tanhf
 #define AT_REAL_LOWEST (-FLT_MAX)
 #endif
 
@@ -178,6 +175,64 @@ size_t attend_scores_saved_size(const attend_score_config *cfg, int N, int T, in
     return total;
 }
 
+/* Rows r = (n, t) in [r0, r1) of the additive score:
+ * forward:  th[r,j,:] = tanh(qp[r,:] + kp[n,j,:]),  scores[r,j] = v · th[r,j,:]. */
+AT_VECTOR static void additive_forward(attend_real *restrict scores, attend_real *restrict th,
+                                       const attend_real *restrict qp, const attend_real *restrict kp,
+                                       const attend_real *restrict v, int r0, int r1, int T, int S, int A) {
+    // scores [NT,S], th [NT,S,A], qp [NT,A], kp [N,S,A], v [A]
+    for (int r = r0; r < r1; r++) {
+        const int n = r / T;
+        const attend_real *restrict qrow = qp + (size_t)r * A;
+        for (int j = 0; j < S; j++) {
+            const attend_real *restrict krow = kp + ((size_t)n * S + j) * A;
+            attend_real *restrict h = th + ((size_t)r * S + j) * A;
+            attend_real e = 0;
+#pragma omp simd reduction(+ : e)
+            for (int a = 0; a < A; a++) {
+                attend_real x = at_vtanh(qrow[a] + krow[a]);
+                h[a] = x;
+                e += v[a] * x;
+            }
+            scores[(size_t)r * S + j] = e;
+        }
+    }
+}
+
+/* Backward of additive_forward for rows [r0, r1): dqp [NT,A] = (overwritten),
+ * dkp [N,S,A] += (may be NULL), gv [A] += (may be NULL). */
+AT_VECTOR static void additive_backward(attend_real *restrict dqp, attend_real *restrict dkp, attend_real *restrict gv,
+                                        const attend_real *restrict dscores, const attend_real *restrict th,
+                                        const attend_real *restrict v, int r0, int r1, int T, int S, int A) {
+    for (int r = r0; r < r1; r++) {
+        const int n = r / T;
+        attend_real *restrict dqrow = dqp + (size_t)r * A;
+        for (int a = 0; a < A; a++) dqrow[a] = 0;
+        for (int j = 0; j < S; j++) {
+            attend_real ds = dscores[(size_t)r * S + j];
+            if (ds == 0) continue;
+            const attend_real *restrict h = th + ((size_t)r * S + j) * A;
+            attend_real *restrict dkrow = dkp ? dkp + ((size_t)n * S + j) * A : NULL;
+            if (gv && dkrow) {
+#pragma omp simd
+                for (int a = 0; a < A; a++) {
+                    gv[a] += ds * h[a];
+                    attend_real dpre = ds * v[a] * (1 - h[a] * h[a]);
+                    dqrow[a] += dpre;
+                    dkrow[a] += dpre;
+                }
+            } else {
+                for (int a = 0; a < A; a++) {
+                    if (gv) gv[a] += ds * h[a];
+                    attend_real dpre = ds * v[a] * (1 - h[a] * h[a]);
+                    dqrow[a] += dpre;
+                    if (dkrow) dkrow[a] += dpre;
+                }
+            }
+        }
+    }
+}
+
 attend_status attend_scores_forward(const attend_score_config *cfg, const attend_score_params *p,
                                     attend_real *scores, attend_real *saved,
                                     const attend_real *q, const attend_real *kp,
@@ -201,20 +256,7 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
     attend_real *th = saved + (size_t)N * T * A;            /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
     at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
-    for (int n = 0; n < N; n++)
-        for (int t = 0; t < T; t++) {
-            const attend_real *qrow = qp + ((size_t)n * T + t) * A;
-            for (int j = 0; j < S; j++) {
-                const attend_real *krow = kp + ((size_t)n * S + j) * A;
-                attend_real *h = th + (((size_t)n * T + t) * S + j) * A;
-                attend_real e = 0;
-                for (int a = 0; a < A; a++) {
-                    h[a] = AT_TANH(qrow[a] + krow[a]);
-                    e += p->v[a] * h[a];
-                }
-                scores[((size_t)n * T + t) * S + j] = e;
-            }
-        }
+    additive_forward(scores, th, qp, kp, p->v, 0, N * T, T, S, A);
     return at_ok(err);
 }
 
@@ -245,24 +287,7 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
     int A = cfg->A;
     attend_real *dqp = saved;                              /* [N,T,A] scratch */
     const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
-    /* forward: h = tanh(qp[n,t] + kp[n,j]);  e[n,t,j] = v·h */
-    for (int n = 0; n < N; n++)
-        for (int t = 0; t < T; t++) {
-            attend_real *dqrow = dqp + ((size_t)n * T + t) * A;
-            for (int a = 0; a < A; a++) dqrow[a] = 0;
-            for (int j = 0; j < S; j++) {
-                attend_real ds = dscores[((size_t)n * T + t) * S + j];
-                if (ds == 0) continue;
-                const attend_real *h = th + (((size_t)n * T + t) * S + j) * A;
-                attend_real *dkrow = dkp ? dkp + ((size_t)n * S + j) * A : NULL;
-                for (int a = 0; a < A; a++) {
-                    if (g && g->v) g->v[a] += ds * h[a];
-                    attend_real dpre = ds * p->v[a] * (1 - h[a] * h[a]);
-                    dqrow[a] += dpre;
-                    if (dkrow) dkrow[a] += dpre;
-                }
-            }
-        }
+    additive_backward(dqp, dkp, g ? g->v : NULL, dscores, th, p->v, 0, N * T, T, S, A);
     /* forward: qp = q Wqᵀ */
     if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
     if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);

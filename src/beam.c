@@ -82,8 +82,15 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     size_t bytes = (2 * n_tok + n_ftok) * sizeof(int32_t) + (2 * n_al + n_fal) * sizeof(attend_real) +
                    (size_t)K * sizeof(double) + (size_t)2 * K * sizeof(candidate) + (size_t)fin_cap * sizeof(finished_hyp) +
                    (size_t)K * sizeof(int) + (size_t)K * sizeof(int32_t) + 64;
-    char *mem = calloc(1, bytes);
-    CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes of beam state", who, bytes);
+    if (bytes > m->beam_bytes) { /* first use, or a longer / wider search than before */
+        void *grown = malloc(bytes);
+        CHECK(grown, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes of beam state", who, bytes);
+        free(m->beam_mem);
+        m->beam_mem = grown;
+        m->beam_bytes = bytes;
+    }
+    char *mem = m->beam_mem;
+    memset(mem, 0, bytes);
     char *cur = mem;
 #define TAKE(ptr, type, count) (ptr = (type *)(void *)cur, cur += (count) * sizeof(type))
     attend_real *hal, *hal2, *fal;
@@ -208,6 +215,5 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
         }
     }
     *n_out = n;
-    free(mem);
     return at_ok(err);
 }

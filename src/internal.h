@@ -74,6 +74,20 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
                      const attend_real *B, int ldb, size_t strideB, attend_real beta,
                      attend_real *C, int ldc, size_t strideC);
 
+/* Threads worth using for `work` (about one multiply-add each): 1 without
+ * OpenMP, inside a parallel region, or for small work; at most
+ * omp_get_max_threads(). Inside `#pragma omp parallel num_threads(nt)`,
+ * at_thread_range gives this thread's share [lo,hi) of n items in blocks of
+ * `align` (the whole range without OpenMP). The library parallelizes only
+ * loops whose threads write disjoint rows. */
+int at_threads(double work);
+void at_thread_range(int n, int align, int *lo, int *hi);
+
+/* dst [cols] += Σ_r rows[r,:] over rows [R,cols] (bias gradients), and
+ * rows [R,cols] += v [cols] (adding a bias to every row). */
+void at_rows_sum(attend_real *dst, const attend_real *rows, size_t R, int cols);
+void at_rows_add(attend_real *rows, const attend_real *v, size_t R, int cols);
+
 /* Softmax rows with masks (shared by attention, multi-head and pointer code).
  * Row r = (g, t) of `rows_per_group` groups G: rows are [G,T,S]; the key
  * padding mask row for group g is valid[(g / mask_div) * S] (mask_div = H for

@@ -271,7 +271,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N;
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1);
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -294,6 +294,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_in = m->fwd_src_len + N;
     m->fwd_tgt_out = m->fwd_tgt_in + N * T;
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
+    m->score_ids = m->fwd_tgt_len + N;
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -309,6 +310,7 @@ void attend_model_free(attend_model *m) {
     free(m->act_arena);
     free(m->valid);
     free(m->ints);
+    free(m->beam_mem);
     free(m);
 }
 
@@ -1070,11 +1072,9 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
     CHECK(S >= 1 && S <= m->cfg.max_src_len, err, ATTEND_ERR_CAPACITY, "%s: source length %d outside [1, %d]", who, S,
           m->cfg.max_src_len);
     int steps = pointer ? T : T + 1;
-    /* a one-row batch in the model's id arena is not possible while forward
-     * copies from it, so build it in a small local allocation */
-    size_t need = (size_t)S + 1 + 3 * (size_t)steps + 1;
-    int32_t *mem = malloc(need * sizeof *mem);
-    CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    /* the one-row batch lives in its own part of the id arena (score_ids),
+     * which attend_model_forward copies from; nothing is allocated */
+    int32_t *mem = m->score_ids;
     attend_batch b;
     memset(&b, 0, sizeof b);
     b.N = 1;
@@ -1107,6 +1107,5 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
                 memcpy(align, m->acts.weights, (size_t)steps * S * sizeof *align);
         }
     }
-    free(mem);
     return rc;
 }

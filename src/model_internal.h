@@ -114,6 +114,12 @@ struct attend_model {
     int32_t *ints;      /* one arena for the id copies below */
     int32_t *fwd_src, *fwd_src_len, *fwd_tgt_in, *fwd_tgt_out, *fwd_tgt_len; /* [N,S] [N] [T,N] (transposed: one step is contiguous) [N,T] [N] */
     const at_weight_hook *hook; /* NULL except while intervene.c runs a decoder */
+    int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
+    /* beam.c's bookkeeping (hypothesis tokens and alignments): allocated by the
+     * first beam search and grown only when a later one needs more, so decoding
+     * allocates nothing after warm-up; freed with the model */
+    void *beam_mem;
+    size_t beam_bytes;
 };
 
 /* Runs the encoder over src [N,S] / src_len [N] (validated by the caller),

@@ -42,16 +42,8 @@
 #include <string.h>
 
 #include "rnn.h"
+#include "vmath.h"
 
-#ifdef ATTEND_DOUBLE
-#define AT_EXP exp
-#define AT_TANH tanh
-#else
-#define AT_EXP expf
-#define AT_TANH tanhf
-#endif
-
-static inline attend_real sigmoid(attend_real a) { return 1 / (1 + AT_EXP(-a)); }
 
 int at_cell_gates(attend_cell_kind kind) {
     switch (kind) {
@@ -77,39 +69,38 @@ size_t at_cell_scratch_size(attend_cell_kind kind, int N, int H) {
 
 /* ------------------------------------------------------------- one step */
 
-void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
-                          attend_real *saved, const attend_real *xg, const attend_real *h_prev,
-                          const attend_real *c_prev, const uint8_t *active, int N,
-                          attend_real *scratch) {
-    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
-    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
-    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
-    const int W = at_cell_saved_width(cell->kind, H);
+/* The gate nonlinearities of rows [n0,n1), fused in one pass per row over the
+ * two pre-activation halves x [N,G*H] and a [N,G*H] (see at_cell_step_forward). */
+AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_real *restrict h_out,
+                                         attend_real *restrict c_out, attend_real *restrict saved,
+                                         const attend_real *restrict xg, const attend_real *restrict hg,
+                                         const attend_real *restrict h_prev, const attend_real *restrict c_prev,
+                                         const uint8_t *active, int n0, int n1) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], hg [N,G*H], h_prev [N,H],
+    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
+    const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
     const size_t rowb = (size_t)H * sizeof(attend_real);
-    attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
-    for (int n = 0; n < N; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
-    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
-
-    for (int n = 0; n < N; n++) {
-        const attend_real *hp = h_prev + (size_t)n * H; // [H]
-        attend_real *ho = h_out + (size_t)n * H;        // [H]
+    for (int n = n0; n < n1; n++) {
+        const attend_real *restrict hp = h_prev + (size_t)n * H; // [H]
+        attend_real *restrict ho = h_out + (size_t)n * H;        // [H]
         if (active && !active[n]) { // padding: the state passes through unchanged
             memcpy(ho, hp, rowb);
-            if (cell->kind == ATTEND_CELL_LSTM) {
+            if (kind == ATTEND_CELL_LSTM) {
                 if (c_prev) memcpy(c_out + (size_t)n * H, c_prev + (size_t)n * H, rowb);
                 else memset(c_out + (size_t)n * H, 0, rowb);
             }
             continue;
         }
-        const attend_real *x = xg + (size_t)n * GH; // [G*H]
-        const attend_real *a = hg + (size_t)n * GH; // [G*H]
-        attend_real *sv = saved + (size_t)n * W;    // [W]
-        if (cell->kind == ATTEND_CELL_GRU) {
+        const attend_real *restrict x = xg + (size_t)n * GH; // [G*H]
+        const attend_real *restrict a = hg + (size_t)n * GH; // [G*H]
+        attend_real *restrict sv = saved + (size_t)n * W;    // [W]
+        if (kind == ATTEND_CELL_GRU) {
+#pragma omp simd
             for (int j = 0; j < H; j++) {
-                attend_real r = sigmoid(x[j] + a[j]);
-                attend_real z = sigmoid(x[H + j] + a[H + j]);
+                attend_real r = at_vsigmoid(x[j] + a[j]);
+                attend_real z = at_vsigmoid(x[H + j] + a[H + j]);
                 attend_real hn = a[2 * H + j];
-                attend_real nn = AT_TANH(x[2 * H + j] + r * hn);
+                attend_real nn = at_vtanh(x[2 * H + j] + r * hn);
                 ho[j] = (1 - z) * nn + z * hp[j];
                 sv[j] = r;
                 sv[H + j] = z;
@@ -117,15 +108,19 @@ void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *
                 sv[3 * H + j] = hn;
             }
         } else {
-            const attend_real *cp = c_prev ? c_prev + (size_t)n * H : NULL; // [H]
-            attend_real *co = c_out + (size_t)n * H;                         // [H]
+            attend_real *restrict co = c_out + (size_t)n * H; // [H]
+            const attend_real *restrict cp = c_prev ? c_prev + (size_t)n * H : NULL;
+            attend_real cmask = cp ? 1 : 0;
+            if (!cp) cp = co; /* read as 0 · cp: never used uninitialised below */
+            if (!c_prev) memset(co, 0, rowb);
+#pragma omp simd
             for (int j = 0; j < H; j++) {
-                attend_real i = sigmoid(x[j] + a[j]);
-                attend_real f = sigmoid(x[H + j] + a[H + j]);
-                attend_real g = AT_TANH(x[2 * H + j] + a[2 * H + j]);
-                attend_real o = sigmoid(x[3 * H + j] + a[3 * H + j]);
-                attend_real c = (cp ? f * cp[j] : 0) + i * g;
-                attend_real tc = AT_TANH(c);
+                attend_real i = at_vsigmoid(x[j] + a[j]);
+                attend_real f = at_vsigmoid(x[H + j] + a[H + j]);
+                attend_real g = at_vtanh(x[2 * H + j] + a[2 * H + j]);
+                attend_real o = at_vsigmoid(x[3 * H + j] + a[3 * H + j]);
+                attend_real c = (cmask != 0 ? f * cp[j] : 0) + i * g;
+                attend_real tc = at_vtanh(c);
                 co[j] = c;
                 ho[j] = o * tc;
                 sv[j] = i;
@@ -138,41 +133,51 @@ void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *
     }
 }
 
-void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_real *dxg,
-                           attend_real *dh_prev, attend_real *dc_prev, const attend_real *dh_out,
-                           const attend_real *dc_out, const attend_real *saved,
-                           const attend_real *h_prev, const attend_real *c_prev,
-                           const uint8_t *active, int N, attend_real *scratch) {
-    // dxg [N,G*H] +=, dh_prev [N,H] +=, dc_prev [N,H] += (LSTM), dh_out [N,H],
-    // dc_out [N,H] (LSTM; NULL = zeros), saved [N,W], h_prev [N,H],
-    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H].
-    // dxg, dh_prev, dc_prev may be NULL (not needed).
+void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
+                          attend_real *saved, const attend_real *xg, const attend_real *h_prev,
+                          const attend_real *c_prev, const uint8_t *active, int N,
+                          attend_real *scratch) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
+    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
-    const int W = at_cell_saved_width(cell->kind, H);
-    attend_real *da = scratch; // [N,G*H] gradient of the pre-activations xg + hg
+    attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
+    for (int n = 0; n < N; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
+    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
+    cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, 0, N);
+}
 
-    for (int n = 0; n < N; n++) {
-        attend_real *d = da + (size_t)n * GH;                // [G*H]
-        const attend_real *dh = dh_out + (size_t)n * H;     // [H]
-        attend_real *dhp = dh_prev ? dh_prev + (size_t)n * H : NULL; // [H]
+/* Backward of the gate nonlinearities of rows [n0,n1): da [N,G*H] (the
+ * pre-activation gradient, 0 on inactive rows), dxg +=, dh_prev +=, dc_prev +=
+ * (any of the three may be NULL). */
+AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_real *restrict da,
+                                          attend_real *restrict dxg, attend_real *restrict dh_prev,
+                                          attend_real *restrict dc_prev, const attend_real *restrict dh_out,
+                                          const attend_real *restrict dc_out, const attend_real *restrict saved,
+                                          const attend_real *restrict h_prev, const attend_real *restrict c_prev,
+                                          const uint8_t *active, int n0, int n1) {
+    const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
+    for (int n = n0; n < n1; n++) {
+        attend_real *restrict d = da + (size_t)n * GH;                       // [G*H]
+        const attend_real *restrict dh = dh_out + (size_t)n * H;            // [H]
+        attend_real *restrict dhp = dh_prev ? dh_prev + (size_t)n * H : NULL; // [H]
         if (active && !active[n]) {
             // forward: h_out = h_prev, c_out = c_prev (passed through)
             memset(d, 0, (size_t)GH * sizeof *d);
             if (dhp)
                 for (int j = 0; j < H; j++) dhp[j] += dh[j];
-            if (cell->kind == ATTEND_CELL_LSTM && dc_prev && dc_out)
+            if (kind == ATTEND_CELL_LSTM && dc_prev && dc_out)
                 for (int j = 0; j < H; j++) dc_prev[(size_t)n * H + j] += dc_out[(size_t)n * H + j];
             continue;
         }
-        const attend_real *sv = saved + (size_t)n * W; // [W]
-        if (cell->kind == ATTEND_CELL_GRU) {
-            const attend_real *hp = h_prev + (size_t)n * H; // [H]
+        const attend_real *restrict sv = saved + (size_t)n * W; // [W]
+        if (kind == ATTEND_CELL_GRU) {
+            const attend_real *restrict hp = h_prev + (size_t)n * H; // [H]
+#pragma omp simd
             for (int j = 0; j < H; j++) {
                 attend_real r = sv[j], z = sv[H + j], nn = sv[2 * H + j], hn = sv[3 * H + j];
                 // h' = (1−z) ⊙ n + z ⊙ h
                 attend_real dn = dh[j] * (1 - z);
                 attend_real dz = dh[j] * (hp[j] - nn);
-                if (dhp) dhp[j] += dh[j] * z;
                 // n = tanh(xn + r ⊙ hn)
                 attend_real dan = dn * (1 - nn * nn);
                 attend_real dr = dan * hn;
@@ -180,17 +185,25 @@ void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_r
                 d[j] = dr * r * (1 - r);
                 d[H + j] = dz * z * (1 - z);
                 d[2 * H + j] = dan * r; // the hidden side hn enters as r ⊙ hn
-                if (dxg) {
-                    attend_real *dx = dxg + (size_t)n * GH; // [G*H]
-                    dx[j] += d[j];
-                    dx[H + j] += d[H + j];
-                    dx[2 * H + j] += dan;
+            }
+            if (dhp) {
+#pragma omp simd
+                for (int j = 0; j < H; j++) dhp[j] += dh[j] * sv[H + j];
+            }
+            if (dxg) {
+                attend_real *restrict dx = dxg + (size_t)n * GH; // [G*H]
+#pragma omp simd
+                for (int j = 0; j < 2 * H; j++) dx[j] += d[j];
+#pragma omp simd
+                for (int j = 0; j < H; j++) {
+                    attend_real nn = sv[2 * H + j];
+                    dx[2 * H + j] += dh[j] * (1 - sv[H + j]) * (1 - nn * nn); // dan
                 }
             }
         } else {
-            const attend_real *cp = c_prev ? c_prev + (size_t)n * H : NULL;   // [H]
-            const attend_real *dco = dc_out ? dc_out + (size_t)n * H : NULL;  // [H]
-            attend_real *dcp = dc_prev ? dc_prev + (size_t)n * H : NULL;      // [H]
+            const attend_real *restrict cp = c_prev ? c_prev + (size_t)n * H : NULL;   // [H]
+            const attend_real *restrict dco = dc_out ? dc_out + (size_t)n * H : NULL;  // [H]
+            attend_real *restrict dcp = dc_prev ? dc_prev + (size_t)n * H : NULL;      // [H]
             for (int j = 0; j < H; j++) {
                 attend_real i = sv[j], f = sv[H + j], gg = sv[2 * H + j], o = sv[3 * H + j];
                 attend_real tc = sv[4 * H + j];
@@ -207,17 +220,31 @@ void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_r
                 d[3 * H + j] = d_o * o * (1 - o);
             }
             if (dxg) {
-                attend_real *dx = dxg + (size_t)n * GH; // [G*H]
+                attend_real *restrict dx = dxg + (size_t)n * GH; // [G*H]
+#pragma omp simd
                 for (int k = 0; k < GH; k++) dx[k] += d[k];
             }
         }
     }
+}
+
+void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_real *dxg,
+                           attend_real *dh_prev, attend_real *dc_prev, const attend_real *dh_out,
+                           const attend_real *dc_out, const attend_real *saved,
+                           const attend_real *h_prev, const attend_real *c_prev,
+                           const uint8_t *active, int N, attend_real *scratch) {
+    // dxg [N,G*H] +=, dh_prev [N,H] +=, dc_prev [N,H] += (LSTM), dh_out [N,H],
+    // dc_out [N,H] (LSTM; NULL = zeros), saved [N,W], h_prev [N,H],
+    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H].
+    // dxg, dh_prev, dc_prev may be NULL (not needed).
+    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
+    attend_real *da = scratch; // [N,G*H] gradient of the pre-activations xg + hg
+    cell_gates_backward(cell->kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev, c_prev, active, 0,
+                        N);
     // hg = h_prev W_hhᵀ + b_hh  (inactive rows of da are 0)
     if (dh_prev) at_gemm(0, 0, N, H, GH, 1, da, GH, cell->W_hh, H, 1, dh_prev, H);
     if (g && g->W_hh) at_gemm(1, 0, GH, H, N, 1, da, GH, h_prev, H, 1, g->W_hh, H);
-    if (g && g->b_hh)
-        for (int n = 0; n < N; n++)
-            for (int k = 0; k < GH; k++) g->b_hh[k] += da[(size_t)n * GH + k];
+    if (g && g->b_hh) at_rows_sum(g->b_hh, da, N, GH);
 }
 
 /* ----------------------------------------------------------------- layer */

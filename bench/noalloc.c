@@ -1,0 +1,141 @@
+/*
+ * noalloc.c — shows that a training step and a decode step allocate nothing
+ * after warm-up. Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+ * (tests/cmake/bench.cmake), so every allocation the library's objects make
+ * goes through the counters below; the test warms each entry point up, resets
+ * the counters and requires them to stay at zero over further calls.
+ * (Shared libraries — OpenBLAS, libgomp — are outside the wrap: their own
+ * buffers are allocated once at their initialisation.)
+ *
+ * Entry points: attend_trainer_step (forward, backward, clip, Adam) and
+ * attend_model_greedy, attend_model_beam and attend_model_score, for GRU and
+ * LSTM cells and the Bahdanau and Luong decoders.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <attend.h>
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+
+static long n_alloc;
+
+void *__wrap_malloc(size_t n) {
+    n_alloc++;
+    return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t size) {
+    n_alloc++;
+    return __real_calloc(n, size);
+}
+void *__wrap_realloc(void *p, size_t n) {
+    n_alloc++;
+    return __real_realloc(p, n);
+}
+
+static int failures;
+
+#define MUST(call)                                                                        \
+    do {                                                                                  \
+        attend_error e_;                                                                  \
+        if ((call) != ATTEND_OK) {                                                        \
+            fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, e_.msg);   \
+            exit(1);                                                                      \
+        }                                                                                 \
+    } while (0)
+#define ERR (&e_)
+
+static void expect_none(const char *what, long before) {
+    long n = n_alloc - before;
+    printf("  %-46s %ld allocations after warm-up\n", what, n);
+    if (n != 0) {
+        fprintf(stderr, "FAIL %s: %ld allocations after warm-up\n", what, n);
+        failures++;
+    }
+}
+
+static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+    attend_model_config c;
+    memset(&c, 0, sizeof c);
+    c.cell = cell;
+    c.decoder = dec;
+    c.score = score;
+    c.src_vocab = c.tgt_vocab = 4 + 6;
+    c.emb = 8;
+    c.enc_hidden = 6;
+    c.enc_layers = 1;
+    c.dec_hidden = 12;
+    c.attn = 7;
+    c.max_batch = 16;
+    c.max_src_len = 9;
+    c.max_tgt_len = 9;
+    attend_task_config tc = {ATTEND_TASK_REVERSE, 6, 3, 9, 64, 1};
+    attend_dataset *d;
+    attend_vocab *v;
+    attend_model *m;
+    attend_trainer *tr;
+    MUST(attend_dataset_task(&d, &v, &tc, ERR));
+    MUST(attend_model_create(&m, &c, 5, ERR));
+    attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
+    oc.clip_norm = 1.0;
+    MUST(attend_trainer_create(&tr, m, &oc, d, 16, 3, ERR));
+    char label[96];
+    snprintf(label, sizeof label, "%s/%s/%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score));
+    printf("%s\n", label);
+
+    attend_step_report rep;
+    MUST(attend_trainer_step(tr, &rep, ERR));
+    long before = n_alloc;
+    for (int i = 0; i < 5; i++) MUST(attend_trainer_step(tr, &rep, ERR)); /* 5 batches: an epoch boundary too */
+    expect_none("attend_trainer_step", before);
+
+    int32_t src[4 * 9], len[4] = {9, 4, 7, 1}, out[4 * 10], out_len[4];
+    for (int i = 0; i < 4 * 9; i++) src[i] = 4 + i % 6;
+    attend_real align[4 * 10 * 9];
+    MUST(attend_model_greedy(m, src, len, 4, 9, 10, out, out_len, align, ERR));
+    before = n_alloc;
+    for (int i = 0; i < 3; i++) MUST(attend_model_greedy(m, src, len, 4, 9, 10, out, out_len, align, ERR));
+    expect_none("attend_model_greedy", before);
+
+    int32_t bout[4 * 10], blen[4];
+    double bscore[4];
+    attend_real balign[4 * 10 * 9];
+    int n_out;
+    MUST(attend_model_beam(m, src, 9, 4, 4, 10, 0.6, bout, blen, bscore, balign, &n_out, ERR));
+    before = n_alloc;
+    for (int i = 0; i < 3; i++)
+        MUST(attend_model_beam(m, src, 9 - i, 4 - i, 2, 10 - i, 0.6, bout, blen, bscore, balign, &n_out, ERR));
+    expect_none("attend_model_beam (same or smaller searches)", before);
+
+    double logp;
+    attend_real salign[10 * 9];
+    before = n_alloc;
+    for (int i = 0; i < 3; i++) MUST(attend_model_score(m, src, 9, src + 2, 5, &logp, salign, ERR));
+    expect_none("attend_model_score", before);
+
+    attend_trainer_free(tr);
+    attend_model_free(m);
+    attend_dataset_free(d);
+    attend_vocab_free(v);
+}
+
+int main(void) {
+    run(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE);
+    run(ATTEND_CELL_GRU, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL);
+    run(ATTEND_CELL_LSTM, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_SCALED_DOT);
+    run(ATTEND_CELL_LSTM, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE);
+    /* the counters do see the library: creation and warm-up allocate */
+    printf("allocations counted in total (creation, warm-up): %ld\n", n_alloc);
+    if (n_alloc == 0) {
+        fprintf(stderr, "FAIL: no allocation was counted at all: the --wrap link option is not in effect\n");
+        failures++;
+    }
+    printf("%s\n", failures ? "noalloc: FAILED" : "noalloc: ok");
+    return failures ? 1 : 0;
+}

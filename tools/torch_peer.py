@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+"""torch_peer.py — the PyTorch side of bench/run.sh: the same measurements as
+bench/bench.c, on the same configurations, one measurement per process, one
+JSON line on stdout.
+
+    /usr/bin/python3 tools/torch_peer.py train  [--decoder bahdanau|luong] [--len 20] [--batch 64] [--steps 20] [--warmup 3]
+    /usr/bin/python3 tools/torch_peer.py greedy [--decoder ..] [--batch 1] [--len 20] [--max-len 22] [--iters 20]
+    /usr/bin/python3 tools/torch_peer.py beam   [--decoder ..] [--width 5] [--len 20] [--max-len 22] [--iters 20]
+    /usr/bin/python3 tools/torch_peer.py kernel --name additive|scaled_dot|mha [--iters 5]
+
+The model is tools/ref_model.py's Seq2Seq (the reference the C tests compare
+against: nn.Embedding, a bidirectional nn.GRU over pack_padded_sequence, the
+nn.Linear bridge, additive or general attention, nn.GRUCell decoder, nn.Linear
+output, F.cross_entropy), so the two sides compute the same function with the
+same tensor names. float32, torch.set_num_threads(--threads, default 2: the
+machine's cores; Debian's torch 1.13 otherwise starts with one thread).
+Training: Adam (lr 1e-3) with clip_grad_norm_(1.0), like attend's trainer in
+bench.c. Decoding runs under torch.inference_mode(), batched over rows (greedy)
+and over live hypotheses (beam), with the EOS output bias set to -1e4 so
+every decode runs exactly --max-len steps, as in bench.c.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from ref_model import BOS, EOS, PAD, Seq2Seq  # noqa: E402  (sets 1 thread; main() resets it)
+
+
+def config(a, max_batch, max_src, max_tgt):
+    luong = a.decoder == "luong"
+    return dict(cell="gru", decoder=a.decoder, score="general" if luong else "additive",
+                src_vocab=4 + a.symbols, tgt_vocab=4 + a.symbols, emb=a.emb, enc_hidden=a.hidden,
+                enc_layers=1, dec_hidden=a.dec_hidden, attn=a.attn, max_batch=max_batch,
+                max_src_len=max_src, max_tgt_len=max_tgt)
+
+
+def reversal_batch(rng, N, L, symbols):
+    """Every source of length L; tensors in attend_batch's layout."""
+    src = rng.integers(4, 4 + symbols, size=(N, L))
+    tin = np.full((N, L + 1), PAD, dtype=np.int64)
+    tout = np.full((N, L + 1), PAD, dtype=np.int64)
+    tin[:, 0] = BOS
+    tin[:, 1:] = src[:, ::-1]
+    tout[:, :L] = src[:, ::-1]
+    tout[:, L] = EOS
+    return (torch.from_numpy(src), torch.full((N,), L, dtype=torch.long), torch.from_numpy(tin),
+            torch.from_numpy(tout))
+
+
+def emit(**kw):
+    kw = dict(side="torch", **kw)
+    print(json.dumps(kw), flush=True)
+
+
+def bench_train(a):
+    torch.manual_seed(1234)
+    model = Seq2Seq(config(a, a.batch, a.len, a.len))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(7)
+    batches = [reversal_batch(rng, a.batch, a.len, a.symbols) for _ in range(8)]
+
+    def step(i):
+        src, src_len, tin, tout = batches[i % len(batches)]
+        opt.zero_grad()
+        loss, _, _ = model(src, src_len, tin, tout)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return float(loss)
+
+    for i in range(a.warmup):
+        step(i)
+    dts = []
+    t0 = time.perf_counter()
+    for i in range(a.steps):
+        s = time.perf_counter()
+        loss = step(i)
+        dts.append(time.perf_counter() - s)
+    total = time.perf_counter() - t0
+    emit(bench="train", decoder=a.decoder, len=a.len, batch=a.batch, steps=a.steps,
+         samples_per_s=a.batch * a.steps / total, step_ms_median=1e3 * statistics.median(dts), loss=loss)
+
+
+def decode_model(a, max_batch):
+    torch.manual_seed(1234)
+    model = Seq2Seq(config(a, max_batch, a.len, a.max_len - 1))
+    with torch.no_grad():
+        model.out.bias[EOS] = -1e4  # no early stop, as in bench.c
+    model.eval()
+    return model
+
+
+@torch.inference_mode()
+def greedy(model, src, src_len, steps):
+    st, ctx = model.encode(src, src_len)
+    y = torch.full((src.shape[0],), BOS, dtype=torch.long)
+    out = []
+    for _ in range(steps):
+        logits, st, _ = model.step(y, st, ctx)
+        y = logits.argmax(-1)
+        out.append(y)
+    return torch.stack(out, 1)
+
+
+@torch.inference_mode()
+def beam(model, src, src_len, K, steps):
+    """Width-K beam for one source, the algorithm of attend_model_beam: the
+    best 2K (parent, token) continuations by total log-probability, EOS ends a
+    hypothesis, the first K others continue; states reordered by parent."""
+    st, ctx = model.encode(src, src_len)
+    V = model.out.out_features
+    scores = torch.zeros(1)
+    y = torch.full((1,), BOS, dtype=torch.long)
+    hist = torch.zeros(1, 0, dtype=torch.long)
+    finished = []
+    ctxK = {k: (v.expand(K, *v.shape[1:]) if torch.is_tensor(v) else v) for k, v in ctx.items()}
+    live_ctx = ctx
+    for t in range(steps):
+        logits, st, _ = model.step(y, st, live_ctx)
+        lp = F.log_softmax(logits, -1) + scores[:, None]
+        lp[:, PAD] = -math.inf
+        lp[:, BOS] = -math.inf
+        top, idx = lp.reshape(-1).topk(2 * K)
+        parent, token = idx // V, idx % V
+        keep = token != EOS
+        for j in torch.nonzero(~keep).flatten().tolist():
+            finished.append((float(top[j]), hist[parent[j]].tolist()))
+        parent, token, top = parent[keep][:K], token[keep][:K], top[keep][:K]
+        st = {k: v.index_select(0, parent) for k, v in st.items()}
+        hist = torch.cat([hist.index_select(0, parent), token[:, None]], 1)
+        scores, y = top, token
+        live_ctx = ctxK if parent.numel() == K else {k: (v[: parent.numel()] if torch.is_tensor(v) else v)
+                                                      for k, v in ctxK.items()}
+        if len(finished) >= K:
+            break
+    for i in range(hist.shape[0]):
+        finished.append((float(scores[i]), hist[i].tolist()))
+    finished.sort(key=lambda f: -f[0])
+    return finished[:K]
+
+
+def bench_decode(a, use_beam):
+    N = 1 if use_beam else a.batch
+    model = decode_model(a, a.width if use_beam else N)
+    rng = np.random.default_rng(5)
+    src = torch.from_numpy(rng.integers(4, 4 + a.symbols, size=(N, a.len)))
+    src_len = torch.full((N,), a.len, dtype=torch.long)
+    dts = []
+    for i in range(a.warmup + a.iters):
+        s = time.perf_counter()
+        if use_beam:
+            res = beam(model, src, src_len, a.width, a.max_len)
+        else:
+            res = greedy(model, src, src_len, a.max_len)
+        dt = time.perf_counter() - s
+        if i >= a.warmup:
+            dts.append(dt)
+    med = statistics.median(dts)
+    if use_beam:
+        assert all(len(h) == a.max_len for _, h in res), "a hypothesis ended early"
+        emit(bench="beam", decoder=a.decoder, width=a.width, len=a.len, max_len=a.max_len, latency_ms=1e3 * med,
+             best_score=res[0][0])
+    else:
+        emit(bench="greedy", decoder=a.decoder, batch=N, len=a.len, max_len=a.max_len, latency_ms=1e3 * med,
+             seqs_per_s=N / med)
+
+
+def bench_kernel(a):
+    """The shapes and FLOP counts of bench.c's kernel mode."""
+    torch.manual_seed(3)
+    if a.name in ("additive", "scaled_dot"):
+        add = a.name == "additive"
+        N, T, Dq, Dk, A = (32, 64, 128, 256, 128) if add else (8, 512, 64, 64, 128)
+        S, Dv = T, Dk
+        q = (torch.rand(N, T, Dq) * 2 - 1).requires_grad_()
+        k = (torch.rand(N, S, Dk) * 2 - 1).requires_grad_()
+        v = (torch.rand(N, S, Dv) * 2 - 1).requires_grad_()
+        dctx = torch.rand(N, T, Dv) * 2 - 1
+        Wq = ((torch.rand(A, Dq) * 2 - 1) * 0.1).requires_grad_()
+        Wk = ((torch.rand(A, Dk) * 2 - 1) * 0.1).requires_grad_()
+        b = ((torch.rand(A) * 2 - 1) * 0.1).requires_grad_()
+        vv = ((torch.rand(A) * 2 - 1) * 0.1).requires_grad_()
+        scale = 1 / math.sqrt(Dk)
+
+        def run():
+            if add:
+                kp = k @ Wk.t() + b                       # [N,S,A]
+                qp = q @ Wq.t()                           # [N,T,A]
+                e = torch.tanh(qp[:, :, None, :] + kp[:, None, :, :]) @ vv   # [N,T,S]
+            else:
+                e = (q @ k.transpose(1, 2)) * scale
+            w = torch.softmax(e, -1)
+            ctx = w @ v
+            ctx.backward(dctx)
+
+        nts = N * T * S
+        flops = 2.0 * nts * Dv * 3 + 9.0 * nts
+        if add:
+            flops += 3 * 2.0 * N * S * Dk * A + 3 * 2.0 * N * T * Dq * A + nts * A * 10.0
+        else:
+            flops += 3 * 2.0 * nts * Dk + nts
+        shape = "N=%d T=%d S=%d Dq=%d Dk=%d Dv=%d%s" % (N, T, S, Dq, Dk, Dv, " A=128" if add else "")
+    elif a.name == "mha":
+        N, T, E, H = 4, 512, 256, 8
+        mha = nn.MultiheadAttention(E, H, batch_first=True)
+        x = (torch.rand(N, T, E) * 2 - 1).requires_grad_()
+        dy = torch.rand(N, T, E) * 2 - 1
+
+        def run():
+            y, _ = mha(x, x, x, need_weights=False)
+            y.backward(dy)
+
+        ntt = N * H * T * T
+        flops = 12 * 2.0 * N * T * E * E + 6 * 2.0 * ntt * (E // H) + 10.0 * ntt
+        shape = "N=%d T=S=%d E=%d H=%d" % (N, T, E, H)
+    else:
+        sys.exit("unknown kernel " + a.name)
+    dts = []
+    for i in range(a.warmup + a.iters):
+        s = time.perf_counter()
+        run()
+        dt = time.perf_counter() - s
+        if i >= a.warmup:
+            dts.append(dt)
+    med = statistics.median(dts)
+    emit(bench="kernel", name=a.name, shape=shape, gflop=flops * 1e-9, ms=1e3 * med, gflops=flops * 1e-9 / med)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("mode", choices=["train", "greedy", "beam", "kernel"])
+    p.add_argument("--decoder", default="bahdanau", choices=["bahdanau", "luong"])
+    p.add_argument("--name", default="additive")
+    for name, default in (("len", 20), ("batch", 64), ("steps", 20), ("warmup", 3), ("iters", 20), ("width", 5),
+                          ("max-len", 22), ("threads", 2), ("emb", 64), ("hidden", 128), ("dec-hidden", 128),
+                          ("attn", 128), ("symbols", 19)):
+        p.add_argument("--" + name, type=int, default=default)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    if a.mode == "train":
+        bench_train(a)
+    elif a.mode in ("greedy", "beam"):
+        bench_decode(a, a.mode == "beam")
+    else:
+        bench_kernel(a)
+
+
+if __name__ == "__main__":
+    main()
