@@ -310,7 +310,7 @@ static void remove_stale_temps(const char *path) {
         long pid = strtol(rest, NULL, 10);
         if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
         char full[4600];
-        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        snprintf(full, sizeof full, "%s%s%s", slash ? dir : "", slash && dl > 0 ? "/" : "", e->d_name);
         if (remove(full) == 0) printf("checkpoint: removed %s, left by process %ld, which is gone\n", full, pid);
     }
     closedir(d);
