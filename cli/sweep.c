@@ -17,6 +17,7 @@ static void sweep_usage(FILE *f) {
             "usage: attend sweep [--task copy|reverse | --train FILE.tsv --dev FILE.tsv]\n"
             "                    [--lengths 5,10,20,40,60,80] [--decoders none,additive,dot,general]\n"
             "                    [budget options] [--csv PATH] [--svg PATH]\n"
+            "       attend sweep --plot A.csv [B.csv ...] [--csv MERGED.csv] [--svg PATH]\n"
             "\n"
             "Trains one model per source length and decoder under the same budget and reports\n"
             "per length: full-sequence and token accuracy, free-running (greedy) and teacher-\n"
@@ -56,6 +57,12 @@ static void sweep_usage(FILE *f) {
             "  --csv PATH           results as CSV (sweep.csv)\n"
             "  --svg PATH           full-sequence accuracy against length, one line per decoder\n"
             "                       (sweep.svg)\n"
+            "                       Both are rewritten as each run finishes, so a sweep stopped\n"
+            "                       early keeps every finished row.\n"
+            "  --plot               read the rows of CSV files written by earlier sweeps (e.g. one\n"
+            "                       per length: each length's data and models depend only on the\n"
+            "                       seed and that length, so split runs give the same rows), print\n"
+            "                       them, and write the merged --csv (if given) and the --svg plot\n"
             "  --help               this message\n");
 }
 
@@ -148,12 +155,129 @@ static void print_row(const attend_sweep_row *r) {
            r->eval.attn_entropy, r->uniform_entropy, r->samples_per_s, r->wall_seconds);
 }
 
+/* Rows as they complete: printed, appended to the CSV file, and the plot
+ * redrawn, so a long sweep stopped early keeps what it finished. */
+typedef struct {
+    attend_sweep_row *done; /* [total] in completion order */
+    int n_done;
+    FILE *csv;
+    const char *csv_path, *svg_path;
+    int failed;
+} progress;
+
 static void on_row(void *user, const attend_sweep_row *row, int index, int total) {
-    (void)user;
+    progress *pg = user;
     fprintf(stderr, "[%d/%d] ", index + 1, total);
     fflush(stderr);
     print_row(row);
     fflush(stdout);
+    pg->done[pg->n_done++] = *row;
+    if (pg->failed) return;
+    attend_error err = {0};
+    char *line = NULL, *svg = NULL;
+    if (attend_sweep_csv(row, 1, &line, &err) || attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
+        cli_lib_fail("sweep", &err);
+        pg->failed = 1;
+    } else {
+        const char *body = strchr(line, '\n') + 1; /* after the header */
+        if (fputs(body, pg->csv) == EOF || fflush(pg->csv) != 0) {
+            fprintf(stderr, "attend sweep: error writing %s\n", pg->csv_path);
+            pg->failed = 1;
+        } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
+            pg->failed = 1;
+        }
+    }
+    free(line);
+    free(svg);
+}
+
+/* The accuracy matrix (lengths x models, in order of first appearance). */
+static void print_matrix(const attend_sweep_row *rows, int n) {
+    attend_sweep_model models[MAX_LIST];
+    int lengths[MAX_LIST], nm = 0, nl = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0, l = 0;
+        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].score != rows[i].model.score)) k++;
+        if (k == nm && nm < MAX_LIST) models[nm++] = rows[i].model;
+        while (l < nl && lengths[l] != rows[i].length) l++;
+        if (l == nl && nl < MAX_LIST) lengths[nl++] = rows[i].length;
+    }
+    printf("\nfull-sequence accuracy, free-running greedy (rows: source length):\n%6s", "length");
+    for (int k = 0; k < nm; k++) {
+        char name[64];
+        printf(" %18s", attend_sweep_model_name(models[k], name, sizeof name));
+    }
+    printf("\n");
+    for (int l = 0; l < nl; l++) {
+        printf("%6d", lengths[l]);
+        for (int k = 0; k < nm; k++) {
+            const attend_sweep_row *r = NULL;
+            for (int i = 0; i < n && !r; i++)
+                if (rows[i].length == lengths[l] && rows[i].model.decoder == models[k].decoder &&
+                    rows[i].model.score == models[k].score)
+                    r = rows + i;
+            if (r && r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
+            else printf(" %18s", "-");
+        }
+        printf("\n");
+    }
+}
+
+/* `attend sweep --plot A.csv B.csv ...`: merge finished rows, redraw. */
+static int plot_only(const char *const *files, int n_files, const char *csv_path, const char *svg_path) {
+    enum { CAP = MAX_LIST * MAX_LIST };
+    attend_sweep_row *rows = calloc(CAP, sizeof *rows);
+    int n = 0, rc = rows ? 0 : 1;
+    attend_error err = {0};
+    for (int f = 0; !rc && f < n_files; f++) {
+        FILE *in = fopen(files[f], "rb");
+        if (!in) {
+            fprintf(stderr, "attend sweep: cannot read %s\n", files[f]);
+            rc = 1;
+            break;
+        }
+        char *text = NULL;
+        size_t len = 0, cap = 0, got;
+        char chunk[4096];
+        while (!rc && (got = fread(chunk, 1, sizeof chunk, in)) > 0) {
+            if (len + got > cap) {
+                cap = (len + got) * 2;
+                char *t = realloc(text, cap);
+                if (!t) rc = 1;
+                else text = t;
+            }
+            if (!rc) memcpy(text + len, chunk, got), len += got;
+        }
+        fclose(in);
+        int m = 0;
+        if (!rc && attend_sweep_csv_parse(text ? text : "", len, files[f], rows + n, CAP - n, &m, &err))
+            rc = cli_lib_fail("sweep", &err);
+        n += m;
+        free(text);
+    }
+    if (!rc && n == 0) rc = cli_usage_error("sweep", "--plot: no rows in the given files");
+    /* by length, stably: each model's points in order along the x axis */
+    for (int i = 1; !rc && i < n; i++)
+        for (int j = i; j > 0 && rows[j - 1].length > rows[j].length; j--) {
+            attend_sweep_row t = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = t;
+        }
+    char *csv = NULL, *svg = NULL;
+    if (!rc) {
+        print_header();
+        for (int i = 0; i < n; i++) print_row(rows + i);
+        print_matrix(rows, n);
+        if (attend_sweep_csv(rows, n, &csv, &err) || attend_sweep_plot_svg(rows, n, NULL, &svg, &err))
+            rc = cli_lib_fail("sweep", &err);
+    }
+    if (!rc && csv_path) rc = analysis_write_file("sweep", csv_path, csv);
+    if (!rc) rc = analysis_write_file("sweep", svg_path, svg);
+    if (!rc) printf("wrote %s%s%s\n", csv_path ? csv_path : "", csv_path ? " and " : "", svg_path);
+    free(csv);
+    free(svg);
+    free(rows);
+    return rc;
 }
 
 int cmd_sweep(int argc, char **argv) {
@@ -177,6 +301,8 @@ int cmd_sweep(int argc, char **argv) {
     double lr = 3e-3, min_lr = 1e-4, clip = 1;
     int warmup = 100, dec_hidden = 0, help = 0, task = ATTEND_TASK_COPY, tokenizer = ATTEND_TOKENIZE_CHAR;
     const char *csv_path = "sweep.csv", *svg_path = "sweep.svg", *train_path = NULL, *dev_path = NULL, *s;
+    int plot = 0, csv_given = 0, n_files = 0;
+    const char *files[MAX_LIST];
 
     cli_parser p;
     cli_init(&p, "sweep", argc, argv);
@@ -216,8 +342,12 @@ int cmd_sweep(int argc, char **argv) {
         else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 10, &min_lr);
         else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e9, &clip);
         else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &c.seed);
-        else if (cli_is(&p, "--csv")) rc = cli_string(&p, &csv_path);
-        else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg_path);
+        else if (cli_is(&p, "--csv")) {
+            rc = cli_string(&p, &csv_path);
+            csv_given = 1;
+        } else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg_path);
+        else if (cli_is(&p, "--plot")) rc = cli_flag(&p, &plot);
+        else if (cli_positional(&p) && n_files < MAX_LIST) files[n_files++] = p.arg;
         else rc = cli_unknown(&p);
     }
     if (rc) return rc;
@@ -225,6 +355,10 @@ int cmd_sweep(int argc, char **argv) {
         sweep_usage(stdout);
         return 0;
     }
+    if (plot != (n_files > 0))
+        return cli_usage_error("sweep", plot ? "--plot needs CSV files" : "unexpected argument '%s'",
+                               n_files ? files[0] : "");
+    if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
     if (warmup >= c.steps) return cli_usage_error("sweep", "--warmup %d must be below --steps %d", warmup, c.steps);
     c.task = (attend_task)task;
@@ -252,14 +386,32 @@ int cmd_sweep(int argc, char **argv) {
         c.src_vocab = sv ? attend_vocab_size(sv) : 0;
         c.tgt_vocab = tv ? attend_vocab_size(tv) : 0;
     }
+    int n_rows = n_lengths * n_models;
     attend_sweep_row *rows = NULL;
-    char *csv = NULL, *svg = NULL;
+    progress pg = {0};
+    pg.csv_path = csv_path;
+    pg.svg_path = svg_path;
     if (!rc) {
-        rows = calloc((size_t)n_lengths * n_models, sizeof *rows);
-        if (!rows) {
+        rows = calloc((size_t)n_rows, sizeof *rows);
+        pg.done = calloc((size_t)n_rows, sizeof *pg.done);
+        if (!rows || !pg.done) {
             fprintf(stderr, "attend sweep: out of memory\n");
             rc = 1;
         }
+    }
+    if (!rc) {
+        pg.csv = fopen(csv_path, "wb");
+        char *header = NULL;
+        if (!pg.csv) {
+            fprintf(stderr, "attend sweep: cannot write %s\n", csv_path);
+            rc = 1;
+        } else if (attend_sweep_csv(rows, 0, &header, &err)) {
+            rc = cli_lib_fail("sweep", &err);
+        } else if (fputs(header, pg.csv) == EOF || fflush(pg.csv) != 0) {
+            fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
+            rc = 1;
+        }
+        free(header);
     }
     if (!rc) {
         if (train_path)
@@ -275,34 +427,19 @@ int cmd_sweep(int argc, char **argv) {
                attend_cell_name(c.cell), c.emb, c.enc_hidden, c.dec_hidden, c.attn, lr, warmup, min_lr, clip);
         print_header();
         fflush(stdout);
-        if (attend_sweep_run(&c, rows, on_row, NULL, &err)) rc = cli_lib_fail("sweep", &err);
+        if (attend_sweep_run(&c, rows, on_row, &pg, &err)) rc = cli_lib_fail("sweep", &err);
+        if (!rc && pg.failed) rc = 1;
     }
-    int n_rows = n_lengths * n_models;
+    if (pg.csv && fclose(pg.csv) != 0 && !rc) {
+        fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
+        rc = 1;
+    }
     if (!rc) {
-        printf("\nby length (rows: length; full-sequence greedy accuracy per decoder):\n%6s", "length");
-        for (int mi = 0; mi < n_models; mi++) {
-            char name[64];
-            printf(" %18s", attend_sweep_model_name(models[mi], name, sizeof name));
-        }
-        printf("\n");
-        for (int li = 0; li < n_lengths; li++) {
-            printf("%6d", lengths[li]);
-            for (int mi = 0; mi < n_models; mi++) {
-                const attend_sweep_row *r = rows + (size_t)li * n_models + mi;
-                if (r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
-                else printf(" %18s", "-");
-            }
-            printf("\n");
-        }
-        if (attend_sweep_csv(rows, n_rows, &csv, &err) || attend_sweep_plot_svg(rows, n_rows, NULL, &svg, &err))
-            rc = cli_lib_fail("sweep", &err);
+        print_matrix(rows, n_rows);
+        printf("wrote %s and %s\n", csv_path, svg_path);
     }
-    if (!rc) rc = analysis_write_file("sweep", csv_path, csv);
-    if (!rc) rc = analysis_write_file("sweep", svg_path, svg);
-    if (!rc) printf("wrote %s and %s\n", csv_path, svg_path);
-    free(csv);
-    free(svg);
     free(rows);
+    free(pg.done);
     attend_dataset_free(train);
     attend_dataset_free(dev);
     attend_vocab_free(sv);

@@ -1113,6 +1113,13 @@ const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t 
  * train_seconds,wall_seconds (empty fields for an empty bucket). */
 attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **out, attend_error *err);
 
+/* Reads CSV written by attend_sweep_csv (header line first; rows in any order)
+ * into rows [cap]; *n_rows receives the count. Empty fields read as NaN. An
+ * unexpected header, a malformed field or more than cap rows is an error
+ * naming label:line and the field. Lets runs split by length be merged. */
+attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *label, attend_sweep_row *rows, int cap,
+                                     int *n_rows, attend_error *err);
+
 /* Greedy full-sequence accuracy against source length as an SVG line plot,
  * one line per model (attend_render_line_plot_svg). */
 attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, const char *title, char **out,

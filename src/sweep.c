@@ -221,6 +221,11 @@ attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row 
 
 /* ------------------------------------------------------------------ output */
 
+#define SWEEP_CSV_HEADER                                                                                        \
+    "model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,tf_seq_acc,tf_token_acc,loss," \
+    "attn_entropy,uniform_entropy,samples_per_s,train_seconds,wall_seconds"
+
+
 /* Appends printf output to a growing buffer; 0 on allocation failure. */
 typedef struct {
     char *buf;
@@ -266,8 +271,7 @@ attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **
     CHECK(rows && out, err, ATTEND_ERR_NULL, "attend_sweep_csv: %s is NULL", !rows ? "rows" : "out");
     *out = NULL;
     sbuf b = {0};
-    sb_printf(&b, "model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,tf_seq_acc,"
-                  "tf_token_acc,loss,attn_entropy,uniform_entropy,samples_per_s,train_seconds,wall_seconds\n");
+    sb_printf(&b, "%s\n", SWEEP_CSV_HEADER);
     for (int i = 0; i < n_rows; i++) {
         const attend_sweep_row *r = rows + i;
         char name[64];
@@ -335,4 +339,110 @@ attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, co
     free(xy);
     free(names);
     return st;
+}
+
+/* ------------------------------------------------------------ CSV input */
+
+/* field [a,b) as a double; empty → NaN; 0 on a malformed number */
+static int field_double(const char *a, const char *b, double *out) {
+    if (a == b) {
+        *out = NAN;
+        return 1;
+    }
+    char buf[64];
+    if ((size_t)(b - a) >= sizeof buf) return 0;
+    memcpy(buf, a, (size_t)(b - a));
+    buf[b - a] = 0;
+    char *end;
+    *out = strtod(buf, &end);
+    return *end == 0 && (isfinite(*out) || isnan(*out));
+}
+
+static int field_int(const char *a, const char *b, int lo, int *out) {
+    double x;
+    if (!field_double(a, b, &x) || !isfinite(x) || x != floor(x) || x < lo || x > 1e9) return 0;
+    *out = (int)x;
+    return 1;
+}
+
+attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *label, attend_sweep_row *rows, int cap,
+                                     int *n_rows, attend_error *err) {
+    const char *who = "attend_sweep_csv_parse";
+    CHECK(text && rows && n_rows, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !text ? "text" : !rows ? "rows" : "n_rows");
+    if (!label) label = "csv";
+    *n_rows = 0;
+    static const char *const names[16] = {"model",          "decoder",      "score",         "length",
+                                          "min_length",     "pairs",        "greedy_seq_acc", "greedy_token_acc",
+                                          "tf_seq_acc",     "tf_token_acc", "loss",          "attn_entropy",
+                                          "uniform_entropy", "samples_per_s", "train_seconds", "wall_seconds"};
+    const char *p = text, *end = text + len;
+    int line = 0;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = eol ? eol : end;
+        line++;
+        const char *le = stop > p && stop[-1] == '\r' ? stop - 1 : stop;
+        if (line == 1) {
+            size_t hl = strlen(SWEEP_CSV_HEADER);
+            CHECK((size_t)(le - p) == hl && !memcmp(p, SWEEP_CSV_HEADER, hl), err, ATTEND_ERR_FORMAT,
+                  "%s: %s:1: not the header of attend_sweep_csv (\"%.40s...\")", who, label, SWEEP_CSV_HEADER);
+        } else if (le > p) {
+            CHECK(*n_rows < cap, err, ATTEND_ERR_CAPACITY, "%s: %s:%d: more than %d rows", who, label, line, cap);
+            const char *f[17];
+            int nf = 0;
+            f[nf++] = p;
+            for (const char *c = p; c < le; c++)
+                if (*c == ',') {
+                    CHECK(nf < 16, err, ATTEND_ERR_FORMAT, "%s: %s:%d: more than 16 fields", who, label, line);
+                    f[nf++] = c + 1;
+                }
+            CHECK(nf == 16, err, ATTEND_ERR_FORMAT, "%s: %s:%d: %d fields, expected 16", who, label, line, nf);
+            f[16] = le + 1; /* field i is [f[i], f[i+1]-1) */
+            attend_sweep_row *r = rows + *n_rows;
+            memset(r, 0, sizeof *r);
+            char name[32];
+            int ok = 1, bad = -1;
+#define FIELD(i) f[i], f[(i) + 1] - 1
+            size_t dl = (size_t)(f[2] - 1 - f[1]), sl = (size_t)(f[3] - 1 - f[2]);
+            if (dl >= sizeof name) bad = 1;
+            else {
+                memcpy(name, f[1], dl);
+                name[dl] = 0;
+                int d = attend_decoder_from_name(name);
+                if (d < 0 || d == ATTEND_DECODER_POINTER) bad = 1;
+                else r->model.decoder = (attend_decoder_kind)d;
+            }
+            if (bad < 0 && r->model.decoder == ATTEND_DECODER_NONE) {
+                if (sl) bad = 2;
+                r->model.score = ATTEND_SCORE_ADDITIVE;
+            } else if (bad < 0) {
+                if (sl >= sizeof name) bad = 2;
+                else {
+                    memcpy(name, f[2], sl);
+                    name[sl] = 0;
+                    int sc = attend_score_from_name(name);
+                    if (sc < 0) bad = 2;
+                    else r->model.score = (attend_score_kind)sc;
+                }
+            }
+            double *dst[10] = {&r->eval.greedy_seq_acc, &r->eval.greedy_token_acc, &r->eval.tf_seq_acc,
+                               &r->eval.tf_token_acc,   &r->eval.loss,             &r->eval.attn_entropy,
+                               &r->uniform_entropy,     &r->samples_per_s,         &r->train_seconds,
+                               &r->wall_seconds};
+            if (bad < 0 && !field_int(FIELD(3), 1, &r->length)) bad = 3;
+            if (bad < 0 && !field_int(FIELD(4), 1, &r->min_length)) bad = 4;
+            if (bad < 0 && !field_int(FIELD(5), 0, &r->eval.pairs)) bad = 5;
+            for (int i = 0; bad < 0 && i < 10; i++)
+                if (!field_double(FIELD(6 + i), dst[i])) bad = 6 + i;
+#undef FIELD
+            ok = bad < 0;
+            CHECK(ok, err, ATTEND_ERR_FORMAT, "%s: %s:%d: field %d (%s) is malformed", who, label, line, bad + 1,
+                  names[bad]);
+            (*n_rows)++;
+        }
+        p = eol ? eol + 1 : end;
+    }
+    CHECK(line >= 1, err, ATTEND_ERR_FORMAT, "%s: %s: empty (no header)", who, label);
+    return at_ok(err);
 }

@@ -462,6 +462,19 @@ static void test_sweep(void) {
     }
     EXPECT(a[0].eval.attn_entropy == 0 && a[1].eval.attn_entropy > 0, "entropy: none %g, luong %g",
            a[0].eval.attn_entropy, a[1].eval.attn_entropy);
+    /* each length's rows depend only on the seed and that length: runs split by
+     * length give the same rows */
+    attend_sweep_row split[2];
+    for (int li = 0; li < 2; li++) {
+        c.lengths = lengths + li;
+        c.n_lengths = 1;
+        EXPECT(attend_sweep_run(&c, split, NULL, NULL, &err) == ATTEND_OK, "%s", err.msg);
+        for (int mi = 0; mi < 2; mi++)
+            EXPECT(!memcmp(&split[mi].eval, &a[li * 2 + mi].eval, sizeof split[mi].eval),
+                   "length %d, model %d: a split run differs", lengths[li], mi);
+    }
+    c.lengths = lengths;
+    c.n_lengths = 2;
     char *csv = NULL, *svg = NULL;
     EXPECT(attend_sweep_csv(a, 4, &csv, &err) == ATTEND_OK, "%s", err.msg);
     EXPECT(attend_sweep_plot_svg(a, 4, NULL, &svg, &err) == ATTEND_OK, "%s", err.msg);
@@ -480,6 +493,35 @@ static void test_sweep(void) {
             line = end + 1;
         }
         EXPECT(ok, "a CSV line without 16 fields");
+    }
+    if (csv) { /* CSV back to rows: the numbers survive at the printed precision */
+        attend_sweep_row back[4];
+        int n = 0;
+        EXPECT(attend_sweep_csv_parse(csv, strlen(csv), "sweep.csv", back, 4, &n, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(n == 4, "parsed %d rows", n);
+        for (int i = 0; i < n && i < 4; i++) {
+            EXPECT(back[i].length == a[i].length && back[i].model.decoder == a[i].model.decoder &&
+                       back[i].eval.pairs == a[i].eval.pairs,
+                   "row %d: length/decoder/pairs", i);
+            EXPECT(fabs(back[i].eval.greedy_seq_acc - a[i].eval.greedy_seq_acc) <= 5e-5 &&
+                       fabs(back[i].eval.loss - a[i].eval.loss) <= 5e-6,
+                   "row %d: accuracy %g vs %g", i, back[i].eval.greedy_seq_acc, a[i].eval.greedy_seq_acc);
+        }
+        EXPECT(attend_sweep_csv_parse(csv, strlen(csv), "sweep.csv", back, 3, &n, &err) == ATTEND_ERR_CAPACITY,
+               "4 rows into 3");
+        const char *bad = "model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,tf_seq_acc,"
+                          "tf_token_acc,loss,attn_entropy,uniform_entropy,samples_per_s,train_seconds,wall_seconds\n"
+                          "none,none,,5,5,300,0.5,x,,,,,,,,\n";
+        EXPECT(attend_sweep_csv_parse(bad, strlen(bad), "bad.csv", back, 4, &n, &err) == ATTEND_ERR_FORMAT, "x");
+        printf("  %s\n", err.msg);
+        EXPECT(strstr(err.msg, "bad.csv:2") && strstr(err.msg, "greedy_token_acc"), "message: %s", err.msg);
+        EXPECT(attend_sweep_csv_parse("a,b\n", 4, "h.csv", back, 4, &n, &err) == ATTEND_ERR_FORMAT, "header");
+        const char *luong_no_score = "model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,"
+                                     "tf_seq_acc,tf_token_acc,loss,attn_entropy,uniform_entropy,samples_per_s,"
+                                     "train_seconds,wall_seconds\nx,luong,,5,5,3,,,,,,,,,,\n";
+        EXPECT(attend_sweep_csv_parse(luong_no_score, strlen(luong_no_score), "s.csv", back, 4, &n, &err) ==
+                   ATTEND_ERR_FORMAT,
+               "luong without a score");
     }
     if (svg) {
         EXPECT(!strncmp(svg, "<svg", 4) || strstr(svg, "<svg"), "not an SVG");

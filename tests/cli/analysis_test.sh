@@ -128,6 +128,21 @@ sweep)
     cut -d, -f1-13 two.csv >b
     cmp -s a b || fail "the same seed gave different numbers"
     ok "same seed, same numbers"
+    # shellcheck disable=SC2086
+    run 0 "$A" sweep $SW --lengths 6 --csv six.csv --svg six.svg
+    # shellcheck disable=SC2086
+    run 0 "$A" sweep $SW --lengths 3 --csv three.csv --svg three.svg
+    run 0 "$A" sweep --plot six.csv three.csv --csv merged.csv --svg merged.svg
+    has out "^wrote merged.csv and merged.svg$"
+    cut -d, -f1-13 merged.csv >m
+    cmp -s a m || { diff a m >&2; fail "runs split by length and merged with --plot differ from one run"; }
+    cmp -s merged.svg one.svg || fail "the merged plot differs from the one-run plot"
+    ok "split by length + --plot = one run"
+    run 2 "$A" sweep --plot
+    has err "--plot needs CSV files"
+    printf 'not,a,sweep\n' >bad.csv
+    run 1 "$A" sweep --plot bad.csv
+    has err "bad.csv:1: not the header"
     run 2 "$A" sweep --lengths 5,3
     has err "not increasing"
     run 2 "$A" sweep --decoders none,pointer
