@@ -246,19 +246,21 @@ nonfinite)
     has err "^step [0-9]+: (loss|gradient norm) (nan|inf|-inf) is not finite: update skipped"
     has out "^trained: steps 1-30 in .*, [1-9][0-9]* skipped$"
     ok "non-finite steps are reported and counted"
-    # the same run with a limit of 3 in a row: it stops at steps 4-6, nothing saved
-    # after the stop; the checkpoint of step 5 (taken mid-run) holds step 3's weights
+    # the same run with a limit of 3 in a row stops early (where depends on the
+    # compiler's rounding), saves nothing after the stop, and its last checkpoint
+    # (if one was due before the stop) holds finite weights and loads
     # shellcheck disable=SC2086
     run 1 "$A" train --task reverse $SMALL --steps 200 --lr 1e6 --clip 0 --max-nonfinite 3 \
-        --checkpoint ck.safetensors --checkpoint-every 5 --out stopped.safetensors
-    has err "^attend train: attend_trainer_step: 3 non-finite steps in a row \(steps 4-6; .*\): training stopped; the weights are those of step 3$"
+        --checkpoint ck.safetensors --checkpoint-every 1 --out stopped.safetensors
+    has err "^attend train: attend_trainer_step: 3 non-finite steps in a row \(steps [0-9]+-[0-9]+; .*\): training stopped; the weights are those of step [0-9]+$"
     has err "^attend train: stopped after 3 non-finite steps in a row \(--max-nonfinite 3\); nothing was saved, the last checkpoint is ck.safetensors$"
     [ ! -e stopped.safetensors ] || fail "a model was written after the stop"
-    has out "^checkpoint: step 5 saved to ck.safetensors$"
-    if grep -q "^checkpoint: step 10" out; then fail "a checkpoint was written after the stop"; fi
+    stop=$(sed -n 's/.*non-finite steps in a row (steps [0-9]*-\([0-9]*\);.*/\1/p' err)
+    last=$(sed -n 's/^checkpoint: step \([0-9]*\) saved.*/\1/p' out | tail -n 1)
+    [ -n "$stop" ] && [ -n "$last" ] && [ "$last" -lt "$stop" ] || fail "checkpoint step '$last', stop at '$stop'"
     echo abc >in
     run 0 "$A" decode ck.safetensors in
-    ok "--max-nonfinite 3 stops the run with a message; the last checkpoint loads"
+    ok "--max-nonfinite 3 stops the run at step $stop with a message; the last checkpoint (step $last) loads"
     run 2 "$A" train --task reverse --max-nonfinite -1
     has err "^attend train: --max-nonfinite: expected an integer in \[0, 1000000000\], got '-1'$"
     ok "--max-nonfinite takes N >= 0"
