@@ -1,0 +1,141 @@
+#!/bin/sh
+# cli_test.sh CASE CLI SRC_DIR WORK_DIR — end-to-end cases of `attend g2p`
+# (registered by tests/cmake/g2p.cmake). Uses the shipped model
+# (models/g2p-cmudict.safetensors) and the committed sample dictionary.
+set -u
+case_=$1
+cli=$2
+src=$3
+work=$4/$case_
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+model=$src/models/g2p-cmudict.safetensors
+sample=$src/data/g2p/cmudict-sample.dict
+unset ATTEND_G2P_MODEL ATTEND_G2P_DICT
+fail() {
+    echo "FAIL [$case_]: $*" >&2
+    exit 1
+}
+# expect_rc WANT CMD...: runs CMD, stdout to out.txt, stderr to err.txt
+expect_rc() {
+    want=$1
+    shift
+    "$@" >out.txt 2>err.txt
+    got=$?
+    [ "$got" -eq "$want" ] || { cat err.txt >&2; fail "exit $got, want $want: $*"; }
+}
+export OPENBLAS_NUM_THREADS=1
+
+case $case_ in
+say)
+    # the shipped model is found without --model (compile-time source path)
+    expect_rc 0 "$cli" g2p hello world
+    printf 'hello HH EH L OW\nworld W ER L D\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "g2p hello world"; }
+    # --model and $ATTEND_G2P_MODEL give the same
+    expect_rc 0 "$cli" g2p --model "$model" hello world
+    cmp -s out.txt want.txt || fail "--model"
+    ATTEND_G2P_MODEL=$model expect_rc 0 "$cli" g2p hello world
+    cmp -s out.txt want.txt || fail "ATTEND_G2P_MODEL"
+    # a word spelled like a subcommand, after --
+    expect_rc 0 "$cli" g2p -- train
+    grep -q '^train T R EY N$' out.txt || fail "-- train: $(cat out.txt)"
+    ;;
+stdin)
+    printf 'Hello\n\n  world \nspeech\n' | "$cli" g2p >out.txt 2>err.txt || fail "stdin mode failed: $(cat err.txt)"
+    printf 'Hello HH EH L OW\n\nworld W ER L D\nspeech S P IY CH\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "stdin"; }
+    printf 'hello\n' | "$cli" g2p - >out.txt 2>err.txt || fail "g2p -"
+    grep -q '^hello HH EH L OW$' out.txt || fail "g2p -"
+    ;;
+nbest)
+    expect_rc 0 "$cli" g2p --nbest 3 hello
+    [ "$(wc -l < out.txt)" -eq 3 ] || fail "3 lines expected: $(cat out.txt)"
+    head -1 out.txt | grep -q '^hello HH EH L OW  # -[0-9.]*$' || fail "first: $(head -1 out.txt)"
+    sed -n 2p out.txt | grep -q '^hello(2) [A-Z ]*  # -[0-9.]*$' || fail "second: $(sed -n 2p out.txt)"
+    sed -n 3p out.txt | grep -q '^hello(3) ' || fail "third"
+    # scores are best first
+    awk '{print $NF}' out.txt > scores.txt
+    sort -g -r scores.txt | cmp -s - scores.txt || fail "scores not descending: $(cat scores.txt)"
+    # the output is a dictionary again (alternates and comments)
+    cp out.txt nbest.dict
+    expect_rc 0 "$cli" g2p data --dict nbest.dict
+    grep -q '^lines 3: 3 pronunciations of 1 words' out.txt || fail "n-best output does not parse: $(cat out.txt)"
+    # beam 1 is greedy
+    expect_rc 0 "$cli" g2p --beam 1 hello
+    grep -q '^hello HH EH L OW$' out.txt || fail "--beam 1"
+    ;;
+align)
+    expect_rc 0 "$cli" g2p --align speech
+    head -1 out.txt | grep -q '^speech S P IY CH$' || fail "first line: $(head -1 out.txt)"
+    grep -q '| s      p      e      e      c      h      |' out.txt || fail "letters header: $(cat out.txt)"
+    # the first phoneme attends most to the first letter, the last to 'c' or 'h'
+    grep -q '^S  *|.*argmax=0 (s)' out.txt || fail "S not aligned to s: $(cat out.txt)"
+    grep -q '^CH *|.*argmax=[45] ([ch])' out.txt || fail "CH not aligned to c/h: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p --align --nbest 2 cat
+    [ "$(grep -c 'argmax=' out.txt)" -ge 6 ] || fail "two alignments expected"
+    ;;
+eval)
+    expect_rc 0 "$cli" g2p eval --dict "$sample" --split dev,test --beam 3
+    grep -q '^dev    greedy ' out.txt || fail "dev greedy row: $(cat out.txt)"
+    grep -q '^test   beam 3 ' out.txt || fail "test beam row: $(cat out.txt)"
+    # WER column below 50% on every row
+    awk 'NR > 3 && $5 + 0 >= 50 { bad = 1 } END { exit bad }' out.txt || fail "WER too high: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p eval --dict "$sample" --split train --beam 0 --max-words 50
+    awk '$1 == "train" && $2 == "greedy" && $3 == 50 { ok = 1 } END { exit !ok }' out.txt ||
+        fail "--max-words: $(cat out.txt)"
+    ;;
+data)
+    expect_rc 0 "$cli" g2p data --dict "$sample" --out parts
+    grep -q '^lines 3642: 3639 pronunciations of 3404 words, 3 comment, 0 blank, 0 skipped, 0 duplicate$' out.txt ||
+        fail "counts: $(cat out.txt)"
+    cat parts/train.dict parts/dev.dict parts/test.dict | sed 's/([0-9]*) / /' | sort > union.txt
+    grep -v '^;;;' "$sample" | sed 's/([0-9]*) / /' | sort > want.txt
+    cmp -s union.txt want.txt || fail "the three parts are not the sample"
+    # deterministic: a second run writes the same files
+    expect_rc 0 "$cli" g2p data --dict "$sample" --out parts2
+    for p in train dev test; do cmp -s parts/$p.dict parts2/$p.dict || fail "$p differs between runs"; done
+    # no word in two parts
+    for p in train dev test; do sed 's/[( ].*//' parts/$p.dict | sort -u; done | sort | uniq -d > dup.txt
+    [ ! -s dup.txt ] || fail "words in two parts: $(head -3 dup.txt)"
+    ;;
+train)
+    # a tiny model on the sample: saved when dev WER improves, checkpoints, loadable, resumable
+    expect_rc 0 "$cli" g2p train --dict "$sample" --epochs 2 --warmup 10 --emb 8 --hidden 16 --dec-hidden 32 \
+        --attn 16 --out tiny.safetensors --checkpoint tiny.ckpt --checkpoint-every 10 --log-every 20
+    grep -q '^epoch 1 step 51: dev PER' out.txt || fail "epoch line: $(cat out.txt)"
+    grep -q '^saved: tiny.safetensors$' out.txt || fail "not saved: $(cat out.txt)"
+    grep -q '^step 20/102 epoch 1 loss' err.txt || fail "log lines: $(cat err.txt)"
+    [ -f tiny.ckpt ] || fail "no checkpoint"
+    expect_rc 0 "$cli" g2p --model tiny.safetensors cat
+    grep -q '^cat' out.txt || fail "tiny model does not pronounce"
+    expect_rc 0 "$cli" g2p train --dict "$sample" --epochs 2 --warmup 10 --emb 8 --hidden 16 --dec-hidden 32 \
+        --attn 16 --out tiny.safetensors --checkpoint tiny.ckpt --resume tiny.ckpt
+    grep -q '^resumed: tiny.ckpt at step 102$' out.txt || fail "resume: $(cat out.txt)"
+    ;;
+errors)
+    expect_rc 2 "$cli" g2p --bogus hello
+    grep -q "unknown option '--bogus'" err.txt || fail "bogus option: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p --nbest 3 --beam 2 hello
+    expect_rc 1 "$cli" g2p --model nonexistent.safetensors hello
+    grep -q 'nonexistent.safetensors' err.txt || fail "missing model: $(cat err.txt)"
+    printf 'ok OW K EY\nbad(x) B AE D\n' > bad.dict
+    expect_rc 1 "$cli" g2p data --dict bad.dict
+    grep -q 'bad.dict:2: word .bad(x).: the alternate marker must be (N)' err.txt || fail "bad line: $(cat err.txt)"
+    expect_rc 0 "$cli" g2p data --dict bad.dict --skip-malformed
+    grep -q '1 skipped' out.txt || fail "skip: $(cat out.txt)"
+    expect_rc 1 "$cli" g2p ""
+    grep -q 'the word is empty' err.txt || fail "empty word: $(cat err.txt)"
+    # a model that is not a G2P model (the char-level reversal task: lower-case outputs)
+    "$cli" train --task reverse --steps 2 --emb 4 --hidden 4 --dec-hidden 8 --attn 4 --out rev.safetensors >/dev/null 2>&1 ||
+        fail "could not train a reversal model"
+    expect_rc 1 "$cli" g2p --model rev.safetensors hello
+    grep -q 'not a G2P model' err.txt || fail "non-G2P model: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p eval --split nope
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_]"

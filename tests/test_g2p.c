@@ -1,0 +1,407 @@
+/*
+ * test_g2p.c — grapheme-to-phoneme (src/g2p.c, docs/G2P.md): the dictionary
+ * parser's edge cases (alternates, comments, stress, bad lines named
+ * label:line, skipping), the split (pinned words, determinism, proportions),
+ * PER/WER arithmetic on hand-made cases, datasets, the G2P model check, and
+ * the shipped model (models/g2p-cmudict.safetensors) pronouncing a fixed list
+ * of common words as CMUdict does (a golden test).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include "attend.h"
+#include "harness.h"
+
+#ifndef ATTEND_G2P_SOURCE_DIR
+#define ATTEND_G2P_SOURCE_DIR ".."
+#endif
+#define SHIPPED_MODEL ATTEND_G2P_SOURCE_DIR "/models/g2p-cmudict.safetensors"
+#define SAMPLE_DICT ATTEND_G2P_SOURCE_DIR "/data/g2p/cmudict-sample.dict"
+
+static attend_g2p_dict *parse(const char *text, int skip, int stress, attend_error *err) {
+    attend_g2p_dict *d = NULL;
+    attend_g2p_options o = {stress, skip};
+    attend_g2p_dict_parse(&d, text, strlen(text), "t.dict", &o, err);
+    return d;
+}
+
+static void test_parse_alternates(void) {
+    attend_error err;
+    const char *text = "hello HH AH0 L OW1\n"
+                       "world W ER1 L D\n"
+                       "HELLO(2) HH EH0 L OW1\r\n"
+                       "hello(3)\tHH AH L OW\n" /* equal to (1) once stress is stripped: dropped */
+                       "read R IY1 D\n"
+                       "read(2) R EH1 D";      /* no newline at the end */
+    attend_g2p_dict *d = parse(text, 0, 0, &err);
+    EXPECT(d != NULL, "parse failed: %s", err.msg);
+    if (!d) return;
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(d, &in);
+    EXPECT(in.lines == 6 && in.entries == 5 && in.words == 3 && in.duplicates == 1,
+           "lines %d entries %d words %d duplicates %d", in.lines, in.entries, in.words, in.duplicates);
+    EXPECT(!strcmp(attend_g2p_dict_word(d, 0), "hello") && !strcmp(attend_g2p_dict_word(d, 1), "world") &&
+               !strcmp(attend_g2p_dict_word(d, 2), "read"),
+           "word order");
+    EXPECT(attend_g2p_dict_prons(d, 0) == 2, "hello has %d pronunciations", attend_g2p_dict_prons(d, 0));
+    EXPECT(!strcmp(attend_g2p_dict_pron(d, 0, 0), "HH AH L OW"), "'%s'", attend_g2p_dict_pron(d, 0, 0));
+    EXPECT(!strcmp(attend_g2p_dict_pron(d, 0, 1), "HH EH L OW"), "'%s'", attend_g2p_dict_pron(d, 0, 1));
+    EXPECT(!strcmp(attend_g2p_dict_pron(d, 2, 1), "R EH D"), "'%s'", attend_g2p_dict_pron(d, 2, 1));
+    EXPECT(attend_g2p_dict_pron(d, 0, 2) == NULL && attend_g2p_dict_word(d, 3) == NULL &&
+               attend_g2p_dict_prons(d, -1) == 0,
+           "out of range");
+    EXPECT(in.max_word_len == 5 && in.max_pron_len == 4, "max %d %d", in.max_word_len, in.max_pron_len);
+    attend_g2p_dict_free(d);
+
+    /* keep_stress: the three hellos differ */
+    d = parse(text, 0, 1, &err);
+    EXPECT(d && attend_g2p_dict_prons(d, 0) == 3, "keep_stress: %d", d ? attend_g2p_dict_prons(d, 0) : -1);
+    if (d) EXPECT(!strcmp(attend_g2p_dict_pron(d, 0, 0), "HH AH0 L OW1"), "'%s'", attend_g2p_dict_pron(d, 0, 0));
+    attend_g2p_dict_free(d);
+
+    /* an alternate listed before its main entry still joins the same word, in file order */
+    d = parse("b(2) B IY\nb B EH\n", 0, 0, &err);
+    EXPECT(d && attend_g2p_dict_words(d) == 1 && !strcmp(attend_g2p_dict_pron(d, 0, 0), "B IY"), "out-of-order alternate");
+    attend_g2p_dict_free(d);
+}
+
+static void test_parse_comments(void) {
+    attend_error err;
+    const char *text = ";;; a CMUdict 0.7b style header\n"
+                       "# a hash comment\n"
+                       "\n"
+                       "   \t \n"
+                       "d'artagnan D AH0 R T AE1 NG Y AH0 N # foreign french\n"
+                       "x#y EH K S\n" /* '#' inside a word is not a comment */
+                       "  ;;; indented comment\n";
+    attend_g2p_dict *d = parse(text, 0, 0, &err);
+    EXPECT(d != NULL, "parse failed: %s", err.msg);
+    if (!d) return;
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(d, &in);
+    EXPECT(in.comments == 3 && in.blank == 2 && in.words == 2, "comments %d blank %d words %d", in.comments, in.blank,
+           in.words);
+    EXPECT(!strcmp(attend_g2p_dict_pron(d, 0, 0), "D AH R T AE NG Y AH N"), "'%s'", attend_g2p_dict_pron(d, 0, 0));
+    EXPECT(!strcmp(attend_g2p_dict_word(d, 1), "x#y"), "'%s'", attend_g2p_dict_word(d, 1));
+    attend_g2p_dict_free(d);
+    /* empty text: no words, not an error */
+    d = parse("", 0, 0, &err);
+    EXPECT(d && attend_g2p_dict_words(d) == 0, "empty text");
+    attend_g2p_dict_free(d);
+}
+
+static void test_parse_bad_lines(void) {
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"ok OW K EY\nlonely\n", "t.dict:2: word 'lonely' has no phonemes"},
+        {"ok OW K EY\nfoo(x) F UW\n", "t.dict:2: word 'foo(x)': the alternate marker must be (N)"},
+        {"foo(0) F UW\n", "t.dict:1: word 'foo(0)': the alternate marker must be (N)"},
+        {"foo() F UW\n", "t.dict:1: word 'foo()': the alternate marker must be (N)"},
+        {"(2) F UW\n", "t.dict:1: word '(2)': a ')' without an alternate marker"},
+        {"foo f uw\n", "t.dict:1: phoneme 'f' is not upper-case letters"},
+        {"foo F UW12\n", "t.dict:1: phoneme 'UW12' is not upper-case letters"},
+        {"\n\nfo\xff F UW\n", "t.dict:3: word has invalid UTF-8 at byte 3"},
+        {"fo\x01o F UW\n", "t.dict:1: word has control character 0x01 at byte 3"},
+        {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa EY\n", "t.dict:1: word longer than 64"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        attend_error err = {0};
+        attend_g2p_dict *d = parse(cases[i].text, 0, 0, &err);
+        EXPECT(d == NULL && err.status == ATTEND_ERR_FORMAT, "case %zu: accepted", i);
+        EXPECT(!strncmp(err.msg, cases[i].want, strlen(cases[i].want)), "case %zu: message '%s', want '%s...'", i,
+               err.msg, cases[i].want);
+        attend_g2p_dict_free(d);
+    }
+    /* skip_malformed: counted, the first one remembered, the good lines kept */
+    attend_error err;
+    attend_g2p_dict *d = parse("a EY\nbad\nb B IY\nc(x) S IY\nc S IY\n", 1, 0, &err);
+    EXPECT(d != NULL, "skip: %s", err.msg);
+    if (d) {
+        attend_g2p_dict_info in;
+        attend_g2p_dict_get_info(d, &in);
+        EXPECT(in.skipped == 2 && in.words == 3, "skipped %d words %d", in.skipped, in.words);
+        EXPECT(!strcmp(in.first_skipped, "t.dict:2: word 'bad' has no phonemes"), "'%s'", in.first_skipped);
+    }
+    attend_g2p_dict_free(d);
+    /* a missing file */
+    attend_g2p_dict *none = NULL;
+    EXPECT(attend_g2p_dict_read(&none, "/nonexistent/x.dict", NULL, &err) == ATTEND_ERR_IO && !none &&
+               strstr(err.msg, "/nonexistent/x.dict"),
+           "missing file: %s", err.msg);
+}
+
+static void test_split(void) {
+    /* pinned: changing the hash would silently change every reported number */
+    static const struct {
+        const char *word;
+        attend_g2p_split split;
+    } pins[] = {{"hello", ATTEND_G2P_TEST}, {"world", ATTEND_G2P_TRAIN},  {"the", ATTEND_G2P_TRAIN},
+                {"aarons", ATTEND_G2P_TEST}, {"abating", ATTEND_G2P_DEV}, {"aaron's", ATTEND_G2P_DEV}};
+    for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
+        attend_g2p_split s = attend_g2p_split_of(pins[i].word, strlen(pins[i].word));
+        EXPECT(s == pins[i].split, "%s: %s, want %s", pins[i].word, attend_g2p_split_name(s),
+               attend_g2p_split_name(pins[i].split));
+    }
+    /* proportions over many synthetic words, and the same answer twice */
+    int count[3] = {0, 0, 0};
+    char w[16];
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(w, sizeof w, "w%d", i);
+        attend_g2p_split s = attend_g2p_split_of(w, (size_t)n);
+        EXPECT(s == attend_g2p_split_of(w, (size_t)n), "not deterministic for %s", w);
+        count[s]++;
+    }
+    printf("  split of 20000 words: %d / %d / %d\n", count[0], count[1], count[2]);
+    EXPECT(count[0] > 17700 && count[0] < 18300 && count[1] > 850 && count[1] < 1150 && count[2] > 850 &&
+               count[2] < 1150,
+           "proportions %d %d %d", count[0], count[1], count[2]);
+    EXPECT(!strcmp(attend_g2p_split_name(ATTEND_G2P_DEV), "dev"), "name");
+}
+
+static void test_dataset(void) {
+    attend_error err;
+    attend_g2p_dict *d = parse("hello HH AH L OW\nhello(2) HH EH L OW\nworld W ER L D\n", 0, 0, &err);
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_dataset *ds = NULL;
+    attend_vocab_create(&gv, &err);
+    attend_vocab_create(&pv, &err);
+    EXPECT(attend_g2p_dataset(&ds, d, ATTEND_G2P_ALL, gv, pv, 1, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_dataset_size(ds) == 3, "pairs %d", attend_dataset_size(ds));
+    EXPECT(attend_vocab_size(gv) == 4 + 7 && attend_vocab_size(pv) == 4 + 8, "vocab %d %d", attend_vocab_size(gv),
+           attend_vocab_size(pv));
+    const int32_t *s, *t;
+    int sl, tl;
+    if (attend_dataset_size(ds) == 3 && attend_dataset_get(ds, 1, &s, &sl, &t, &tl, &err) == ATTEND_OK) {
+        char buf[64];
+        attend_vocab_decode(pv, ATTEND_TOKENIZE_SPACE, t, tl, buf, sizeof buf, &err);
+        EXPECT(sl == 5 && tl == 4 && !strcmp(buf, "HH EH L OW"), "pair 1: %d %d '%s'", sl, tl, buf);
+    }
+    attend_dataset_free(ds);
+    ds = NULL;
+    /* one part only: hello is a test word, world a training word */
+    EXPECT(attend_g2p_dataset(&ds, d, ATTEND_G2P_TEST, gv, pv, 0, &err) == ATTEND_OK && attend_dataset_size(ds) == 2,
+           "test part: %d pairs", attend_dataset_size(ds));
+    attend_dataset_free(ds);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_dict_free(d);
+}
+
+static void test_edit_distance_and_rates(void) {
+    /* kitten -> sitting: 3 (two substitutions, one insertion) */
+    const int32_t kitten[] = {'k', 'i', 't', 't', 'e', 'n'}, sitting[] = {'s', 'i', 't', 't', 'i', 'n', 'g'};
+    EXPECT(attend_g2p_edit_distance(kitten, 6, sitting, 7) == 3, "kitten/sitting");
+    EXPECT(attend_g2p_edit_distance(sitting, 7, kitten, 6) == 3, "symmetric");
+    EXPECT(attend_g2p_edit_distance(kitten, 0, sitting, 7) == 7, "empty a");
+    EXPECT(attend_g2p_edit_distance(kitten, 6, NULL, 0) == 6, "empty b");
+    EXPECT(attend_g2p_edit_distance(kitten, 6, kitten, 6) == 0, "equal");
+    EXPECT(attend_g2p_edit_distance(kitten, 65, kitten, 6) == -1, "too long");
+
+    /* three words, phonemes as small ids:
+     *   w1 refs {1 2 3 4}, {1 5 3 4}; output 1 5 3 4 -> right (second ref), 0 errors / 4
+     *   w2 ref  {6 7 8};              output 6 8     -> wrong, 1 deletion / 3
+     *   w3 refs {9 9 9 9 9}, {9 9};   output 9 9 9   -> wrong, closest ref {9 9}: 1 / 2
+     * WER = 2/3, PER = (0+1+1)/(4+3+2) = 2/9 */
+    attend_g2p_counts c;
+    memset(&c, 0, sizeof c);
+    attend_error err;
+    const int32_t r1a[] = {1, 2, 3, 4}, r1b[] = {1, 5, 3, 4}, h1[] = {1, 5, 3, 4};
+    const int32_t *refs1[] = {r1a, r1b};
+    int lens1[] = {4, 4};
+    EXPECT(attend_g2p_count_word(&c, h1, 4, refs1, lens1, 2, &err) == ATTEND_OK, "%s", err.msg);
+    const int32_t r2[] = {6, 7, 8}, h2[] = {6, 8};
+    const int32_t *refs2[] = {r2};
+    int lens2[] = {3};
+    EXPECT(attend_g2p_count_word(&c, h2, 2, refs2, lens2, 1, &err) == ATTEND_OK, "%s", err.msg);
+    const int32_t r3a[] = {9, 9, 9, 9, 9}, r3b[] = {9, 9}, h3[] = {9, 9, 9};
+    const int32_t *refs3[] = {r3a, r3b};
+    int lens3[] = {5, 2};
+    EXPECT(attend_g2p_count_word(&c, h3, 3, refs3, lens3, 2, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(c.words == 3 && c.wrong == 2 && c.phone_errors == 2 && c.ref_phones == 9, "counts %ld %ld %ld %ld", c.words,
+           c.wrong, c.phone_errors, c.ref_phones);
+    EXPECT_NEAR("WER 2/3", attend_g2p_wer(&c), 2.0 / 3.0, 1e-15);
+    EXPECT_NEAR("PER 2/9", attend_g2p_per(&c), 2.0 / 9.0, 1e-15);
+    /* an empty output against a 4-phoneme reference: 4 errors */
+    attend_g2p_counts e;
+    memset(&e, 0, sizeof e);
+    attend_g2p_count_word(&e, NULL, 0, refs1, lens1, 1, &err);
+    EXPECT(e.wrong == 1 && e.phone_errors == 4 && e.ref_phones == 4, "empty output");
+    /* bad arguments */
+    EXPECT(attend_g2p_count_word(&c, h1, 4, refs1, lens1, 0, &err) == ATTEND_ERR_ARG, "no refs");
+    int zero[] = {0};
+    EXPECT(attend_g2p_count_word(&c, h1, 4, refs1, zero, 1, &err) == ATTEND_ERR_CAPACITY, "empty ref");
+    attend_g2p_counts none;
+    memset(&none, 0, sizeof none);
+    EXPECT(attend_g2p_wer(&none) == 0 && attend_g2p_per(&none) == 0 && attend_g2p_wer(NULL) == 0, "empty counts");
+}
+
+/* A model file that is not a G2P model is refused, naming why. */
+static void test_model_check(void) {
+    attend_error err;
+    attend_vocab *v = NULL;
+    attend_vocab_create(&v, &err);
+    attend_vocab_add(v, "a", 1, NULL, &err);
+    attend_vocab_add(v, "b", 1, NULL, &err);
+    attend_model_config c;
+    memset(&c, 0, sizeof c);
+    c.cell = ATTEND_CELL_GRU;
+    c.decoder = ATTEND_DECODER_BAHDANAU;
+    c.score = ATTEND_SCORE_ADDITIVE;
+    c.src_vocab = c.tgt_vocab = attend_vocab_size(v);
+    c.emb = c.enc_hidden = c.dec_hidden = c.attn = 4;
+    c.enc_layers = 1;
+    c.max_batch = 1;
+    c.max_src_len = c.max_tgt_len = 4;
+    attend_model *m = NULL, *got = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    EXPECT(attend_model_create(&m, &c, 1, &err) == ATTEND_OK, "%s", err.msg);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/attend_test_g2p_%ld.safetensors", (long)getpid());
+    attend_model_save(m, path, v, v, ATTEND_TOKENIZE_SPACE, &err);
+    EXPECT(attend_g2p_model_load(&got, path, NULL, &gv, &pv, &err) == ATTEND_ERR_FORMAT && !got && !gv &&
+               strstr(err.msg, "tokenizer is 'space'"),
+           "space tokenizer: %s", err.msg);
+    attend_model_save(m, path, v, v, ATTEND_TOKENIZE_CHAR, &err);
+    EXPECT(attend_g2p_model_load(&got, path, NULL, &gv, &pv, &err) == ATTEND_ERR_FORMAT &&
+               strstr(err.msg, "output token 4 'a' is not a phoneme"),
+           "lower-case outputs: %s", err.msg);
+    remove(path);
+    attend_model_free(m);
+    attend_vocab_free(v);
+}
+
+/* 1 when s is one of the '|'-separated alternatives in list. */
+static int one_of(const char *s, const char *list) {
+    size_t n = strlen(s);
+    for (const char *p = list;;) {
+        size_t k = strcspn(p, "|");
+        if (k == n && !strncmp(p, s, n)) return 1;
+        if (!p[k]) return 0;
+        p += k + 1;
+    }
+}
+
+/* The shipped model says these common words as CMUdict does (any of the
+ * word's pronunciations). Most are training words; "hello" is a test word. */
+static void test_shipped_model(void) {
+    /* every CMUdict pronunciation of the word, separated by '|' */
+    static const char *const golden[][2] = {
+        {"hello", "HH AH L OW|HH EH L OW"},
+        {"world", "W ER L D"},
+        {"the", "DH AH|DH IY"},
+        {"cat", "K AE T"},
+        {"dog", "D AO G"},
+        {"computer", "K AH M P Y UW T ER"},
+        {"language", "L AE NG G W AH JH|L AE NG G W IH JH"},
+        {"water", "W AO T ER"},
+        {"house", "HH AW S"},
+        {"phone", "F OW N"},
+        {"speech", "S P IY CH"},
+        {"attention", "AH T EH N SH AH N"},
+        {"thinking", "TH IH NG K IH NG"},
+        {"quickly", "K W IH K L IY"},
+        {"bright", "B R AY T"},
+        {"train", "T R EY N"},
+    };
+    attend_error err;
+    attend_model *m = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = 1;
+    cap.max_src_len = 32;
+    cap.max_tgt_len = 32;
+    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m) return;
+    EXPECT(attend_model_param_count(m) * 4 <= 5000000, "model of %zu parameters is over 5 MB",
+           attend_model_param_count(m));
+    char out[1024];
+    int right = 0, n = (int)(sizeof golden / sizeof golden[0]);
+    for (int i = 0; i < n; i++) {
+        attend_status st = attend_g2p_pronounce(m, gv, pv, golden[i][0], strlen(golden[i][0]), out, sizeof out, &err);
+        EXPECT(st == ATTEND_OK, "%s: %s", golden[i][0], err.msg);
+        int ok = one_of(out, golden[i][1]);
+        EXPECT(ok, "%s: got '%s', want one of '%s'", golden[i][0], out, golden[i][1]);
+        right += ok;
+    }
+    printf("  shipped model: %d/%d golden words right\n", right, n);
+    /* upper case is folded; an over-long word or a space is refused */
+    EXPECT(attend_g2p_pronounce(m, gv, pv, "HeLLo", 5, out, sizeof out, &err) == ATTEND_OK &&
+               one_of(out, golden[0][1]),
+           "HeLLo: '%s'", out);
+    EXPECT(attend_g2p_pronounce(m, gv, pv, "two words", 9, out, sizeof out, &err) == ATTEND_ERR_ARG, "space");
+    EXPECT(attend_g2p_pronounce(m, gv, pv, "", 0, out, sizeof out, &err) == ATTEND_ERR_ARG, "empty");
+    char longw[40];
+    memset(longw, 'a', sizeof longw);
+    EXPECT(attend_g2p_pronounce(m, gv, pv, longw, sizeof longw, out, sizeof out, &err) == ATTEND_ERR_CAPACITY,
+           "40 letters with max_src_len 32: %s", err.msg);
+    EXPECT(attend_g2p_pronounce(m, gv, pv, "hello", 5, out, 4, &err) == ATTEND_ERR_CAPACITY, "small buffer");
+    attend_model_free(m);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+}
+
+/* Evaluation of the shipped model on the committed sample: counts add up,
+ * greedy and beam agree on the word count, rates are sane. */
+static void test_evaluate_sample(void) {
+    attend_error err;
+    attend_g2p_dict *d = NULL;
+    EXPECT(attend_g2p_dict_read(&d, SAMPLE_DICT, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    if (!d) return;
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(d, &in);
+    EXPECT(in.comments == 3 && in.entries > 3000, "sample: %d comments, %d entries", in.comments, in.entries);
+    long dev_words = 0;
+    for (int w = 0; w < attend_g2p_dict_words(d); w++)
+        dev_words += attend_g2p_split_of(attend_g2p_dict_word(d, w), strlen(attend_g2p_dict_word(d, w))) ==
+                     ATTEND_G2P_DEV;
+    attend_model *m = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = 16;
+    cap.max_src_len = in.max_word_len;
+    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    if (m) {
+        attend_g2p_counts g, b;
+        attend_g2p_eval_options eo = {0, 0, 16, 0};
+        EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &g, &err) == ATTEND_OK, "%s", err.msg);
+        eo.beam = 4;
+        EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &b, &err) == ATTEND_OK, "%s", err.msg);
+        printf("  sample dev: %ld words, greedy PER %.2f%% WER %.2f%%, beam 4 PER %.2f%% WER %.2f%%\n", g.words,
+               100 * attend_g2p_per(&g), 100 * attend_g2p_wer(&g), 100 * attend_g2p_per(&b), 100 * attend_g2p_wer(&b));
+        EXPECT(g.words == dev_words && b.words == dev_words, "words %ld %ld, want %ld", g.words, b.words, dev_words);
+        EXPECT(attend_g2p_wer(&g) < 0.5 && attend_g2p_per(&g) < 0.15, "greedy rates too high");
+        EXPECT(g.phone_errors <= g.ref_phones * 2 && g.wrong <= g.words, "counts");
+        /* max_words and a batch above max_batch */
+        eo.beam = 0;
+        eo.max_words = 10;
+        EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &g, &err) == ATTEND_OK && g.words == 10,
+               "max_words: %ld", g.words);
+        eo.batch = 17;
+        EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &g, &err) == ATTEND_ERR_CAPACITY, "batch 17");
+    }
+    attend_model_free(m);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_dict_free(d);
+}
+
+int main(void) {
+    RUN(test_parse_alternates);
+    RUN(test_parse_comments);
+    RUN(test_parse_bad_lines);
+    RUN(test_split);
+    RUN(test_dataset);
+    RUN(test_edit_distance_and_rates);
+    RUN(test_model_check);
+    RUN(test_shipped_model);
+    RUN(test_evaluate_sample);
+    return harness_summary();
+}
