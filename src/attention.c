@@ -296,6 +296,26 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
 
 /* -------------------------------------------------------- masked softmax */
 
+/* One softmax row in place: o [S] holds the scores, -inf at excluded
+ * positions (at least one is finite); writes the probabilities, exactly 0 at
+ * the excluded ones. The maximum is subtracted first (exp(0) = 1 bounds the
+ * sum below); the sum is accumulated in double. */
+AT_VECTOR static void softmax_row(attend_real *restrict o, int S) {
+    attend_real mx = AT_REAL_LOWEST;
+#pragma omp simd reduction(max : mx)
+    for (int j = 0; j < S; j++) mx = o[j] > mx ? o[j] : mx;
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j < S; j++) {
+        attend_real e = o[j] == -INFINITY ? 0 : at_vexp(o[j] - mx);
+        o[j] = e;
+        sum += e;
+    }
+    const attend_real inv = (attend_real)(1.0 / sum);
+#pragma omp simd
+    for (int j = 0; j < S; j++) o[j] *= inv;
+}
+
 static int position_included(const uint8_t *vrow, const uint8_t *arow, int causal, int t, int j) {
     return (!vrow || vrow[j]) && (!arow || arow[j]) && (!causal || j <= t);
 }
@@ -334,6 +354,16 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
             const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
             const attend_real *s = scores + ((size_t)g * T + t) * S;
             attend_real *o = out + ((size_t)g * T + t) * S;
+            if (!log_out) {
+                /* excluded positions as -inf, then one vectorized pass over the row */
+                if (!vrow && !arow && !causal) {
+                    if (o != s) memcpy(o, s, (size_t)S * sizeof *o);
+                } else {
+                    for (int j = 0; j < S; j++) o[j] = position_included(vrow, arow, causal, t, j) ? s[j] : -INFINITY;
+                }
+                softmax_row(o, S);
+                continue;
+            }
             attend_real mx = AT_REAL_LOWEST;
             for (int j = 0; j < S; j++)
                 if (position_included(vrow, arow, causal, t, j) && s[j] > mx) mx = s[j];
@@ -348,19 +378,14 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
                     o[j] = 0;
                 }
             }
-            /* sum >= 1: the maximum contributes exp(0) = 1 */
-            if (!log_out) {
-                attend_real inv = (attend_real)(1.0 / sum);
-                for (int j = 0; j < S; j++) o[j] *= inv;
-            } else {
-                double lse = log(sum);
-                for (int j = 0; j < S; j++) {
-                    if (!position_included(vrow, arow, causal, t, j)) {
-                        o[j] = -INFINITY;
-                    } else {
-                        double lp = (double)s[j] - (double)mx - lse;
-                        o[j] = lp < (double)AT_REAL_LOWEST ? AT_REAL_LOWEST : (attend_real)lp;
-                    }
+            /* log-probabilities; sum >= 1: the maximum contributes exp(0) = 1 */
+            double lse = log(sum);
+            for (int j = 0; j < S; j++) {
+                if (!position_included(vrow, arow, causal, t, j)) {
+                    o[j] = -INFINITY;
+                } else {
+                    double lp = (double)s[j] - (double)mx - lse;
+                    o[j] = lp < (double)AT_REAL_LOWEST ? AT_REAL_LOWEST : (attend_real)lp;
                 }
             }
         }
@@ -368,15 +393,18 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
     return at_ok(err);
 }
 
-void at_softmax_backward(attend_real *dscores, const attend_real *dweights,
-                         const attend_real *weights, size_t rows, int S) {
+AT_VECTOR void at_softmax_backward(attend_real *restrict dscores, const attend_real *restrict dweights,
+                                   const attend_real *restrict weights, size_t rows, int S) {
     /* forward: w_j = exp(s_j) / Σ_k exp(s_k)  ⇒  ds_j = w_j (dw_j − Σ_k w_k dw_k) */
     for (size_t r = 0; r < rows; r++) {
-        const attend_real *w = weights + r * S, *dw = dweights + r * S;
-        attend_real *ds = dscores + r * S;
+        const attend_real *restrict w = weights + r * S, *restrict dw = dweights + r * S;
+        attend_real *restrict ds = dscores + r * S;
         double dot = 0;
+#pragma omp simd reduction(+ : dot)
         for (int j = 0; j < S; j++) dot += (double)w[j] * dw[j];
-        for (int j = 0; j < S; j++) ds[j] += w[j] * (dw[j] - (attend_real)dot);
+        const attend_real d = (attend_real)dot;
+#pragma omp simd
+        for (int j = 0; j < S; j++) ds[j] += w[j] * (dw[j] - d);
     }
 }
 

@@ -114,6 +114,7 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
 #undef TAKE
 
     at_acts *a = &m->acts;
+    m->infer = 1;
     at_model_encode(m, src, &len1, 1, S);
     replicate_row0(m, K, S);
     int live = 1, nfin = 0;
@@ -215,5 +216,6 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
         }
     }
     *n_out = n;
+    m->infer = 0;
     return at_ok(err);
 }

@@ -239,6 +239,12 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dz, N * Hd);
     /* decoding */
     BUF(step_logits, N * V);
+    /* embedding-projection tables */
+    size_t GH = (size_t)m->G * H, Vs = (size_t)c->src_vocab;
+    size_t tab_e = m->enc_tab_cap ? Vs * GH : 0, tab_d = m->dec_tab_cap ? V * GHd : 0;
+    BUF(enc_tab, 2 * tab_e);
+    BUF(dec_tab, tab_d);
+    BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
 #undef BUF
     if (!ok || off > SIZE_MAX / sizeof(attend_real)) return 0;
     *total = off;
@@ -268,6 +274,9 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->score = sc;
     m->P = is_attentive(c) ? attend_score_key_width(&m->score) : 0;
     m->Tcap = c->max_tgt_len + 1;
+    /* a table is kept when it is no larger than the per-position projections it replaces */
+    m->enc_tab_cap = (size_t)c->src_vocab <= (size_t)c->max_batch * c->max_src_len;
+    m->dec_tab_cap = c->decoder != ATTEND_DECODER_POINTER && (size_t)c->tgt_vocab <= (size_t)c->max_batch * m->Tcap;
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
@@ -491,12 +500,27 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
             memcpy(a->emb_src + ((size_t)n * S + j) * D, m->p.src_emb + (size_t)id * D, D * sizeof(attend_real));
             m->valid[(size_t)n * S + j] = j < src_len[n];
         }
+    int GH = m->G * H, Vs = c->src_vocab;
+    m->enc_tab_on = m->enc_tab_cap && Vs < N * S;
     for (int l = 0; l < c->enc_layers; l++) {
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
         for (int dir = 0; dir < 2; dir++) {
             at_cell cell;
             enc_cell(m, &m->p, l, dir, &cell);
-            at_rnn_layer_forward(&cell, dir, a->enc_out[l] + dir * H, E, a->enc_hfin[l][dir],
+            if (l == 0 && m->enc_tab_on) {
+                /* tab [Vs,G*H] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
+                attend_real *tab = a->enc_tab + (size_t)dir * Vs * GH;
+                for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GH, cell.b_ih, (size_t)GH * sizeof *tab);
+                at_gemm(0, 1, Vs, GH, D, 1, m->p.src_emb, D, cell.W_ih, D, 1, tab, GH);
+                for (int n = 0; n < N; n++)
+                    for (int j = 0; j < S; j++) {
+                        int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
+                        memcpy(a->rnn_scratch + ((size_t)n * S + j) * GH, tab + (size_t)id * GH,
+                               (size_t)GH * sizeof *tab);
+                    }
+                x = NULL; /* at_rnn_layer_forward reads xg from the scratch */
+            }
+            (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(&cell, dir, a->enc_out[l] + dir * H, E, a->enc_hfin[l][dir],
                                  c->cell == ATTEND_CELL_LSTM ? a->enc_cfin[l][dir] : NULL, a->enc_saved[l][dir], x,
                                  src_len, NULL, NULL, N, S, a->rnn_scratch);
         }
@@ -520,6 +544,15 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
         attend_score_params sp = score_params(&m->p);
         attend_keys_forward(&m->score, &sp, a->kp, a->enc_out[top], N, S, NULL);
     }
+    /* decoder inputs: tab [Vt,G*Hd] = tgt_emb W_ih[:, :D]ᵀ + b_ih, worth it when a
+     * decode of up to Tcap steps projects more rows than the table has
+     * (attend_model_forward decides again for its T) */
+    int Vt = c->tgt_vocab, GHd = m->G * Hd;
+    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap;
+    if (m->dec_tab_on) {
+        for (int v = 0; v < Vt; v++) memcpy(a->dec_tab + (size_t)v * GHd, m->p.dec_bih, (size_t)GHd * sizeof(attend_real));
+        at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
+    }
 }
 
 /* Attention of step t with query q [N,Hd]: scores[t], weights[t], ctx[t]. */
@@ -528,7 +561,7 @@ static void step_attention(attend_model *m, int t, int N, int S, const attend_re
     attend_score_params sp = score_params(&m->p);
     size_t saved_stride = attend_scores_saved_size(&m->score, m->cfg.max_batch, 1, m->cfg.max_src_len, NULL);
     attend_real *scores = a->scores + (size_t)t * N * S, *w = a->weights + (size_t)t * N * S;
-    attend_scores_forward(&m->score, &sp, scores, a->sc_saved + (size_t)t * (saved_stride ? saved_stride : 1), q,
+    attend_scores_forward(&m->score, &sp, scores, a->sc_saved + (size_t)(m->infer ? 0 : t) * (saved_stride ? saved_stride : 1), q,
                           a->kp, N, 1, S, NULL);
     /* rows always keep their valid positions (src_len >= 1 was checked) */
     at_masked_softmax(w, scores, m->valid, NULL, 0, N, 1, S, 1, m->cfg.decoder == ATTEND_DECODER_POINTER, "step",
@@ -570,22 +603,25 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
     int D = c->emb, Hd = c->dec_hidden, E = m->E, GHd = m->G * Hd, Din = m->Din;
     attend_real *s_prev = a->states + (size_t)t * N * Hd, *s_next = s_prev + (size_t)N * Hd;
     attend_real *c_prev = a->cstates + (size_t)t * N * Hd, *c_next = c_prev + (size_t)N * Hd;
-    attend_real *xg_emb = a->xg_emb + (size_t)t * N * GHd;
+    attend_real *xg_emb = a->xg_emb + (size_t)(m->infer ? 0 : t) * N * GHd;
     int lstm = c->cell == ATTEND_CELL_LSTM;
     if (!emb_done) {
         attend_real *rows = a->emb_tgt + (size_t)t * N * D;
         gather_dec_inputs(m, rows, y_in, src, N, S);
-        /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
-        at_gemm(0, 1, N, GHd, D, 1, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
-        for (int n = 0; n < N; n++)
-            for (int i = 0; i < GHd; i++) xg_emb[(size_t)n * GHd + i] += m->p.dec_bih[i];
+        if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
+            for (int n = 0; n < N; n++)
+                memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)y_in[n] * GHd, (size_t)GHd * sizeof *xg_emb);
+        } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
+            at_gemm(0, 1, N, GHd, D, 1, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
+            at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
+        }
     }
     memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
     at_cell cell;
     dec_cell(m, &cell);
     attend_real *ctx = a->ctx + (size_t)t * N * E;
     size_t cell_w = (size_t)at_cell_saved_width(c->cell, Hd);
-    attend_real *saved = a->dec_saved + (size_t)t * N * cell_w;
+    attend_real *saved = a->dec_saved + (size_t)(m->infer ? 0 : t) * N * cell_w;
     switch (c->decoder) {
     case ATTEND_DECODER_BAHDANAU:
     case ATTEND_DECODER_NONE:
@@ -693,9 +729,14 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
      * xg_emb [T*N,G*Hd] = emb_tgt [T*N,D] W_ih[:, :D]ᵀ + b_ih */
     for (int t = 0; t < T; t++)
         gather_dec_inputs(m, a->emb_tgt + (size_t)t * N * D, m->fwd_tgt_in + (size_t)t * N, b->src, N, S);
-    at_gemm(0, 1, T * N, GHd, D, 1, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
-    for (size_t r = 0; r < (size_t)T * N; r++)
-        for (int i = 0; i < GHd; i++) a->xg_emb[r * GHd + i] += m->p.dec_bih[i];
+    m->dec_tab_on = m->dec_tab_on && c->tgt_vocab < T * N;
+    if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
+        for (size_t r = 0; r < (size_t)T * N; r++)
+            memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
+    } else {
+        at_gemm(0, 1, T * N, GHd, D, 1, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
+        at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
+    }
     for (int t = 0; t < T; t++)
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
                       a->feat + (size_t)t * F, (size_t)T * F, 1);
@@ -794,6 +835,32 @@ static void embedding_backward(attend_real *gemb, const attend_real *drows, cons
         attend_real *dst = gemb + (size_t)id * D;
         for (int d = 0; d < D; d++) dst[d] += drows[r * D + d];
     }
+}
+
+/* Backward of a table lookup xg[r] = tab[ids[r]] with tab [V,GH] = emb [V,D] Wᵀ + b
+ * (W: the first D columns of a weight with row stride ldw): from dxg [R,GH]
+ * accumulates gW [GH, ldw] (first D columns), gb [GH] and gemb [V,D] (PAD's row
+ * excluded, as embedding_backward does). ids [R]; with len != NULL the rows
+ * are (n, j) of S positions and j >= len[n] reads PAD (encoder padding). */
+static void table_backward(attend_model *m, attend_real *gemb, attend_real *gW, int ldw, attend_real *gb,
+                           const attend_real *dxg, const int32_t *ids, const int32_t *len, int S, size_t R, int V,
+                           int GH, const attend_real *emb, const attend_real *W) {
+    at_acts *a = &m->acts;
+    int D = m->cfg.emb;
+    attend_real *dtab = a->dtab; /* [V,GH] */
+    memset(dtab, 0, (size_t)V * GH * sizeof *dtab);
+    for (size_t r = 0; r < R; r++) {
+        int32_t id = len && (int)(r % (size_t)S) >= len[r / (size_t)S] ? ATTEND_PAD : ids[r];
+        attend_real *d = dtab + (size_t)id * GH;
+        const attend_real *x = dxg + r * GH;
+        for (int k = 0; k < GH; k++) d[k] += x[k];
+    }
+    at_gemm(1, 0, GH, D, V, 1, dtab, GH, emb, D, 1, gW, ldw); /* W: tab = emb Wᵀ + b */
+    at_rows_sum(gb, dtab, (size_t)V, GH);
+    /* emb: rows V of demb [V,D] = dtab W, then every row but PAD's */
+    at_gemm(0, 0, V, D, GH, 1, dtab, GH, W, ldw, 0, a->demb, D);
+    for (int v = ATTEND_PAD + 1; v < V; v++)
+        for (int d = 0; d < D; d++) gemb[(size_t)v * D + d] += a->demb[(size_t)v * D + d];
 }
 
 attend_status attend_model_backward(attend_model *m, attend_error *err) {
@@ -926,17 +993,23 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
 
     /* decoder input projection for all steps at once:
      * forward: xg = [emb; extra] W_ihᵀ + b_ih with extra = c_t (BAHDANAU, NONE) or h̃_{t-1} (LUONG) */
-    at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
     if (c->decoder == ATTEND_DECODER_BAHDANAU || c->decoder == ATTEND_DECODER_NONE)
         at_gemm(1, 0, GHd, E, T * N, 1, a->dxg_all, GHd, a->ctx, E, 1, m->g.dec_wih + D, Din);
     else if (c->decoder == ATTEND_DECODER_LUONG)
         at_gemm(1, 0, GHd, Hd, T * N, 1, a->dxg_all, GHd, a->htilde, Hd, 1, m->g.dec_wih + D, Din);
-    for (size_t r = 0; r < (size_t)T * N; r++)
-        for (int i = 0; i < GHd; i++) m->g.dec_bih[i] += a->dxg_all[r * GHd + i];
-    at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
-    if (!pointer) {
+    if (m->dec_tab_on) {
+        /* forward: xg_emb[r] = dec_tab[y_r], dec_tab = tgt_emb W_ih[:, :D]ᵀ + b_ih */
+        table_backward(m, m->g.tgt_emb, m->g.dec_wih, Din, m->g.dec_bih, a->dxg_all, m->fwd_tgt_in, NULL, 0,
+                       (size_t)T * N, c->tgt_vocab, GHd, m->p.tgt_emb, m->p.dec_wih);
+    } else if (!pointer) {
+        at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
+        at_rows_sum(m->g.dec_bih, a->dxg_all, (size_t)T * N, GHd);
+        at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
         embedding_backward(m->g.tgt_emb, a->demb, m->fwd_tgt_in, (size_t)T * N, D);
     } else {
+        at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
+        at_rows_sum(m->g.dec_bih, a->dxg_all, (size_t)T * N, GHd);
+        at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
         /* x_t = src_emb[src[n, y_{t-1}]] or src_emb[BOS] at the start */
         for (int t = 0; t < T; t++)
             for (int n = 0; n < N; n++) {
@@ -970,22 +1043,27 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
     attend_real *dout = a->denc, *dnext = a->denc2;
     for (int l = top; l >= 0; l--) {
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
-        int I = l == 0 ? D : E;
-        attend_real *dx = l == 0 ? a->demb : dnext;
-        memset(dx, 0, (size_t)N * S * I * sizeof(attend_real));
+        int I = l == 0 ? D : E, tab = l == 0 && m->enc_tab_on;
+        attend_real *dx = tab ? NULL : l == 0 ? a->demb : dnext;
+        if (dx) memset(dx, 0, (size_t)N * S * I * sizeof(attend_real));
         for (int dir = 0; dir < 2; dir++) {
             at_cell ec;
             enc_cell(m, &m->p, l, dir, &ec);
             at_cell_grads eg = {m->g.enc_wih[l][dir], m->g.enc_whh[l][dir], m->g.enc_bih[l][dir], m->g.enc_bhh[l][dir]};
+            if (tab) eg.W_ih = eg.b_ih = NULL; /* from the table below */
             at_rnn_layer_backward(&ec, &eg, dir, dx, NULL, NULL, dout + dir * H, E,
                                   l == top ? (dir ? a->dhb : a->dhf) : NULL, NULL, a->enc_saved[l][dir], x,
                                   m->fwd_src_len, NULL, NULL, N, S, a->rnn_scratch);
+            if (tab) /* forward: xg[n,j] = enc_tab[dir][src[n,j]]; dxg is at the start of rnn_scratch */
+                table_backward(m, m->g.src_emb, m->g.enc_wih[0][dir], D, m->g.enc_bih[0][dir], a->rnn_scratch,
+                               m->fwd_src, m->fwd_src_len, S, (size_t)N * S, c->src_vocab, G * H, m->p.src_emb,
+                               m->p.enc_wih[0][dir]);
         }
         attend_real *tmp = dout;
         dout = dnext;
         dnext = tmp;
     }
-    embedding_backward(m->g.src_emb, a->demb, m->fwd_src, (size_t)N * S, D);
+    if (!m->enc_tab_on) embedding_backward(m->g.src_emb, a->demb, m->fwd_src, (size_t)N * S, D);
     m->fwd_ready = 0; /* the log-probabilities were turned into gradients in place */
     return at_ok(err);
 }
@@ -1019,6 +1097,7 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
     at_acts *a = &m->acts;
     int F = m->F, V = m->cfg.tgt_vocab;
     int32_t *y = m->fwd_tgt_in; /* [N] previous tokens */
+    m->infer = 1;
     at_model_encode(m, src, src_len, N, S);
     for (int n = 0; n < N; n++) {
         y[n] = pointer ? -1 : ATTEND_BOS;
@@ -1056,6 +1135,7 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
     }
     for (int n = 0; n < N; n++)
         if (out_len[n] < 0) out_len[n] = max_len;
+    m->infer = 0;
     return at_ok(err);
 }
 

@@ -88,6 +88,12 @@ typedef struct {
     attend_real *demb;                           /* [max(T*N, N*S), D] */
     attend_real *dz;                             /* [N,Hd] */
     attend_real *step_logits;                    /* [N,V] decoding */
+    /* Embedding-projection tables: with a small vocabulary, x W_ihᵀ + b_ih of
+     * an embedding row depends only on the token, so the first layer's input
+     * projections are looked up per token instead of multiplied per position */
+    attend_real *enc_tab;                        /* [2,Vs,G*H] layer 0, per direction */
+    attend_real *dec_tab;                        /* [Vt,G*Hd] tgt_emb W_ih[:, :D]ᵀ + b_ih */
+    attend_real *dtab;                           /* [max(Vs*G*H, Vt*G*Hd)] gradient of one table */
 } at_acts;
 
 /* An edit of every step's attention weights (intervene.c), applied after the
@@ -101,6 +107,11 @@ struct attend_model {
     attend_model_config cfg;
     attend_score_config score; /* Dq = Hd, Dk = E */
     int G, E, Din, F, P, Tcap;
+    int enc_tab_cap, dec_tab_cap; /* the tables are allocated (vocabulary <= the rows they replace) */
+    int enc_tab_on, dec_tab_on;   /* the last encode / forward used them */
+    int infer;                    /* greedy / beam running: what only backward reads (encoder
+                                     gates, scores' saved values, decoder gates, input
+                                     projections) reuses step 0's slot instead of one per step */
     attend_real *params, *grads, *act_arena;
     size_t nparams, nacts;
     at_tensor_desc desc[AT_MAX_TENSORS];

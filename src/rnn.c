@@ -335,10 +335,29 @@ static int max_len(const int32_t *len, int N) {
     return K;
 }
 
+static void layer_forward(const at_cell *cell, int reverse, attend_real *out, int out_stride, attend_real *h_final,
+                          attend_real *c_final, attend_real *saved, const attend_real *x, const int32_t *len,
+                          const attend_real *h0, const attend_real *c0, int N, int S, attend_real *scratch,
+                          int keep_gates);
+
 void at_rnn_layer_forward(const at_cell *cell, int reverse, attend_real *out, int out_stride,
                           attend_real *h_final, attend_real *c_final, attend_real *saved,
                           const attend_real *x, const int32_t *len, const attend_real *h0,
                           const attend_real *c0, int N, int S, attend_real *scratch) {
+    layer_forward(cell, reverse, out, out_stride, h_final, c_final, saved, x, len, h0, c0, N, S, scratch, 1);
+}
+
+void at_rnn_layer_infer(const at_cell *cell, int reverse, attend_real *out, int out_stride,
+                        attend_real *h_final, attend_real *c_final, attend_real *saved,
+                        const attend_real *x, const int32_t *len, const attend_real *h0,
+                        const attend_real *c0, int N, int S, attend_real *scratch) {
+    layer_forward(cell, reverse, out, out_stride, h_final, c_final, saved, x, len, h0, c0, N, S, scratch, 0);
+}
+
+static void layer_forward(const at_cell *cell, int reverse, attend_real *out, int out_stride, attend_real *h_final,
+                          attend_real *c_final, attend_real *saved, const attend_real *x, const int32_t *len,
+                          const attend_real *h0, const attend_real *c0, int N, int S, attend_real *scratch,
+                          int keep_gates) {
     // out [N,S,out_stride] (H used per row), h_final [N,H], c_final [N,H] (LSTM, may be NULL),
     // saved [at_rnn_layer_saved_size], x [N,S,I], len [N], h0 [N,H] or NULL,
     // c0 [N,H] or NULL, scratch [at_rnn_layer_scratch_size]
@@ -348,9 +367,12 @@ void at_rnn_layer_forward(const at_cell *cell, int reverse, attend_real *out, in
     layer_ws ws = layer_layout(cell, saved, scratch, N, S);
 
     // xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih: one GEMM for every time step
-    for (size_t r = 0; r < (size_t)N * S; r++)
-        memcpy(ws.xg + r * GH, cell->b_ih, (size_t)GH * sizeof(attend_real));
-    at_gemm(0, 1, N * S, GH, I, 1, x, I, cell->W_ih, I, 1, ws.xg, GH);
+    // (x == NULL: the caller has put xg at the start of scratch)
+    if (x) {
+        for (size_t r = 0; r < (size_t)N * S; r++)
+            memcpy(ws.xg + r * GH, cell->b_ih, (size_t)GH * sizeof(attend_real));
+        at_gemm(0, 1, N * S, GH, I, 1, x, I, cell->W_ih, I, 1, ws.xg, GH);
+    }
 
     if (h0) memcpy(ws.hs, h0, NH * sizeof(attend_real));
     else memset(ws.hs, 0, NH * sizeof(attend_real));
@@ -369,7 +391,7 @@ void at_rnn_layer_forward(const at_cell *cell, int reverse, attend_real *out, in
                        (size_t)GH * sizeof(attend_real));
         attend_real *h_next = ws.hs + (size_t)(k + 1) * NH; // [N,H]
         at_cell_step_forward(cell, h_next, ws.cs ? ws.cs + (size_t)(k + 1) * NH : NULL,
-                             ws.gates + (size_t)k * N * W, ws.xs, ws.hs + (size_t)k * NH,
+                             ws.gates + (size_t)(keep_gates ? k : 0) * N * W, ws.xs, ws.hs + (size_t)k * NH,
                              ws.cs ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N,
                              ws.cell);
         for (int n = 0; n < N; n++)
@@ -450,9 +472,8 @@ void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reve
         for (size_t i = 0; i < NH; i++) dc0[i] += dc_cur[i];
 
     // forward: xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih
+    // (dxg stays at the start of scratch for a caller that takes it from there)
     if (dx) at_gemm(0, 0, N * S, I, GH, 1, dxg, GH, cell->W_ih, I, 1, dx, I);
     if (g && g->W_ih) at_gemm(1, 0, GH, I, N * S, 1, dxg, GH, x, I, 1, g->W_ih, I);
-    if (g && g->b_ih)
-        for (size_t r = 0; r < NS; r++)
-            for (int k = 0; k < GH; k++) g->b_ih[k] += dxg[r * GH + k];
+    if (g && g->b_ih) at_rows_sum(g->b_ih, dxg, NS, GH);
 }

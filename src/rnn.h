@@ -88,6 +88,22 @@ void at_rnn_layer_forward(const at_cell *cell, int reverse, attend_real *out, in
                           const attend_real *x, const int32_t *len, const attend_real *h0,
                           const attend_real *c0, int N, int S, attend_real *scratch);
 
+/* at_rnn_layer_forward for inference: every step's gate values go to the
+ * first step's slot of saved (nothing to differentiate later), so a decode
+ * touches S times less of it; the states and outputs are the same. */
+void at_rnn_layer_infer(const at_cell *cell, int reverse, attend_real *out, int out_stride,
+                        attend_real *h_final, attend_real *c_final, attend_real *saved,
+                        const attend_real *x, const int32_t *len, const attend_real *h0,
+                        const attend_real *c0, int N, int S, attend_real *scratch);
+
+/*
+ * x may be NULL: then the caller has already written xg [N,S,G*H] =
+ * x W_ihᵀ + b_ih at the start of scratch (the model looks the first layer's
+ * rows up in a per-token table). Likewise at_rnn_layer_backward leaves
+ * dxg [N,S,G*H] (0 at padding) at the start of scratch, so a caller that
+ * passes dx = NULL and NULL W_ih / b_ih gradients can finish those itself.
+ */
+
 /*
  * Backward of at_rnn_layer_forward: from dout [N,S,*] (row stride out_stride;
  * padding rows ignored), dh_final [N,H] and dc_final [N,H] (either may be

@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""compare.py — runs attend (bench/bench.c) and PyTorch (tools/torch_peer.py)
+on the same configurations, alternating, and prints the table of
+docs/PERFORMANCE.md. Started by bench/run.sh, which builds the C side first.
+
+    /usr/bin/python3 bench/compare.py --bench BUILD/tests/attend_bench [--reps 3] [--quick]
+                                      [--out bench/results]
+
+Every measurement is its own process (one JSON line on stdout); its peak
+resident memory comes from wait4(). Each side runs at each thread count of
+--threads (attend: OMP_NUM_THREADS; torch: torch.set_num_threads), the order
+of the runs alternating from one case and repetition to the next so that the
+machine's load falls on both sides alike; a side's figure is its best thread
+count's median over the repetitions. The load average is recorded around every run.
+
+Peak FP32 rate of the machine (the "% of peak" column) is computed, not
+measured: cores x clock x FMA units x SIMD lanes x 2 (a fused multiply-add is
+two FLOPs), with the lanes from the CPU flags (AVX-512: 16 float lanes, AVX2:
+8), the clock from /proc/cpuinfo and 2 FMA units per core (AMD Zen 4/5, Intel
+server cores since Skylake-SP); `attend_bench peak` also times an FMA loop as
+a check.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+PEER = os.path.join(ROOT, "tools", "torch_peer.py")
+PY = "/usr/bin/python3"  # Debian's interpreter: the one with torch
+
+# model of seed 004 (bench.c and torch_peer.py defaults)
+D, H, Hd, A, V = 64, 128, 128, 128, 23
+E = 2 * H
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def rss_run(cmd, env_extra):
+    """Runs one measurement; returns (json dict, peak RSS in MiB, load before, load after)."""
+    env = dict(os.environ)
+    env.update(env_extra)
+    l0 = loadavg()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: stdout to the pipe, stderr inherited
+        os.close(r)
+        os.dup2(w, 1)
+        os.close(w)
+        try:
+            os.execve(cmd[0], cmd, env)
+        finally:
+            os._exit(127)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status, ru = os.wait4(pid, 0)
+    l1 = loadavg()
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        sys.exit("compare.py: %s failed (status %d)" % (" ".join(cmd), status))
+    lines = [ln for ln in b"".join(chunks).decode().splitlines() if ln.startswith("{")]
+    return json.loads(lines[-1]), ru.ru_maxrss / 1024.0, l0, l1
+
+
+def peak_gflops():
+    cpuinfo = open("/proc/cpuinfo").read()
+    flags = next(ln for ln in cpuinfo.splitlines() if ln.startswith("flags")).split()
+    mhz = float(next(ln for ln in cpuinfo.splitlines() if ln.startswith("cpu MHz")).split(":")[1])
+    model = next(ln for ln in cpuinfo.splitlines() if ln.startswith("model name")).split(":")[1].strip()
+    cores = os.cpu_count()
+    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    units = 2
+    peak = cores * mhz * 1e-3 * units * lanes * 2
+    return dict(model=model, cores=cores, mhz=mhz, lanes=lanes, units=units, gflops=peak,
+                avx2_gflops=cores * mhz * 1e-3 * units * 8 * 2)
+
+
+def model_flops(decoder, N, S, T, train):
+    """FLOPs of one batch (multiply-add = 2; tanh/exp = 1), forward; training x3."""
+    G = 3
+    f = 2 * (N * S * D * G * H * 2 + N * S * H * G * H * 2)  # encoder, both directions
+    f += N * E * Hd * 2  # bridge
+    if decoder == "bahdanau":
+        f += N * S * E * A * 2  # keys
+        step = N * D * G * Hd * 2 + N * E * G * Hd * 2 + N * Hd * G * Hd * 2  # input (emb, context), hidden
+        step += N * Hd * A * 2 + N * S * A * 3 + 5 * N * S + N * S * E * 2  # query, scores, softmax, context
+        step += N * (Hd + E) * V * 2  # output
+    else:  # luong, general score
+        f += N * S * E * Hd * 2
+        step = N * D * G * Hd * 2 + N * Hd * G * Hd * 2 + N * Hd * G * Hd * 2  # emb, input feeding, hidden
+        step += N * S * Hd * 2 + 5 * N * S + N * S * E * 2 + N * (E + Hd) * Hd * 2 + N * Hd * V * 2
+    f += T * step
+    return 3 * f if train else f
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True, help="path of attend_bench")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="fewer steps and iterations (a rough table)")
+    ap.add_argument("--threads", default="1",
+                    help="thread counts to try per side, e.g. 1,2 (default 1: on a shared machine the 2-thread runs "
+                         "of both sides collapse whenever another process holds a core)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "results"))
+    a = ap.parse_args()
+    q = a.quick
+    thread_counts = [int(t) for t in a.threads.split(",")]
+    st = (4, 1) if q else (10, 2)   # training steps, warm-up
+    it = (5, 2) if q else (20, 3)   # decode/kernel iterations, warm-up
+    # name, common args, (steps/iters args), label, kind
+    cases = [
+        ("train L=20 bahdanau", ["train", "--len", "20"], st, "train"),
+        ("train L=10 bahdanau", ["train", "--len", "10"], st, "train"),
+        ("train L=50 bahdanau", ["train", "--len", "50"], (max(2, st[0] // 2), 1), "train"),
+        ("train L=20 luong", ["train", "--len", "20", "--decoder", "luong"], st, "train"),
+        ("greedy batch 1", ["greedy", "--batch", "1"], it, "latency"),
+        ("greedy batch 256", ["greedy", "--batch", "256"], (max(3, it[0] // 4), 1), "greedy256"),
+        ("greedy batch 1 luong", ["greedy", "--batch", "1", "--decoder", "luong"], it, "latency"),
+        ("beam 5 batch 1", ["beam", "--width", "5"], it, "latency"),
+        ("kernel additive", ["kernel", "--name", "additive"], (max(3, it[0] // 4), 1), "kernel"),
+        ("kernel scaled_dot", ["kernel", "--name", "scaled_dot"], (max(3, it[0] // 4), 1), "kernel"),
+        ("kernel mha self-attention", ["kernel", "--name", "mha"], (max(3, it[0] // 4), 1), "kernel"),
+    ]
+    os.makedirs(a.out, exist_ok=True)
+    raw_path = os.path.join(a.out, "raw.jsonl")
+    raw = open(raw_path, "w")
+    res = {}  # (case, side, threads) -> list of (json, rss)
+    loads = []
+    t_start = time.time()
+    for rep in range(a.reps):
+        for ci, (name, args, (n, w), kind) in enumerate(cases):
+            cnt = ["--steps", str(n), "--warmup", str(w)] if kind == "train" else ["--iters", str(n), "--warmup", str(w)]
+            order = [(side, t) for t in thread_counts for side in ("ours", "torch")]
+            if (rep + ci) % 2:
+                order.reverse()
+            for side, threads in order:
+                if side == "ours":
+                    cmd = [a.bench] + args + cnt
+                    env = {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
+                else:
+                    cmd = [PY, PEER] + args + cnt + ["--threads", str(threads)]
+                    env = {}
+                j, rss, l0, l1 = rss_run(cmd, env)
+                loads += [l0, l1]
+                j.update(rep=rep, case=name, threads=threads, rss_mib=rss, load_before=l0, load_after=l1)
+                raw.write(json.dumps(j) + "\n")
+                raw.flush()
+                res.setdefault((name, side, threads), []).append(j)
+                print("[%4.0fs] rep %d %-26s %-5s %dt  %s" % (time.time() - t_start, rep, name, side, threads,
+                                                                 summary(j)), file=sys.stderr, flush=True)
+    raw.close()
+    pk = peak_gflops()
+    table = render(cases, res, pk, loads, a)
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write(table)
+    print(table)
+
+
+def summary(j):
+    for k in ("samples_per_s", "latency_ms", "gflops"):
+        if k in j:
+            return "%s=%.4g rss=%.0fMiB" % (k, j[k], j["rss_mib"])
+    return ""
+
+
+def metric(kind):
+    # (json key, higher is better, unit)
+    return {"train": ("samples_per_s", True, "samples/s"), "latency": ("latency_ms", False, "ms"),
+            "greedy256": ("seqs_per_s", True, "seqs/s"), "kernel": ("gflops", True, "GFLOP/s")}[kind]
+
+
+def best(res, name, side, key, higher):
+    """The side's best thread count by median; returns (median, threads, runs)."""
+    out = None
+    for t in (1, 2):
+        runs = res.get((name, side, t), [])
+        if not runs:
+            continue
+        med = statistics.median(r[key] for r in runs)
+        if out is None or (med > out[0] if higher else med < out[0]):
+            out = (med, t, runs)
+    return out
+
+
+def render(cases, res, pk, loads, a):
+    lines = []
+    lines.append("Machine: %s, %d cores at %.0f MHz; peak FP32 %.0f GFLOP/s (%d cores x %.3f GHz x %d FMA units x "
+                 "%d lanes x 2; AVX2 code: %.0f GFLOP/s)." % (pk["model"], pk["cores"], pk["mhz"], pk["gflops"],
+                                                              pk["cores"], pk["mhz"] / 1e3, pk["units"], pk["lanes"],
+                                                              pk["avx2_gflops"]))
+    lines.append("Load average during the runs: median %.2f, min %.2f, max %.2f; %d repetitions%s." % (
+        statistics.median(loads), min(loads), max(loads), a.reps, " (--quick)" if a.quick else ""))
+    lines.append("")
+    lines.append("| measurement | attend | PyTorch | ratio | attend % of peak | threads (attend/torch) |")
+    lines.append("|---|---|---|---|---|---|")
+    rss = {}
+    for name, args, _, kind in cases:
+        key, higher, unit = metric(kind)
+        o, p = best(res, name, "ours", key, higher), best(res, name, "torch", key, higher)
+        if not o or not p:
+            continue
+        ratio = o[0] / p[0] if higher else p[0] / o[0]
+        j = o[2][0]
+        gf = None
+        if kind == "kernel":
+            gf = o[0]
+        elif kind == "train":
+            n_s = o[0]
+            L = j["len"]
+            gf = model_flops(j["decoder"], j["batch"], L, L + 1, True) / j["batch"] * n_s * 1e-9
+        elif kind == "greedy256":
+            gf = model_flops(j["decoder"], j["batch"], j["len"], j["max_len"], False) / j["batch"] * o[0] * 1e-9
+        elif kind == "latency" and j["bench"] == "greedy":
+            gf = model_flops(j["decoder"], 1, j["len"], j["max_len"], False) / (o[0] * 1e-3) * 1e-9
+        pct = "%.1f%%" % (100 * gf / pk["gflops"]) if gf else "—"
+        fmt = "%.1f" if o[0] >= 100 else "%.3g"
+        lines.append("| %s (%s) | %s | %s | %.1f× %s | %s | %d/%d |" % (
+            name, unit, fmt % o[0], fmt % p[0], ratio, "faster" if kind != "latency" else "lower", pct, o[1], p[1]))
+        if name in ("train L=20 bahdanau", "greedy batch 256"):
+            rss[name] = (statistics.median(r["rss_mib"] for r in o[2]), statistics.median(r["rss_mib"] for r in p[2]))
+    for name, (ro, rp) in rss.items():
+        lines.append("| peak RSS, %s process (MiB) | %.1f | %.1f | %.1f× smaller | — | |" % (name, ro, rp, rp / ro))
+    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

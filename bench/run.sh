@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# attend against PyTorch on the same configurations: builds the benchmark
+# (OpenBLAS, OpenMP, -O2, no -march=native) in build-bench/, then runs
+# bench/compare.py, which alternates attend and tools/torch_peer.py runs and
+# prints the table of docs/PERFORMANCE.md (also build-bench/results/table.md, raw
+# runs in build-bench/results/raw.jsonl).
+# Usage: bash bench/run.sh [--reps N] [--quick]
+# Needs: cmake, a C compiler, libopenblas-dev, and Debian's python3-torch
+# (/usr/bin/python3). Takes about 15 minutes at the default 3 repetitions.
+set -eu
+cd "$(dirname "$0")/.."
+dir=build-bench
+cmake -S . -B "$dir" -DATTEND_BLAS=ON -DATTEND_OPENMP=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$dir" -j"$(nproc 2>/dev/null || echo 2)" --target attend_bench >/dev/null
+echo "attend_bench built in $dir; uptime: $(uptime)" >&2
+exec /usr/bin/python3 bench/compare.py --bench "$dir/tests/attend_bench" --out "$dir/results" "$@"
