@@ -105,13 +105,15 @@ static void gemm_one(int transA, int transB, int M, int N, int K, attend_real al
 
 /* ---------------------------------------------------------------- threads */
 
-#ifdef _OPENMP
-/* attend threads with OpenMP itself (the products below split their output
- * rows or columns over the threads, the elementwise kernels their batch rows),
- * so OpenBLAS must run each call on the calling thread: OpenBLAS's own
- * threads would contend with ours (and its pthread build serializes
- * concurrent threaded calls). Done once, before the first product; this sets
- * OpenBLAS's process-wide thread count, as OPENBLAS_NUM_THREADS=1 would. */
+/* OpenBLAS runs every call on the calling thread. At this library's shapes
+ * (a decoder step is a few products of 1..256 rows) OpenBLAS's own threads
+ * cost more than they bring: each call wakes them and they spin in
+ * sched_yield (measured: greedy decoding at batch 1 takes 2.5 ms with them,
+ * 0.42 ms without, most of the difference system time; docs/PERFORMANCE.md).
+ * With ATTEND_OPENMP the library threads itself instead (below), and
+ * OpenBLAS's pthread build would serialize concurrent threaded calls anyway.
+ * Done once, before the first product; it sets OpenBLAS's process-wide
+ * thread count, as OPENBLAS_NUM_THREADS=1 would. */
 #ifdef ATTEND_USE_CBLAS
 void openblas_set_num_threads(int num_threads);
 static void blas_single_thread(void) {
@@ -125,6 +127,7 @@ static void blas_single_thread(void) {
 static void blas_single_thread(void) {}
 #endif
 
+#ifdef _OPENMP
 int at_threads(double work) {
     /* below ~64k multiply-adds a fork/join costs more than it saves */
     if (work < 65536.0 || omp_in_parallel()) return 1;
@@ -158,9 +161,7 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              const attend_real *A, int lda, const attend_real *B, int ldb,
              attend_real beta, attend_real *C, int ldc) {
     if (M <= 0 || N <= 0) return;
-#ifdef _OPENMP
     blas_single_thread();
-#endif
     int nt = at_threads((double)M * N * (K > 0 ? K : 1));
     /* split the output rows (or, for few rows, its columns) over the threads:
      * every thread writes its own block of C */
