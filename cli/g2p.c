@@ -45,7 +45,7 @@ static int beside_exe(char *buf, size_t cap, const char *rel) {
 
 /*
  * The file to use: the option, else the environment variable, else the
- * source tree's copy (compile definition from tests/cmake/g2p.cmake), else
+ * source tree's copy (compile definition ATTEND_G2P_SOURCE_DIR from CMakeLists.txt), else
  * next to the executable (../rel_build for a build directory in the source
  * tree, ../rel_install for an installed one). NULL with a message when none.
  */

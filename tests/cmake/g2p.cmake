@@ -3,10 +3,7 @@
 # and the dictionary live (for the `attend g2p` command and the tests), the C
 # example in examples/ built against the library, and the CLI cases.
 
-# `attend g2p hello` finds models/g2p-cmudict.safetensors in this source tree
-# ($ATTEND_G2P_MODEL and --model override it; cli/g2p.c also looks beside the
-# executable when built without this definition).
-target_compile_definitions(attend_cli PRIVATE ATTEND_G2P_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# (attend_cli gets ATTEND_G2P_SOURCE_DIR in the top-level CMakeLists.txt.)
 target_compile_definitions(test_g2p PRIVATE ATTEND_G2P_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 set_tests_properties(test_g2p PROPERTIES TIMEOUT 300)
 
