@@ -8,7 +8,8 @@ docs/PERFORMANCE.md. Started by bench/run.sh, which builds the C side first.
 
 Every measurement is its own process (one JSON line on stdout); its peak
 resident memory comes from wait4(). Each side runs at each thread count of
---threads (attend: OMP_NUM_THREADS; torch: torch.set_num_threads), the order
+--threads (attend: OMP_NUM_THREADS; torch: torch.set_num_threads and
+OPENBLAS_NUM_THREADS, as torch does not pass its count on to OpenBLAS), the order
 of the runs alternating from one case and repetition to the next so that the
 machine's load falls on both sides alike; a side's figure is its best thread
 count's median over the repetitions. The load average is recorded around every run.
@@ -150,7 +151,8 @@ def main():
                     env = {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
                 else:
                     cmd = [PY, PEER] + args + cnt + ["--threads", str(threads)]
-                    env = {}
+                    # torch.set_num_threads does not reach the OpenBLAS under torch's matmuls
+                    env = {"OPENBLAS_NUM_THREADS": str(threads)}
                 j, rss, l0, l1 = rss_run(cmd, env)
                 loads += [l0, l1]
                 j.update(rep=rep, case=name, threads=threads, rss_mib=rss, load_before=l0, load_after=l1)
