@@ -8,8 +8,9 @@
  * polynomial, 2^n by exponent bits), tanh is Cephes' tanhf (odd polynomial for
  * |x| < 0.625, 1 − 2/(e^{2|x|} + 1) above), sigmoid is 1/(1 + e^{−x}).
  * Measured against double-precision libm over [-12, 12]: tanh within 2.3 ulp,
- * sigmoid within 2 ulp (tools: bench/vmath_check.c). NaN propagates, ±Inf
- * saturates to ±1 (tanh) or 0/1 (sigmoid). No FMA contraction (-std=c11
+ * sigmoid within 2 ulp (checked on 4M points when written). NaN propagates, ±Inf
+ * saturates to ±1 (tanh) or 0/1 (sigmoid); exp flushes results below FLT_MIN
+ * (x < ln FLT_MIN ≈ -87.34) to 0. No FMA contraction (-std=c11
  * turns it off), so every clone computes the same bits.
  * Double build (ATTEND_DOUBLE, the finite-difference tests): libm.
  */
@@ -38,6 +39,7 @@ static inline attend_real at_vtanh(attend_real x) { return tanh(x); }
 #else
 
 static inline float at_vexp(float x) {
+    const float x0 = x;
     x = x < -87.0f ? -87.0f : x; /* e^{-87} is still a normal float */
     x = x > 88.0f ? 88.0f : x;   /* e^{88} < FLT_MAX */
     /* n = round(x / ln 2) by the 1.5·2^23 trick (round to nearest, no libm) */
@@ -47,10 +49,15 @@ static inline float at_vexp(float x) {
     float z = r * r;
     float y = (((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r + 4.1665795894e-2f) * r +
                 1.6666665459e-1f) * r + 5.0000001201e-1f) * z + r + 1.0f;
-    int32_t bits = ((int32_t)fx + 127) << 23; /* 2^n */
+    /* 2^n from the exponent bits; n is in [-126, 127] after the clamps, and a
+     * NaN x (which passed them) takes n = 0 here and stays NaN through y */
+    float n = fx == fx ? fx : 0.0f;
+    uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
     float p;
     memcpy(&p, &bits, sizeof p);
-    return y * p;
+    /* below ln(FLT_MIN) the result would be subnormal: 0, so that a softmax
+     * position far below the maximum gets weight exactly 0 */
+    return x0 < -87.33654f ? 0.0f : y * p;
 }
 
 static inline float at_vtanh(float x) {
