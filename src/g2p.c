@@ -276,8 +276,9 @@ static int add_entry(attend_g2p_dict *d, const char *word, size_t wlen, const ch
     int w = word_id(d, word, wlen);
     if (w < 0) return 0;
     *dup = 0;
+    /* pron [plen] is not NUL-terminated; the stored copies are */
     for (int e = d->words[w].first; e >= 0; e = d->entries[e].prev)
-        if (!strcmp(d->text + d->entries[e].pron, pron)) {
+        if (!strncmp(d->text + d->entries[e].pron, pron, plen) && d->text[d->entries[e].pron + plen] == '\0') {
             *dup = 1;
             return 1;
         }
