@@ -88,7 +88,7 @@ static uint64_t mix64(uint64_t z) { /* splitmix64 finaliser */
 static int utf8_len(const unsigned char *s, size_t n) {
     unsigned c = s[0];
     if (c < 0x80) return 1;
-    int k = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    int k = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
     if (!k || (size_t)k > n) return 0;
     for (int i = 1; i < k; i++)
         if ((s[i] & 0xC0) != 0x80) return 0;
