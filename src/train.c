@@ -40,7 +40,7 @@ static void shuffle(attend_trainer *tr) {
         tr->perm[j] = t;
     }
     tr->pos = 0;
-    tr->epoch++;
+    if (tr->epoch < INT_MAX) tr->epoch++; /* saturates: 2^31 epochs are not reached by training */
 }
 
 attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const attend_optim_config *opt,
@@ -272,7 +272,7 @@ attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend
         memcpy(state, ts->data, sizeof state);
         const char *bad = state[0] < 0 || state[0] > LONG_MAX / 2   ? "step count"
                           : state[1] < 0 || state[1] > LONG_MAX / 2 ? "skipped-step count"
-                          : state[2] < 1 || state[2] > INT_MAX      ? "epoch"
+                          : state[2] < 1 || state[2] > INT_MAX / 2  ? "epoch"
                           : state[3] < 0 || state[3] > tr->n        ? "data position"
                           : !(state[4] | state[5] | state[6] | state[7]) ? "RNG state (all zero)"
                                                                          : NULL;

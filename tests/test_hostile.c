@@ -618,7 +618,8 @@ static void test_checkpoints(void) {
         int64_t value;
     } states[] = {{"state-negative-steps.st", 0, -1},      {"state-huge-steps.st", 0, INT64_MAX},
                   {"state-huge-skipped.st", 1, INT64_MAX}, {"state-epoch-0.st", 2, 0},
-                  {"state-epoch-2^40.st", 2, (int64_t)1 << 40}, {"state-pos-past-end.st", 3, 13},
+                  {"state-epoch-2^40.st", 2, (int64_t)1 << 40}, {"state-epoch-int-max.st", 2, 2147483647},
+                  {"state-pos-past-end.st", 3, 13},
                   {"state-rng-zero.st", -1, 0}};
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
         memcpy(s2, state, sizeof s2);
