@@ -28,10 +28,7 @@ valgrind_subset() {
     "test_faults|$b/tests/test_faults"
     "test_data|$b/tests/test_data"
   )
-  # fuzz_regress_dict is left out until src/g2p.c's add_entry stops reading
-  # uninitialised bytes (strcmp on a pronunciation that is not NUL-terminated):
-  # docs/RELIABILITY.md, "Open findings".
-  for t in safetensors model checkpoint tsv args json; do
+  for t in safetensors model checkpoint tsv args json dict; do
     cases+=("fuzz_regress_$t|$b/fuzz/fuzz_regress_$t ../fuzz/corpus/$t")
   done
   printf '%s\n' "${cases[@]}"
