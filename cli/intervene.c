@@ -297,7 +297,11 @@ int cmd_intervene(int argc, char **argv) {
         printf("%-4s %-8s %-14s %8s %8s %5s %8s %9s  %-20s %s\n", "pos", "token", "intervention", "TV mean", "TV max",
                "step", "JS mean", "KL mean", "output", "changed");
     }
-    run_ctx r = {&a, base, base_len, per_step, buf, buf + L + 1, buf + 2 * (L + 1), out};
+    run_ctx r = {&a, base, base_len, per_step, buf, NULL, NULL, out};
+    if (buf) {
+        r.kl = buf + L + 1;
+        r.js = buf + 2 * (L + 1);
+    }
     int attentive = !rc && c->decoder != ATTEND_DECODER_NONE;
     for (int j = 0; !rc && j < a.S; j++) {
         char pos[16];
