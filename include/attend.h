@@ -820,7 +820,11 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
  * checked by name, dtype (F32) and shape against the configuration; a
  * missing, extra or misshapen tensor is an error naming it. Vocabularies are
  * returned when the out pointers are not NULL (caller frees); *tok receives the
- * tokenizer (may be NULL). Nothing is returned on error.
+ * tokenizer (may be NULL). Nothing is returned on error. Before allocating, the
+ * configuration must not imply more parameters than the file's tensors hold
+ * (ATTEND_ERR_FORMAT), and when any capacity comes from the file the activation
+ * arena it implies must stay under 1 GiB (ATTEND_ERR_CAPACITY; pass all three
+ * capacities to size the model yourself).
  */
 attend_status attend_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
                                 attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok,
