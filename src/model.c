@@ -749,11 +749,13 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         at_gemm(0, 1, N * T, V, F, 1, a->feat, F, m->p.out_w, F, 0, a->logp, V);
         for (size_t r = 0; r < (size_t)N * T; r++) {
             attend_real *z = a->logp + r * V;
+            /* the maximum of the biased logits: a shift taken before the bias
+             * could exceed them all, underflow every exp to 0 and make the
+             * loss -inf */
+            for (int v = 0; v < V; v++) z[v] += m->p.out_b[v];
             attend_real mx = z[0];
-            for (int v = 0; v < V; v++) {
-                z[v] += m->p.out_b[v];
+            for (int v = 1; v < V; v++)
                 if (z[v] > mx) mx = z[v];
-            }
             double sum = 0;
             for (int v = 0; v < V; v++) sum += exp((double)z[v] - (double)mx);
             double lse = (double)mx + log(sum);

@@ -7,7 +7,8 @@
 # 1. Reference: N steps straight, no checkpoints -> full.safetensors.
 # 2. The same training with a checkpoint after every step (so most of the wall
 #    time is spent writing checkpoints and kills land inside writes), killed
-#    with SIGKILL after a random delay, KILLS times (6), each time restarted
+#    with SIGKILL after a random delay (5-95% of a calibration run's time, so
+#    the test adapts to the machine and build), KILLS times (6), each time restarted
 #    with --resume from the checkpoint (from scratch while there is none).
 #    After every kill:
 #      (a) the checkpoint, if any, loads (attend decode reads it), and the next
@@ -61,6 +62,19 @@ echo abc >in
 "$A" train $OPTS --steps $N --out full.safetensors >out 2>err || fail "reference run"
 ok "reference: $N steps straight"
 
+# calibration: how long a checkpointing run from scratch takes on this machine
+# and build; the kill delays are drawn from 5%-95% of it, so kills land at every
+# phase however fast the build is
+t0=$(date +%s.%N)
+# shellcheck disable=SC2086
+"$A" train $OPTS --steps $N --checkpoint cal.safetensors --checkpoint-every 1 --out cal-final.safetensors >out 2>err ||
+    fail "calibration run"
+t1=$(date +%s.%N)
+span=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+cmp -s full.safetensors cal-final.safetensors || fail "a checkpointing run differs from the reference"
+rm -f cal.safetensors cal-final.safetensors
+ok "a checkpointing run from scratch takes ${span}s and gives the reference model"
+
 # kill until KILLS runs were killed, at least one inside a checkpoint write
 # (at most 40 runs); a run that finishes first ends a cycle: its model must
 # equal the reference, and the next cycle starts from scratch
@@ -72,10 +86,11 @@ last_saved=-1
 stale_left=0
 while [ "$killed" -lt "$KILLS" ] || [ "$during_write" -lt 1 ]; do
     i=$((i + 1))
-    [ "$i" -le 40 ] || fail "no kill landed inside a checkpoint write in 40 runs"
+    [ "$i" -le 60 ] || fail "after 60 runs: $killed kills (wanted $KILLS), $during_write inside a checkpoint write (wanted 1)"
     resume=""
     [ -e "$CK" ] && resume="--resume $CK"
-    delay=$(awk -v s="$SEED" -v i="$i" 'BEGIN { srand((s % 100000) * 13 + i * 7919); printf "%.3f", 0.02 + rand() * 0.23 }')
+    delay=$(awk -v s="$SEED" -v i="$i" -v span="$span" \
+        'BEGIN { srand((s % 100000) * 13 + i * 7919); d = span * (0.05 + 0.9 * rand()); printf "%.3f", d < 0.005 ? 0.005 : d }')
     # shellcheck disable=SC2086
     "$A" train $OPTS --steps $N --checkpoint $CK --checkpoint-every 1 $resume --out final.safetensors >out 2>err &
     pid=$!
