@@ -17,9 +17,8 @@
  * attention entropy ~0.01 nats), and a warm-up plus cosine decay keeps Adam
  * at lr 3e-3 from the loss spikes a constant rate shows. Measured on two
  * cores (2026-12-01, after the issue-5 kernels): 1600 steps take ~26 s (39 s
- * under load) and
- * reach 99.8% greedy sequence accuracy on the 500 dev strings (100% with the
- * earlier kernels, whose rounding differs). */
+ * under load) and reach 99.8% greedy sequence accuracy on the 500 dev strings
+ * (100% with the earlier kernels, whose rounding differs). */
 #define DEMO_SYMBOLS 10
 #define DEMO_MIN_LEN 5
 #define DEMO_MAX_LEN 15
