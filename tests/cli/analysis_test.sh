@@ -13,7 +13,7 @@ CASE=$1
 A=$2
 SRC=$3
 WORK=$4
-abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+. "$(dirname "$0")/lib.sh"
 A=$(abs "$A")
 SRC=$(abs "$SRC")
 WORK=$(abs "$WORK")
@@ -23,30 +23,6 @@ rm -rf "$D"
 mkdir -p "$D" || exit 1
 cd "$D" || exit 1
 PASSED=0
-
-fail() {
-    echo "FAIL [$CASE] $*" >&2
-    for f in out err; do
-        if [ -s "$f" ]; then
-            echo "--- $f:" >&2
-            head -n 60 "$f" >&2
-        fi
-    done
-    echo "$PASSED passed, 1 failed"
-    exit 1
-}
-ok() {
-    PASSED=$((PASSED + 1))
-    echo "ok [$CASE] $*"
-}
-run() {
-    want=$1
-    shift
-    "$@" >out 2>err
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "exit status $rc, expected $want: $*"
-}
-has() { grep -Eq -- "$2" "$1" || fail "$1 has no line matching '$2'"; }
 
 case $CASE in
 align)

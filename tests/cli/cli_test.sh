@@ -13,7 +13,7 @@ A=$2
 SRC=$3
 WORK=$4
 # relative paths are taken from the current directory (each case cd's to its own)
-abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+. "$(dirname "$0")/lib.sh"
 A=$(abs "$A")
 SRC=$(abs "$SRC")
 WORK=$(abs "$WORK")
@@ -24,35 +24,6 @@ rm -rf "$D"
 mkdir -p "$D" || exit 1
 cd "$D" || exit 1
 PASSED=0
-
-fail() {
-    echo "FAIL [$CASE] $*" >&2
-    for f in out err; do
-        if [ -s "$f" ]; then
-            echo "--- $f:" >&2
-            head -n 60 "$f" >&2
-        fi
-    done
-    echo "$PASSED passed, 1 failed"
-    exit 1
-}
-ok() {
-    PASSED=$((PASSED + 1))
-    echo "ok [$CASE] $*"
-}
-
-# run WANT_RC CMD...: runs CMD with stdout in ./out and stderr in ./err
-run() {
-    want=$1
-    shift
-    "$@" >out 2>err
-    rc=$?
-    [ "$rc" -eq "$want" ] || fail "exit status $rc, expected $want: $*"
-}
-# has FILE PATTERN: an extended regular expression matches a line of FILE
-has() { grep -Eq -- "$2" "$1" || fail "$1 has no line matching '$2'"; }
-# at_least VALUE MIN
-at_least() { awk -v x="$1" -v m="$2" 'BEGIN { exit !(x + 0 >= m + 0) }' || fail "$1 < $2"; }
 
 # The tiny model: 8 symbols a-h, lengths 2-8, Luong attention with the general
 # score (sharp alignments), ~3 s.
