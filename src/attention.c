@@ -200,8 +200,10 @@ AT_VECTOR static void additive_forward(attend_real *restrict scores, attend_real
 }
 
 /* Backward of additive_forward for rows [r0, r1): dqp [NT,A] = (overwritten),
- * dkp [N,S,A] += (may be NULL), gv [A] += (may be NULL). */
-AT_VECTOR static void additive_backward(attend_real *restrict dqp, attend_real *restrict dkp, attend_real *restrict gv,
+ * dkp [N,S,A] += (may be NULL). Rows of one batch entry n share dkp[n], so a
+ * thread's [r0, r1) must hold whole entries (multiples of T). The gradient of
+ * v, shared by all rows, is a separate product (additive_v_grad). */
+AT_VECTOR static void additive_backward(attend_real *restrict dqp, attend_real *restrict dkp,
                                         const attend_real *restrict dscores, const attend_real *restrict th,
                                         const attend_real *restrict v, int r0, int r1, int T, int S, int A) {
     for (int r = r0; r < r1; r++) {
@@ -212,22 +214,17 @@ AT_VECTOR static void additive_backward(attend_real *restrict dqp, attend_real *
             attend_real ds = dscores[(size_t)r * S + j];
             if (ds == 0) continue;
             const attend_real *restrict h = th + ((size_t)r * S + j) * A;
-            attend_real *restrict dkrow = dkp ? dkp + ((size_t)n * S + j) * A : NULL;
-            if (gv && dkrow) {
+            if (dkp) {
+                attend_real *restrict dkrow = dkp + ((size_t)n * S + j) * A;
 #pragma omp simd
                 for (int a = 0; a < A; a++) {
-                    gv[a] += ds * h[a];
                     attend_real dpre = ds * v[a] * (1 - h[a] * h[a]);
                     dqrow[a] += dpre;
                     dkrow[a] += dpre;
                 }
             } else {
-                for (int a = 0; a < A; a++) {
-                    if (gv) gv[a] += ds * h[a];
-                    attend_real dpre = ds * v[a] * (1 - h[a] * h[a]);
-                    dqrow[a] += dpre;
-                    if (dkrow) dkrow[a] += dpre;
-                }
+#pragma omp simd
+                for (int a = 0; a < A; a++) dqrow[a] += ds * v[a] * (1 - h[a] * h[a]);
             }
         }
     }
@@ -256,7 +253,8 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
     attend_real *th = saved + (size_t)N * T * A;            /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
     at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
-    additive_forward(scores, th, qp, kp, p->v, 0, N * T, T, S, A);
+    AT_PARALLEL_ROWS((double)N * T * S * A * 12, N * T, 1,
+                     additive_forward(scores, th, qp, kp, p->v, lo, hi, T, S, A));
     return at_ok(err);
 }
 
@@ -287,7 +285,10 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
     int A = cfg->A;
     attend_real *dqp = saved;                              /* [N,T,A] scratch */
     const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
-    additive_backward(dqp, dkp, g ? g->v : NULL, dscores, th, p->v, 0, N * T, T, S, A);
+    AT_PARALLEL_ROWS((double)N * T * S * A * 4, N * T, T,
+                     additive_backward(dqp, dkp, dscores, th, p->v, lo, hi, T, S, A));
+    /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
+    if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
     /* forward: qp = q Wqᵀ */
     if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
     if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);
@@ -320,34 +321,12 @@ static int position_included(const uint8_t *vrow, const uint8_t *arow, int causa
     return (!vrow || vrow[j]) && (!arow || arow[j]) && (!causal || j <= t);
 }
 
-attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
-                                const uint8_t *valid, const uint8_t *allowed, int causal,
-                                int G, int T, int S, int mask_div, int log_out,
-                                const char *who, attend_error *err) {
-    /* Pass 1: validate every row before writing anything. */
-    for (int g = 0; g < G; g++) {
-        int n = g / mask_div;
-        const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
-        for (int t = 0; t < T; t++) {
-            const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
-            const attend_real *s = scores + ((size_t)g * T + t) * S;
-            int included = 0;
-            for (int j = 0; j < S; j++) {
-                if (!position_included(vrow, arow, causal, t, j)) continue;
-                included++;
-                CHECK(isfinite(s[j]), err, ATTEND_ERR_NONFINITE,
-                      "%s: row (n=%d, t=%d): score at source position %d is %g; scores must be finite",
-                      who, n, t, j, (double)s[j]);
-            }
-            CHECK(included > 0, err, ATTEND_ERR_MASKED_ROW,
-                  "%s: row (n=%d, t=%d): every source position is masked (S=%d%s%s%s); "
-                  "a weighted read needs at least one position",
-                  who, n, t, S, valid ? ", key padding mask" : "", allowed ? ", attention mask" : "",
-                  causal ? ", causal" : "");
-        }
-    }
-    /* Pass 2: max-subtracted exponentials over the included positions only. */
-    for (int g = 0; g < G; g++) {
+/* Pass 2 of at_masked_softmax for groups [g0, g1): max-subtracted
+ * exponentials over the included positions only (rows already validated). */
+static void masked_softmax_rows(attend_real *out, const attend_real *scores, const uint8_t *valid,
+                                const uint8_t *allowed, int causal, int g0, int g1, int T, int S, int mask_div,
+                                int log_out) {
+    for (int g = g0; g < g1; g++) {
         int n = g / mask_div;
         const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
         for (int t = 0; t < T; t++) {
@@ -390,11 +369,42 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
             }
         }
     }
+}
+
+attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
+                                const uint8_t *valid, const uint8_t *allowed, int causal,
+                                int G, int T, int S, int mask_div, int log_out,
+                                const char *who, attend_error *err) {
+    /* Pass 1: validate every row before writing anything. */
+    for (int g = 0; g < G; g++) {
+        int n = g / mask_div;
+        const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
+        for (int t = 0; t < T; t++) {
+            const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
+            const attend_real *s = scores + ((size_t)g * T + t) * S;
+            int included = 0;
+            for (int j = 0; j < S; j++) {
+                if (!position_included(vrow, arow, causal, t, j)) continue;
+                included++;
+                CHECK(isfinite(s[j]), err, ATTEND_ERR_NONFINITE,
+                      "%s: row (n=%d, t=%d): score at source position %d is %g; scores must be finite",
+                      who, n, t, j, (double)s[j]);
+            }
+            CHECK(included > 0, err, ATTEND_ERR_MASKED_ROW,
+                  "%s: row (n=%d, t=%d): every source position is masked (S=%d%s%s%s); "
+                  "a weighted read needs at least one position",
+                  who, n, t, S, valid ? ", key padding mask" : "", allowed ? ", attention mask" : "",
+                  causal ? ", causal" : "");
+        }
+    }
+    /* Pass 2, over disjoint groups of rows per thread. */
+    AT_PARALLEL_ROWS((double)G * T * S * 16, G, 1,
+                     masked_softmax_rows(out, scores, valid, allowed, causal, lo, hi, T, S, mask_div, log_out));
     return at_ok(err);
 }
 
-AT_VECTOR void at_softmax_backward(attend_real *restrict dscores, const attend_real *restrict dweights,
-                                   const attend_real *restrict weights, size_t rows, int S) {
+AT_VECTOR static void softmax_backward_rows(attend_real *restrict dscores, const attend_real *restrict dweights,
+                                            const attend_real *restrict weights, size_t rows, int S) {
     /* forward: w_j = exp(s_j) / Σ_k exp(s_k)  ⇒  ds_j = w_j (dw_j − Σ_k w_k dw_k) */
     for (size_t r = 0; r < rows; r++) {
         const attend_real *restrict w = weights + r * S, *restrict dw = dweights + r * S;
@@ -406,6 +416,14 @@ AT_VECTOR void at_softmax_backward(attend_real *restrict dscores, const attend_r
 #pragma omp simd
         for (int j = 0; j < S; j++) ds[j] += w[j] * (dw[j] - d);
     }
+}
+
+void at_softmax_backward(attend_real *dscores, const attend_real *dweights, const attend_real *weights, size_t rows,
+                         int S) {
+    // dscores [rows,S] +=, dweights [rows,S], weights [rows,S]
+    AT_PARALLEL_ROWS((double)rows * S * 4, (int)rows, 1,
+                     softmax_backward_rows(dscores + (size_t)lo * S, dweights + (size_t)lo * S,
+                                           weights + (size_t)lo * S, (size_t)(hi - lo), S));
 }
 
 attend_status attend_masked_softmax_forward(attend_real *weights, const attend_real *scores,

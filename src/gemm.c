@@ -255,8 +255,11 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
                      attend_real *C, int ldc, size_t strideC) {
     if (batch <= 0 || M <= 0 || N <= 0) return;
     if (K >= 1 && (M == 1 || K == 1)) {
-        gemm_batched_small(batch, transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
-                           strideC);
+        /* entries write disjoint blocks of C unless C is shared (strideC 0) */
+        AT_PARALLEL_ROWS(strideC ? (double)batch * M * N * K : 0, batch, 1,
+                         gemm_batched_small(hi - lo, transA, transB, M, N, K, alpha, A + (size_t)lo * strideA, lda,
+                                            strideA, B + (size_t)lo * strideB, ldb, strideB, beta,
+                                            C + (size_t)lo * strideC, ldc, strideC));
         return;
     }
     for (int b = 0; b < batch; b++)

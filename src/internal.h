@@ -83,6 +83,34 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
 int at_threads(double work);
 void at_thread_range(int n, int align, int *lo, int *hi);
 
+/* Runs the statement(s) after `n` over rows [lo, hi) of [0, n): split in
+ * blocks of `align` over at_threads(work) threads (each thread writes only its
+ * own rows), or once over the whole range. Results do not depend on the
+ * thread count. */
+#ifdef _OPENMP
+#define AT_PARALLEL_ROWS(work, n, align, ...)                     \
+    do {                                                          \
+        int at_nt_ = at_threads(work);                            \
+        if (at_nt_ > 1) {                                         \
+            _Pragma("omp parallel num_threads(at_nt_)") {         \
+                int lo, hi;                                       \
+                at_thread_range((n), (align), &lo, &hi);          \
+                if (hi > lo) { __VA_ARGS__; }                     \
+            }                                                     \
+        } else {                                                  \
+            int lo = 0, hi = (n);                                 \
+            __VA_ARGS__;                                          \
+        }                                                         \
+    } while (0)
+#else
+#define AT_PARALLEL_ROWS(work, n, align, ...) \
+    do {                                      \
+        (void)(work);                         \
+        int lo = 0, hi = (n);                 \
+        __VA_ARGS__;                          \
+    } while (0)
+#endif
+
 /* dst [cols] += Σ_r rows[r,:] over rows [R,cols] (bias gradients), and
  * rows [R,cols] += v [cols] (adding a bias to every row). */
 void at_rows_sum(attend_real *dst, const attend_real *rows, size_t R, int cols);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vmath.h"
 
 struct attend_optim {
     attend_optim_config cfg;
@@ -83,15 +84,65 @@ double attend_optim_lr_at(const attend_optim_config *c, long step) {
     return c->min_lr + (c->lr - c->min_lr) * 0.5 * (1 + cos(3.14159265358979323846 * progress));
 }
 
+#ifdef ATTEND_DOUBLE
+#define real_sqrt sqrt
+#else
+#define real_sqrt sqrtf
+#endif
+
+/* The update loops run in the parameters' precision with the operations in
+ * torch.optim's order (Adam: denom = sqrt(v) / sqrt(bc2) + eps, then
+ * param -= (lr / bc1) * m / denom), vectorized: the optimizer was 7% of a
+ * training step while it computed in double. */
+
+AT_VECTOR static double sum_squares(size_t n, const attend_real *g /* [n] */) {
+    double sq = 0;
+#pragma omp simd reduction(+ : sq)
+    for (size_t i = 0; i < n; i++) sq += (double)g[i] * (double)g[i];
+    return sq;
+}
+
+AT_VECTOR static void scale(size_t n, attend_real *g /* [n] */, attend_real coef) {
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) g[i] *= coef;
+}
+
+AT_VECTOR static void adam_update(size_t n, attend_real *restrict p /* [n] */, const attend_real *restrict g /* [n] */,
+                                  attend_real *restrict m /* [n] */, attend_real *restrict v /* [n] */,
+                                  attend_real beta1, attend_real beta2, attend_real eps, attend_real wd,
+                                  attend_real step_size, attend_real sqrt_bc2) {
+    const attend_real one_b1 = 1 - beta1, one_b2 = 1 - beta2;
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        attend_real gi = g[i] + wd * p[i];
+        attend_real mi = beta1 * m[i] + one_b1 * gi;
+        attend_real vi = beta2 * v[i] + one_b2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] -= step_size * mi / (real_sqrt(vi) / sqrt_bc2 + eps);
+    }
+}
+
+AT_VECTOR static void sgd_update(size_t n, attend_real *restrict p /* [n] */, const attend_real *restrict g /* [n] */,
+                                 attend_real *restrict buf /* [n] */, attend_real momentum, int first,
+                                 attend_real wd, attend_real lr) {
+    for (size_t i = 0; i < n; i++) {
+        attend_real gi = g[i] + wd * p[i];
+        if (momentum > 0) {
+            gi = first ? gi : momentum * buf[i] + gi;
+            buf[i] = gi;
+        }
+        p[i] -= lr * gi;
+    }
+}
+
 attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_real *grads,
                                 attend_optim_report *rep, attend_error *err) {
     CHECK(o && params && grads, err, ATTEND_ERR_NULL, "attend_optim_step: %s is NULL",
           !o ? "optimizer" : !params ? "params" : "grads");
     const attend_optim_config *c = &o->cfg;
     size_t n = o->n;
-    double sq = 0;
-    for (size_t i = 0; i < n; i++) sq += (double)grads[i] * grads[i];
-    double norm = sqrt(sq);
+    double norm = sqrt(sum_squares(n, grads));
     double lr = attend_optim_lr_at(c, o->steps);
     if (rep) {
         rep->grad_norm = norm;
@@ -104,7 +155,7 @@ attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_rea
         /* torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when below 1 */
         double coef = c->clip_norm / (norm + 1e-6);
         if (coef < 1) {
-            for (size_t i = 0; i < n; i++) grads[i] = (attend_real)(grads[i] * coef);
+            scale(n, grads, (attend_real)coef);
             if (rep) rep->clipped = 1;
         }
     }
@@ -112,25 +163,17 @@ attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_rea
     attend_real *m = o->state, *v = o->state + n;
     if (c->kind == ATTEND_OPT_ADAM) {
         double bc1 = 1 - pow(c->beta1, (double)t), bc2 = 1 - pow(c->beta2, (double)t);
-        double step_size = lr / bc1, sqrt_bc2 = sqrt(bc2);
-        for (size_t i = 0; i < n; i++) {
-            double g = (double)grads[i] + c->weight_decay * (double)params[i];
-            double mi = c->beta1 * m[i] + (1 - c->beta1) * g;
-            double vi = c->beta2 * v[i] + (1 - c->beta2) * g * g;
-            m[i] = (attend_real)mi;
-            v[i] = (attend_real)vi;
-            params[i] = (attend_real)((double)params[i] - step_size * mi / (sqrt(vi) / sqrt_bc2 + c->eps));
-        }
+        const attend_real b1 = (attend_real)c->beta1, b2 = (attend_real)c->beta2, eps = (attend_real)c->eps,
+                          wd = (attend_real)c->weight_decay, step_size = (attend_real)(lr / bc1),
+                          sqrt_bc2 = (attend_real)sqrt(bc2);
+        const int rows = (int)((n + 1023) / 1024); /* blocks of 1024 parameters */
+        AT_PARALLEL_ROWS((double)n * 8, rows, 1, {
+            size_t i0 = (size_t)lo * 1024, i1 = (size_t)hi * 1024 < n ? (size_t)hi * 1024 : n;
+            adam_update(i1 - i0, params + i0, grads + i0, m + i0, v + i0, b1, b2, eps, wd, step_size, sqrt_bc2);
+        });
     } else {
-        for (size_t i = 0; i < n; i++) {
-            double g = (double)grads[i] + c->weight_decay * (double)params[i];
-            if (c->momentum > 0) {
-                double b = t == 1 ? g : c->momentum * m[i] + g;
-                m[i] = (attend_real)b;
-                g = b;
-            }
-            params[i] = (attend_real)((double)params[i] - lr * g);
-        }
+        sgd_update(n, params, grads, m, (attend_real)c->momentum, t == 1, (attend_real)c->weight_decay,
+                   (attend_real)lr);
     }
     o->steps = t;
     return at_ok(err);

@@ -143,7 +143,8 @@ void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *
     attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
     for (int n = 0; n < N; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
     at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
-    cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, 0, N);
+    AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
+                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, lo, hi));
 }
 
 /* Backward of the gate nonlinearities of rows [n0,n1): da [N,G*H] (the
@@ -239,8 +240,9 @@ void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_r
     // dxg, dh_prev, dc_prev may be NULL (not needed).
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
     attend_real *da = scratch; // [N,G*H] gradient of the pre-activations xg + hg
-    cell_gates_backward(cell->kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev, c_prev, active, 0,
-                        N);
+    AT_PARALLEL_ROWS((double)N * GH * 4, N, 1,
+                     cell_gates_backward(cell->kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev,
+                                         c_prev, active, lo, hi));
     // hg = h_prev W_hhᵀ + b_hh  (inactive rows of da are 0)
     if (dh_prev) at_gemm(0, 0, N, H, GH, 1, da, GH, cell->W_hh, H, 1, dh_prev, H);
     if (g && g->W_hh) at_gemm(1, 0, GH, H, N, 1, da, GH, h_prev, H, 1, g->W_hh, H);
