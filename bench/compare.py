@@ -47,6 +47,8 @@ def rss_run(cmd, env_extra):
     """Runs one measurement; returns (json dict, peak RSS in MiB, load before, load after)."""
     env = dict(os.environ)
     env.update(env_extra)
+    for k in [k for k, v in env.items() if v is None]:
+        del env[k]
     l0 = loadavg()
     r, w = os.pipe()
     pid = os.fork()
@@ -87,6 +89,22 @@ def peak_gflops():
                 avx2_gflops=cores * mhz * 1e-3 * units * 8 * 2)
 
 
+def openblas_core(env_extra):
+    """The kernel set OpenBLAS selects under env_extra (both sides load the same libopenblas)."""
+    env = dict(os.environ)
+    env.update(env_extra)
+    for k in [k for k, v in env.items() if v is None]:
+        del env[k]
+    code = ("import ctypes, ctypes.util\n"
+            "lib = ctypes.CDLL(ctypes.util.find_library('openblas') or 'libopenblas.so.0')\n"
+            "lib.openblas_get_corename.restype = ctypes.c_char_p\n"
+            "print(lib.openblas_get_corename().decode())\n")
+    try:
+        return subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def model_flops(decoder, N, S, T, train):
     """FLOPs of one batch (multiply-add = 2; tanh/exp = 1), forward; training x3."""
     G = 3
@@ -113,8 +131,23 @@ def main():
     ap.add_argument("--threads", default="1",
                     help="thread counts to try per side, e.g. 1,2 (default 1: on a shared machine the 2-thread runs "
                          "of both sides collapse whenever another process holds a core)")
+    ap.add_argument("--coretype", default="auto",
+                    help="OpenBLAS kernels for both sides: auto (default: OPENBLAS_CORETYPE unset, OpenBLAS picks "
+                         "for this CPU), env (keep the environment's OPENBLAS_CORETYPE), or a core name "
+                         "(Haswell, SkylakeX, ...)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "results"))
     a = ap.parse_args()
+    if a.coretype == "auto":
+        core_env = {"OPENBLAS_CORETYPE": None}
+    elif a.coretype == "env":
+        core_env = {}
+    else:
+        core_env = {"OPENBLAS_CORETYPE": a.coretype}
+    a.core = openblas_core(core_env)
+    a.core_how = {"auto": "OPENBLAS_CORETYPE unset: OpenBLAS's own choice for this CPU",
+                  "env": "OPENBLAS_CORETYPE from the environment: %s" % os.environ.get("OPENBLAS_CORETYPE", "unset")
+                  }.get(a.coretype, "OPENBLAS_CORETYPE=%s" % a.coretype)
+    print("OpenBLAS kernels for both sides: %s (%s)" % (a.core, a.core_how), file=sys.stderr)
     q = a.quick
     thread_counts = [int(t) for t in a.threads.split(",")]
     st = (4, 1) if q else (10, 2)   # training steps, warm-up
@@ -148,14 +181,15 @@ def main():
             for side, threads in order:
                 if side == "ours":
                     cmd = [a.bench] + args + cnt
-                    env = {"OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": "1"}
+                    env = dict(core_env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
                 else:
                     cmd = [PY, PEER] + args + cnt + ["--threads", str(threads)]
                     # torch.set_num_threads does not reach the OpenBLAS under torch's matmuls
-                    env = {"OPENBLAS_NUM_THREADS": str(threads)}
+                    env = dict(core_env, OPENBLAS_NUM_THREADS=str(threads))
                 j, rss, l0, l1 = rss_run(cmd, env)
                 loads += [l0, l1]
-                j.update(rep=rep, case=name, threads=threads, rss_mib=rss, load_before=l0, load_after=l1)
+                j.update(rep=rep, case=name, threads=threads, rss_mib=rss, load_before=l0, load_after=l1,
+                         openblas_core=a.core)
                 raw.write(json.dumps(j) + "\n")
                 raw.flush()
                 res.setdefault((name, side, threads), []).append(j)
@@ -201,6 +235,7 @@ def render(cases, res, pk, loads, a):
                  "%d lanes x 2; AVX2 code: %.0f GFLOP/s)." % (pk["model"], pk["cores"], pk["mhz"], pk["gflops"],
                                                               pk["cores"], pk["mhz"] / 1e3, pk["units"], pk["lanes"],
                                                               pk["avx2_gflops"]))
+    lines.append("OpenBLAS kernels (both sides): %s (%s)." % (a.core, a.core_how))
     lines.append("Load average during the runs: median %.2f, min %.2f, max %.2f; %d repetitions%s." % (
         statistics.median(loads), min(loads), max(loads), a.reps, " (--quick)" if a.quick else ""))
     lines.append("")

@@ -4,7 +4,7 @@
 # bench/compare.py, which alternates attend and tools/torch_peer.py runs and
 # prints the table of docs/PERFORMANCE.md (also build-bench/results/table.md, raw
 # runs in build-bench/results/raw.jsonl).
-# Usage: bash bench/run.sh [--reps N] [--quick]
+# Usage: bash bench/run.sh [--reps N] [--quick] [--threads 1,2] [--coretype auto|env|NAME]
 # Needs: cmake, a C compiler, libopenblas-dev, and Debian's python3-torch
 # (/usr/bin/python3). Takes about 15 minutes at the default 3 repetitions.
 set -eu
