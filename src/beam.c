@@ -29,7 +29,10 @@ typedef struct {
 static void replicate_row0(attend_model *m, int K, int S) {
     at_acts *a = &m->acts;
     int E = m->E, Hd = m->cfg.dec_hidden, top = m->cfg.enc_layers - 1, P = m->P;
+    const size_t proj = (size_t)S * m->G * Hd; /* ctx_proj per row */
+    if (K > AT_CTX_PROJ_ROWS) m->ctx_proj_on = 0;
     for (int k = 1; k < K; k++) {
+        if (m->ctx_proj_on) memcpy(a->ctx_proj + (size_t)k * proj, a->ctx_proj, proj * sizeof(attend_real));
         memcpy(a->enc_out[top] + (size_t)k * S * E, a->enc_out[top], (size_t)S * E * sizeof(attend_real));
         if (P > 0) memcpy(a->kp + (size_t)k * S * P, a->kp, (size_t)S * P * sizeof(attend_real));
         memcpy(a->fin_cat + (size_t)k * E, a->fin_cat, (size_t)E * sizeof(attend_real));

@@ -15,6 +15,10 @@
 
 #include "model_internal.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* ------------------------------------------------------------ parameters */
 
 static int is_attentive(const attend_model_config *c) {
@@ -200,6 +204,9 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
         }
     }
     BUF(rnn_scratch, rnn_scratch);
+#ifdef _OPENMP
+    BUF(rnn_scratch2, rnn_scratch);
+#endif
     BUF(fin_cat, N * E);
     BUF(kp, N * S * P);
     BUF(states, (T + 1) * N * Hd);
@@ -244,6 +251,7 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     size_t tab_e = m->enc_tab_cap ? Vs * GH : 0, tab_d = m->dec_tab_cap ? V * GHd : 0;
     BUF(enc_tab, 2 * tab_e);
     BUF(dec_tab, tab_d);
+    BUF(ctx_proj, c->decoder == ATTEND_DECODER_BAHDANAU ? (N < AT_CTX_PROJ_ROWS ? N : AT_CTX_PROJ_ROWS) * S * GHd : 0);
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
 #undef BUF
     if (!ok || off > SIZE_MAX / sizeof(attend_real)) return 0;
@@ -490,6 +498,36 @@ attend_status at_model_check_source(const attend_model *m, const int32_t *src, c
     return ATTEND_OK;
 }
 
+/* Layer l, direction dir of the encoder over x [N,S,*] (layer 0: the source
+ * embeddings, or the per-token table when m->enc_tab_on), using scratch
+ * [at_rnn_layer_scratch_size]; writes enc_out[l]'s half dir, enc_hfin/cfin,
+ * enc_saved[l][dir] (and the table enc_tab[dir]). */
+static void encode_direction(attend_model *m, int l, int dir, const attend_real *x, const int32_t *src,
+                             const int32_t *src_len, int N, int S, attend_real *scratch) {
+    const attend_model_config *c = &m->cfg;
+    at_acts *a = &m->acts;
+    int D = c->emb, H = c->enc_hidden, E = m->E, GH = m->G * H, Vs = c->src_vocab;
+    at_cell cell;
+    enc_cell(m, &m->p, l, dir, &cell);
+    if (l == 0 && m->enc_tab_on) {
+        /* tab [Vs,G*H] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
+        attend_real *tab = a->enc_tab + (size_t)dir * Vs * GH;
+        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GH, cell.b_ih, (size_t)GH * sizeof *tab);
+        at_gemm(0, 1, Vs, GH, D, 1, m->p.src_emb, D, cell.W_ih, D, 1, tab, GH);
+        for (int n = 0; n < N; n++)
+            for (int j = 0; j < S; j++) {
+                int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
+                memcpy(scratch + ((size_t)n * S + j) * GH, tab + (size_t)id * GH, (size_t)GH * sizeof *tab);
+            }
+        x = NULL; /* at_rnn_layer_forward reads xg from the scratch */
+    }
+    (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(&cell, dir, a->enc_out[l] + dir * H, E,
+                                                           a->enc_hfin[l][dir],
+                                                           c->cell == ATTEND_CELL_LSTM ? a->enc_cfin[l][dir] : NULL,
+                                                           a->enc_saved[l][dir], x, src_len, NULL, NULL, N, S,
+                                                           scratch);
+}
+
 void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
@@ -500,30 +538,27 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
             memcpy(a->emb_src + ((size_t)n * S + j) * D, m->p.src_emb + (size_t)id * D, D * sizeof(attend_real));
             m->valid[(size_t)n * S + j] = j < src_len[n];
         }
-    int GH = m->G * H, Vs = c->src_vocab;
-    m->enc_tab_on = m->enc_tab_cap && Vs < N * S;
+    m->enc_tab_on = m->enc_tab_cap && c->src_vocab < N * S;
     for (int l = 0; l < c->enc_layers; l++) {
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
-        for (int dir = 0; dir < 2; dir++) {
-            at_cell cell;
-            enc_cell(m, &m->p, l, dir, &cell);
-            if (l == 0 && m->enc_tab_on) {
-                /* tab [Vs,G*H] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
-                attend_real *tab = a->enc_tab + (size_t)dir * Vs * GH;
-                for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GH, cell.b_ih, (size_t)GH * sizeof *tab);
-                at_gemm(0, 1, Vs, GH, D, 1, m->p.src_emb, D, cell.W_ih, D, 1, tab, GH);
-                for (int n = 0; n < N; n++)
-                    for (int j = 0; j < S; j++) {
-                        int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
-                        memcpy(a->rnn_scratch + ((size_t)n * S + j) * GH, tab + (size_t)id * GH,
-                               (size_t)GH * sizeof *tab);
-                    }
-                x = NULL; /* at_rnn_layer_forward reads xg from the scratch */
+        int threaded = 0;
+#ifdef _OPENMP
+        /* the two directions are independent: one per thread, each streaming
+         * its own weights (at batch 1 the layer is a chain of matrix-vector
+         * products, bound by reading the weights); products inside run on
+         * their thread */
+        threaded = a->rnn_scratch2 && at_threads((double)N * S * m->G * H * H * 2) > 1;
+        if (threaded) {
+#pragma omp parallel num_threads(2)
+            {
+                int nth = omp_get_num_threads(), id = omp_get_thread_num();
+                for (int dir = id; dir < 2; dir += nth)
+                    encode_direction(m, l, dir, x, src, src_len, N, S, dir ? a->rnn_scratch2 : a->rnn_scratch);
             }
-            (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(&cell, dir, a->enc_out[l] + dir * H, E, a->enc_hfin[l][dir],
-                                 c->cell == ATTEND_CELL_LSTM ? a->enc_cfin[l][dir] : NULL, a->enc_saved[l][dir], x,
-                                 src_len, NULL, NULL, N, S, a->rnn_scratch);
         }
+#endif
+        if (!threaded)
+            for (int dir = 0; dir < 2; dir++) encode_direction(m, l, dir, x, src, src_len, N, S, a->rnn_scratch);
     }
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {
@@ -553,6 +588,10 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
         for (int v = 0; v < Vt; v++) memcpy(a->dec_tab + (size_t)v * GHd, m->p.dec_bih, (size_t)GHd * sizeof(attend_real));
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
     }
+    /* ctx_proj [N,S,G*Hd] = enc_out [N*S,E] W_ih[:, D:]ᵀ (AT_CTX_PROJ_ROWS); padding rows of enc_out are 0 */
+    m->ctx_proj_on = m->infer && c->decoder == ATTEND_DECODER_BAHDANAU && N <= AT_CTX_PROJ_ROWS;
+    if (m->ctx_proj_on)
+        at_gemm(0, 1, N * S, GHd, E, 1, a->enc_out[top], E, m->p.dec_wih + D, m->Din, 0, a->ctx_proj, GHd);
 }
 
 /* Attention of step t with query q [N,Hd]: scores[t], weights[t], ctx[t]. */
@@ -627,8 +666,11 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
     case ATTEND_DECODER_NONE:
         if (c->decoder == ATTEND_DECODER_BAHDANAU) step_attention(m, t, N, S, s_prev); /* query s_{t-1} */
         else memcpy(ctx, a->fin_cat, (size_t)N * E * sizeof *ctx);
-        /* xg += c_t W_ih[:, D:]ᵀ */
-        at_gemm(0, 1, N, GHd, E, 1, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
+        if (m->infer && m->ctx_proj_on) /* xg[n] += α_t[n] [1,S] ctx_proj[n] [S,G*Hd] */
+            at_gemm_batched(N, 0, 0, 1, GHd, S, 1, a->weights + (size_t)t * N * S, S, (size_t)S, a->ctx_proj, GHd,
+                            (size_t)S * GHd, 1, a->xg, GHd, (size_t)GHd);
+        else /* xg += c_t W_ih[:, D:]ᵀ */
+            at_gemm(0, 1, N, GHd, E, 1, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
         at_cell_step_forward(&cell, s_next, lstm ? c_next : NULL, saved, a->xg, s_prev, lstm ? c_prev : NULL, active,
                              N, a->step_scratch);
         for (int n = 0; n < N; n++) { /* feat = [s_t; c_t] */

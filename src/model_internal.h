@@ -48,6 +48,12 @@ typedef struct {
 
 /* Activations, sized by the capacities (N = max_batch, S = max_src_len,
  * T = Tcap decoder steps), used at the batch's actual N, S, T. */
+/* Bahdanau inference at up to this many rows (batch 1, a beam) reads the
+ * context's input projection c_t W_ih[:, D:]ᵀ = Σ_j α_tj (h_j W_ih[:, D:]ᵀ)
+ * from per-position projections made once per source (one GEMM), instead of
+ * a matrix-vector product over the largest weight matrix at every step. */
+#define AT_CTX_PROJ_ROWS 8
+
 typedef struct {
     attend_real *emb_src;                        /* [N,S,D] */
     attend_real *enc_out[AT_MAX_LAYERS];         /* [N,S,E] per layer */
@@ -55,6 +61,10 @@ typedef struct {
     attend_real *enc_hfin[AT_MAX_LAYERS][2];     /* [N,H] */
     attend_real *enc_cfin[AT_MAX_LAYERS][2];     /* [N,H] (LSTM) */
     attend_real *rnn_scratch;                    /* at_rnn_layer_scratch_size */
+    attend_real *ctx_proj;                       /* [min(N, AT_CTX_PROJ_ROWS),S,G*Hd] Bahdanau inference:
+                                                    enc_out W_ih[:, D:]ᵀ per source position */
+    attend_real *rnn_scratch2;                   /* the same, for the backward direction on a second
+                                                    thread (OpenMP builds only; else NULL) */
     attend_real *fin_cat;                        /* [N,E] top layer's final states */
     attend_real *kp;                             /* [N,S,P] projected keys */
     attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T */
@@ -109,6 +119,7 @@ struct attend_model {
     int G, E, Din, F, P, Tcap;
     int enc_tab_cap, dec_tab_cap; /* the tables are allocated (vocabulary <= the rows they replace) */
     int enc_tab_on, dec_tab_on;   /* the last encode / forward used them */
+    int ctx_proj_on;              /* the last encode filled acts.ctx_proj (inference, few rows) */
     int infer;                    /* greedy / beam running: what only backward reads (encoder
                                      gates, scores' saved values, decoder gates, input
                                      projections) reuses step 0's slot instead of one per step */
