@@ -205,7 +205,8 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     }
     BUF(rnn_scratch, rnn_scratch);
 #ifdef _OPENMP
-    BUF(rnn_scratch2, rnn_scratch);
+    BUF(rnn_scratch2, at_rnn_layer_scratch_size(c->cell, c->max_batch < AT_ENC_PAIR_ROWS ? c->max_batch : AT_ENC_PAIR_ROWS,
+                                                c->max_src_len, c->enc_hidden));
 #endif
     BUF(fin_cat, N * E);
     BUF(kp, N * S * P);
@@ -547,7 +548,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
          * its own weights (at batch 1 the layer is a chain of matrix-vector
          * products, bound by reading the weights); products inside run on
          * their thread */
-        threaded = a->rnn_scratch2 && at_threads((double)N * S * m->G * H * H * 2) > 1;
+        threaded = a->rnn_scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * H * H * 2) > 1;
         if (threaded) {
 #pragma omp parallel num_threads(2)
             {

@@ -54,6 +54,11 @@ typedef struct {
  * a matrix-vector product over the largest weight matrix at every step. */
 #define AT_CTX_PROJ_ROWS 8
 
+/* OpenMP builds run the encoder's two directions on two threads up to this
+ * many rows (where a direction's products are too small to split well);
+ * larger batches split each product instead, without a second scratch. */
+#define AT_ENC_PAIR_ROWS 64
+
 typedef struct {
     attend_real *emb_src;                        /* [N,S,D] */
     attend_real *enc_out[AT_MAX_LAYERS];         /* [N,S,E] per layer */
@@ -63,8 +68,9 @@ typedef struct {
     attend_real *rnn_scratch;                    /* at_rnn_layer_scratch_size */
     attend_real *ctx_proj;                       /* [min(N, AT_CTX_PROJ_ROWS),S,G*Hd] Bahdanau inference:
                                                     enc_out W_ih[:, D:]ᵀ per source position */
-    attend_real *rnn_scratch2;                   /* the same, for the backward direction on a second
-                                                    thread (OpenMP builds only; else NULL) */
+    attend_real *rnn_scratch2;                   /* the same at min(N, AT_ENC_PAIR_ROWS) rows, for the
+                                                    backward direction on a second thread (OpenMP
+                                                    builds only; else NULL) */
     attend_real *fin_cat;                        /* [N,E] top layer's final states */
     attend_real *kp;                             /* [N,S,P] projected keys */
     attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T */
