@@ -13,6 +13,10 @@ OPENBLAS_NUM_THREADS, as torch does not pass its count on to OpenBLAS), the orde
 of the runs alternating from one case and repetition to the next so that the
 machine's load falls on both sides alike; a side's figure is its best thread
 count's median over the repetitions. The load average is recorded around every run.
+Both sides load the same libopenblas and run with the same OpenBLAS kernel set:
+by default the one OpenBLAS picks for this CPU (OPENBLAS_CORETYPE removed from
+the environment; --coretype env keeps the environment's, --coretype NAME forces
+one); its name is printed with the table.
 
 Peak FP32 rate of the machine (the "% of peak" column) is computed, not
 measured: cores x clock x FMA units x SIMD lanes x 2 (a fused multiply-add is

@@ -6,7 +6,9 @@
 # runs in build-bench/results/raw.jsonl).
 # Usage: bash bench/run.sh [--reps N] [--quick] [--threads 1,2] [--coretype auto|env|NAME]
 # Needs: cmake, a C compiler, libopenblas-dev, and Debian's python3-torch
-# (/usr/bin/python3). Takes about 15 minutes at the default 3 repetitions.
+# (/usr/bin/python3). Takes about 2 minutes on an idle 2-core machine at the
+# default 3 repetitions (about 3 with --threads 1,2), much longer under load.
+# docs/PERFORMANCE.md's table is `bash bench/run.sh --threads 1,2`.
 set -eu
 cd "$(dirname "$0")/.."
 dir=build-bench
