@@ -299,18 +299,25 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
 
 /* One softmax row in place: o [S] holds the scores, -inf at excluded
  * positions (at least one is finite); writes the probabilities, exactly 0 at
- * the excluded ones. The maximum is subtracted first (exp(0) = 1 bounds the
- * sum below); the sum is accumulated in double. */
+ * the excluded ones (at_vexp gives 0 below ln FLT_MIN, -inf included). The
+ * maximum is subtracted first (exp(0) = 1 bounds the sum below); the sum is
+ * taken in the vector lanes over blocks of 256 positions and the block sums
+ * in double. */
 AT_VECTOR static void softmax_row(attend_real *restrict o, int S) {
     attend_real mx = AT_REAL_LOWEST;
 #pragma omp simd reduction(max : mx)
     for (int j = 0; j < S; j++) mx = o[j] > mx ? o[j] : mx;
     double sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int j = 0; j < S; j++) {
-        attend_real e = o[j] == -INFINITY ? 0 : at_vexp(o[j] - mx);
-        o[j] = e;
-        sum += e;
+    for (int j0 = 0; j0 < S; j0 += 256) {
+        const int j1 = S - j0 > 256 ? j0 + 256 : S;
+        attend_real part = 0;
+#pragma omp simd reduction(+ : part)
+        for (int j = j0; j < j1; j++) {
+            attend_real e = at_vexp(o[j] - mx);
+            o[j] = e;
+            part += e;
+        }
+        sum += part;
     }
     const attend_real inv = (attend_real)(1.0 / sum);
 #pragma omp simd
@@ -371,31 +378,67 @@ static void masked_softmax_rows(attend_real *out, const attend_real *scores, con
     }
 }
 
+/* The first row r = g*T + t in [r0, r1) with no included position or a
+ * non-finite score at an included one; -1 if none. */
+static long first_bad_row(const attend_real *scores, const uint8_t *valid, const uint8_t *allowed, int causal,
+                          size_t r0, size_t r1, int T, int S, int mask_div) {
+    for (size_t r = r0; r < r1; r++) {
+        const int g = (int)(r / T), t = (int)(r % T);
+        const uint8_t *vrow = valid ? valid + (size_t)(g / mask_div) * S : NULL;
+        const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
+        const attend_real *s = scores + r * S;
+        int included = 0, finite = 1;
+        if (!vrow && !arow && !causal) {
+            attend_real acc = 0; /* NaN or ±inf anywhere makes the sum s·0 NaN */
+#pragma omp simd reduction(+ : acc)
+            for (int j = 0; j < S; j++) acc += s[j] * 0;
+            included = S;
+            finite = acc == 0;
+        } else {
+            for (int j = 0; j < S; j++) {
+                if (!position_included(vrow, arow, causal, t, j)) continue;
+                included++;
+                if (!isfinite(s[j])) finite = 0;
+            }
+        }
+        if (!included || !finite) return (long)r;
+    }
+    return -1;
+}
+
 attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
                                 const uint8_t *valid, const uint8_t *allowed, int causal,
                                 int G, int T, int S, int mask_div, int log_out,
                                 const char *who, attend_error *err) {
-    /* Pass 1: validate every row before writing anything. */
-    for (int g = 0; g < G; g++) {
-        int n = g / mask_div;
+    /* Pass 1: validate every row before writing anything: blocks of rows in
+     * parallel find their first bad row; the first one overall is reported. */
+    const size_t rows = (size_t)G * T;
+    int blocks = rows < 64 ? (int)rows : 64;
+    long bad[64];
+    AT_PARALLEL_ROWS((double)rows * S * 2, blocks, 1, {
+        for (int b = lo; b < hi; b++)
+            bad[b] = first_bad_row(scores, valid, allowed, causal, rows * b / blocks, rows * (b + 1) / blocks, T, S,
+                                   mask_div);
+    });
+    for (int b = 0; b < blocks; b++) {
+        if (bad[b] < 0) continue;
+        const int g = (int)(bad[b] / T), t = (int)(bad[b] % T), n = g / mask_div;
         const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
-        for (int t = 0; t < T; t++) {
-            const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
-            const attend_real *s = scores + ((size_t)g * T + t) * S;
-            int included = 0;
-            for (int j = 0; j < S; j++) {
-                if (!position_included(vrow, arow, causal, t, j)) continue;
-                included++;
-                CHECK(isfinite(s[j]), err, ATTEND_ERR_NONFINITE,
-                      "%s: row (n=%d, t=%d): score at source position %d is %g; scores must be finite",
-                      who, n, t, j, (double)s[j]);
-            }
-            CHECK(included > 0, err, ATTEND_ERR_MASKED_ROW,
-                  "%s: row (n=%d, t=%d): every source position is masked (S=%d%s%s%s); "
-                  "a weighted read needs at least one position",
-                  who, n, t, S, valid ? ", key padding mask" : "", allowed ? ", attention mask" : "",
-                  causal ? ", causal" : "");
+        const uint8_t *arow = allowed ? allowed + (size_t)t * S : NULL;
+        const attend_real *s = scores + (size_t)bad[b] * S;
+        int included = 0;
+        for (int j = 0; j < S; j++) {
+            if (!position_included(vrow, arow, causal, t, j)) continue;
+            included++;
+            CHECK(isfinite(s[j]), err, ATTEND_ERR_NONFINITE,
+                  "%s: row (n=%d, t=%d): score at source position %d is %g; scores must be finite",
+                  who, n, t, j, (double)s[j]);
         }
+        CHECK(included > 0, err, ATTEND_ERR_MASKED_ROW,
+              "%s: row (n=%d, t=%d): every source position is masked (S=%d%s%s%s); "
+              "a weighted read needs at least one position",
+              who, n, t, S, valid ? ", key padding mask" : "", allowed ? ", attention mask" : "",
+              causal ? ", causal" : "");
     }
     /* Pass 2, over disjoint groups of rows per thread. */
     AT_PARALLEL_ROWS((double)G * T * S * 16, G, 1,
