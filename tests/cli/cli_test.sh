@@ -211,19 +211,26 @@ pointer)
     ;;
 
 nonfinite)
-    # SGD at lr 1e6 without clipping drives the weights, then the loss, to NaN:
-    # those steps are skipped and counted
+    # A diverged run: a checkpoint whose output layer was scaled by 1e35 (still
+    # finite, so it loads; tests/cli/st_scale.c). Resumed, its logits overflow:
+    # those steps are skipped and counted. (SGD at lr 1e6 used to get there by
+    # itself; with tanh saturating to exactly ±1 the gradients vanish first.)
+    [ -n "${ST_SCALE:-}" ] && [ -x "$ST_SCALE" ] || fail "ST_SCALE (the st_scale helper) is not set"
     # shellcheck disable=SC2086
-    run 0 "$A" train --task reverse $SMALL --steps 30 --optimizer sgd --lr 1e6 --clip 0 --out nan.safetensors
+    run 0 "$A" train --task reverse $SMALL --steps 5 --optimizer sgd --lr 0.1 --clip 0 \
+        --checkpoint ck0.safetensors --checkpoint-every 5 --out m0.safetensors
+    "$ST_SCALE" ck0.safetensors out.weight 1e35 || fail "st_scale"
+    # shellcheck disable=SC2086
+    run 0 "$A" train --task reverse $SMALL --steps 30 --optimizer sgd --lr 0.1 --clip 0 --resume ck0.safetensors \
+        --out nan.safetensors
     has err "^step [0-9]+: (loss|gradient norm) (nan|inf|-inf) is not finite: update skipped"
-    has out "^trained: steps 1-30 in .*, [1-9][0-9]* skipped$"
+    has out "^trained: steps 6-30 in .*, [1-9][0-9]* skipped$"
     ok "non-finite steps are reported and counted"
-    # the same run with a limit of 3 in a row stops early (where depends on the
-    # compiler's rounding), saves nothing after the stop, and its last checkpoint
-    # (if one was due before the stop) holds finite weights and loads
+    # the same with a limit of 3 in a row stops early, saves nothing after the
+    # stop, and its last checkpoint (written before the stop) loads
     # shellcheck disable=SC2086
-    run 1 "$A" train --task reverse $SMALL --steps 200 --optimizer sgd --lr 1e6 --clip 0 --max-nonfinite 3 \
-        --checkpoint ck.safetensors --checkpoint-every 1 --out stopped.safetensors
+    run 1 "$A" train --task reverse $SMALL --steps 200 --optimizer sgd --lr 0.1 --clip 0 --resume ck0.safetensors \
+        --max-nonfinite 3 --checkpoint ck.safetensors --checkpoint-every 1 --out stopped.safetensors
     has err "^attend train: attend_trainer_step: 3 non-finite steps in a row \(steps [0-9]+-[0-9]+; .*\): training stopped; the weights are those of step [0-9]+$"
     has err "^attend train: stopped after 3 non-finite steps in a row \(--max-nonfinite 3\); nothing was saved, the last checkpoint is ck.safetensors$"
     [ ! -e stopped.safetensors ] || fail "a model was written after the stop"
