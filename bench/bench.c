@@ -8,7 +8,8 @@
  *   attend_bench greedy  [--decoder ..] [--batch N] [--len L] [--max-len 22] [--iters K] [--warmup W]
  *   attend_bench beam    [--decoder ..] [--width 5] [--len L] [--max-len 22] [--iters K] [--warmup W]
  *   attend_bench kernel  --name additive|scaled_dot|mha [--iters K] [--warmup W]
- *   attend_bench peak    [--threads 2]         FMA throughput of this CPU (AVX2 and AVX-512)
+ *   attend_bench peak    [--threads 2]         FMA throughput (AVX2, AVX-512), core clock, L2 read
+ *                                               rate, OpenBLAS sgemv at 384 x 128
  *   attend_bench smoke                          every mode at tiny sizes (a ctest test)
  *
  * The model is seed 004's: GRU encoder (bidirectional, H = 128 per
@@ -367,6 +368,57 @@ __attribute__((target("avx512f"))) static double fma_avx512(long iters, float *s
 }
 #undef FMA12
 
+/* GB/s one core reads a buffer of `bytes` (L2-resident when small: a
+ * recurrent weight matrix 384 x 128 is 192 KiB) over and over, with four
+ * AVX-512 accumulators. */
+__attribute__((target("avx512f"))) static double read_gbs(size_t bytes, long reps) {
+    size_t n = bytes / sizeof(float) / 64 * 64;
+    float *buf = aligned_alloc(64, n * sizeof *buf);
+    if (!buf) return 0;
+    for (size_t i = 0; i < n; i++) buf[i] = (float)(i % 7);
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    double best = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        double a = now_s();
+        for (long r = 0; r < reps; r++)
+            for (size_t i = 0; i < n; i += 64) {
+                s0 = _mm512_add_ps(s0, _mm512_load_ps(buf + i));
+                s1 = _mm512_add_ps(s1, _mm512_load_ps(buf + i + 16));
+                s2 = _mm512_add_ps(s2, _mm512_load_ps(buf + i + 32));
+                s3 = _mm512_add_ps(s3, _mm512_load_ps(buf + i + 48));
+            }
+        double g = (double)n * sizeof *buf * (double)reps / (now_s() - a) * 1e-9;
+        if (g > best) best = g;
+    }
+    float sink = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    free(buf);
+    return sink == -1.0f ? 0 : best;
+}
+
+/* Microseconds of one y = W x with W 384 x 128 (a GRU's recurrent weights at
+ * H = 128) through OpenBLAS's sgemv, when the program has it (weak: the
+ * portable build has no BLAS), median of 1000 calls after warm-up. */
+extern void cblas_sgemv(int order, int trans, int m, int n, float alpha, const float *a, int lda, const float *x,
+                        int incx, float beta, float *y, int incy) __attribute__((weak));
+static double sgemv_us(void) {
+    if (!cblas_sgemv) return 0;
+    enum { M = 384, K = 128, calls = 1000 };
+    float *w = malloc((size_t)M * K * sizeof *w), x[K], y[M];
+    double *dt = malloc(calls * sizeof *dt);
+    if (!w || !dt) return 0;
+    for (int i = 0; i < M * K; i++) w[i] = (float)(i % 13) * 0.01f;
+    for (int i = 0; i < K; i++) x[i] = 0.5f;
+    for (int i = 0; i < 100 + calls; i++) {
+        double a = now_s();
+        cblas_sgemv(101 /* CblasRowMajor */, 111 /* CblasNoTrans */, M, K, 1, w, K, x, 1, 0, y, 1);
+        if (i >= 100) dt[i - 100] = now_s() - a;
+    }
+    double us = median(dt, calls) * 1e6;
+    free(w);
+    free(dt);
+    return y[0] == -1.0f ? 0 : us;
+}
+
 /* The clock the core actually runs at (GHz): a chain of dependent integer
  * adds retires one add per cycle. /proc/cpuinfo's "cpu MHz" under a
  * hypervisor is the nominal TSC rate, not the (boosted) core clock. */
@@ -428,10 +480,12 @@ static void bench_peak(const opts *o, int smoke, int quiet) {
     double g2_1 = has2 ? peak_run(0, 1, iters) : 0, g2_n = has2 ? peak_run(0, threads, iters) : 0;
     double g5_1 = has512 ? peak_run(1, 1, iters) : 0, g5_n = has512 ? peak_run(1, threads, iters) : 0;
     double ghz = clock_ghz(smoke ? 1000 : 50000000);
+    double l2 = has512 ? read_gbs(192 * 1024, smoke ? 2 : 20000) : 0, gemv = sgemv_us();
     if (!quiet)
         printf("{\"side\":\"ours\",\"bench\":\"peak\",\"threads\":%d,\"avx2_1t\":%.2f,\"avx2_nt\":%.2f,"
-               "\"avx512_1t\":%.2f,\"avx512_nt\":%.2f,\"clock_ghz\":%.3f}\n",
-               threads, g2_1, g2_n, g5_1, g5_n, ghz);
+               "\"avx512_1t\":%.2f,\"avx512_nt\":%.2f,\"clock_ghz\":%.3f,\"read_192k_gbs\":%.1f,"
+               "\"sgemv_384x128_us\":%.3f,\"sgemv_gbs\":%.1f}\n",
+               threads, g2_1, g2_n, g5_1, g5_n, ghz, l2, gemv, gemv > 0 ? 384.0 * 128 * 4 / gemv * 1e-3 : 0);
 #else
     (void)o;
     (void)smoke;

@@ -649,14 +649,19 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         attend_real *rows = a->emb_tgt + (size_t)t * N * D;
         gather_dec_inputs(m, rows, y_in, src, N, S);
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
-            for (int n = 0; n < N; n++)
-                memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)y_in[n] * GHd, (size_t)GHd * sizeof *xg_emb);
+            AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
+                for (int n = lo; n < hi; n++)
+                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)y_in[n] * GHd,
+                           (size_t)GHd * sizeof *xg_emb);
+            });
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
             at_gemm(0, 1, N, GHd, D, 1, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
-    memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
+    AT_PARALLEL_ROWS((double)N * GHd, N, 1,
+                     memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
+                            (size_t)(hi - lo) * GHd * sizeof(attend_real)));
     at_cell cell;
     dec_cell(m, &cell);
     attend_real *ctx = a->ctx + (size_t)t * N * E;
@@ -674,10 +679,12 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
             at_gemm(0, 1, N, GHd, E, 1, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
         at_cell_step_forward(&cell, s_next, lstm ? c_next : NULL, saved, a->xg, s_prev, lstm ? c_prev : NULL, active,
                              N, a->step_scratch);
-        for (int n = 0; n < N; n++) { /* feat = [s_t; c_t] */
-            memcpy(feat_row + n * feat_stride, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
-            memcpy(feat_row + n * feat_stride + Hd, ctx + (size_t)n * E, E * sizeof(attend_real));
-        }
+        AT_PARALLEL_ROWS((double)N * (Hd + E), N, 1, {
+            for (int n = lo; n < hi; n++) { /* feat = [s_t; c_t] */
+                memcpy(feat_row + n * feat_stride, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
+                memcpy(feat_row + n * feat_stride + Hd, ctx + (size_t)n * E, E * sizeof(attend_real));
+            }
+        });
         break;
     case ATTEND_DECODER_LUONG: {
         attend_real *ht_prev = a->htilde + (size_t)t * N * Hd, *ht_next = ht_prev + (size_t)N * Hd;

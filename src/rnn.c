@@ -141,7 +141,9 @@ void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *
     // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
     attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
-    for (int n = 0; n < N; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
+    AT_PARALLEL_ROWS((double)N * GH, N, 1, {
+        for (int n = lo; n < hi; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
+    });
     at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
     AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
                      cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, lo, hi));
