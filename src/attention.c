@@ -333,6 +333,7 @@ static int position_included(const uint8_t *vrow, const uint8_t *arow, int causa
 static void masked_softmax_rows(attend_real *out, const attend_real *scores, const uint8_t *valid,
                                 const uint8_t *allowed, int causal, int g0, int g1, int T, int S, int mask_div,
                                 int log_out) {
+    // out [G,T,S], scores [G,T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
     for (int g = g0; g < g1; g++) {
         int n = g / mask_div;
         const uint8_t *vrow = valid ? valid + (size_t)n * S : NULL;
@@ -382,6 +383,7 @@ static void masked_softmax_rows(attend_real *out, const attend_real *scores, con
  * non-finite score at an included one; -1 if none. */
 static long first_bad_row(const attend_real *scores, const uint8_t *valid, const uint8_t *allowed, int causal,
                           size_t r0, size_t r1, int T, int S, int mask_div) {
+    // scores [G*T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
     for (size_t r = r0; r < r1; r++) {
         const int g = (int)(r / T), t = (int)(r % T);
         const uint8_t *vrow = valid ? valid + (size_t)(g / mask_div) * S : NULL;
@@ -448,6 +450,7 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
 
 AT_VECTOR static void softmax_backward_rows(attend_real *restrict dscores, const attend_real *restrict dweights,
                                             const attend_real *restrict weights, size_t rows, int S) {
+    // dscores [rows,S] +=, dweights [rows,S], weights [rows,S]
     /* forward: w_j = exp(s_j) / Σ_k exp(s_k)  ⇒  ds_j = w_j (dw_j − Σ_k w_k dw_k) */
     for (size_t r = 0; r < rows; r++) {
         const attend_real *restrict w = weights + r * S, *restrict dw = dweights + r * S;
