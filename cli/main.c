@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("attend %s (gemm: %s)\n", attend_version(), attend_gemm_backend());
+        printf("attend %s (gemm: %s, isa: %s)\n", attend_version(), attend_gemm_backend(), attend_isa());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

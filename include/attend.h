@@ -79,6 +79,13 @@ const char *attend_version(void);
 /* Which matrix-multiply backend this build uses: "openblas" or "portable". */
 const char *attend_gemm_backend(void);
 
+/* The instruction-set level the vectorized kernels run at in this process:
+ * "avx512" (x86-64-v4), "avx2" (x86-64-v3) or "baseline". Decided on first use:
+ * the best level the CPU supports, or a lower one named by the environment
+ * variable ATTEND_ISA=baseline|avx2|avx512 (read once; a level the CPU lacks
+ * falls back to the best it has, an unknown value is ignored). Thread-safe. */
+const char *attend_isa(void);
+
 /* ------------------------------------------------------- score functions */
 /*
  * A score function compares every query q_t with every key k_j:
