@@ -226,30 +226,53 @@ done:
 typedef struct {
     FILE *f;
     size_t pos, end;
-    int eof; /* fread came back short: end of file or a read error */
+    int eof;  /* fread came back short */
+    int err;  /* errno of a read error, 0 if none */
     char chunk[1 << 16];
 } line_reader;
 
-/* Reads the next line (without its LF). Its length is *len; only the first
- * cap bytes are stored in line. Returns 0 when no bytes were left. */
-static int next_line(line_reader *r, char *line, size_t cap, size_t *len) {
-    size_t n = 0;
-    int any = 0;
-    for (;;) {
-        if (r->pos == r->end) {
-            if (r->eof) break;
-            r->pos = 0;
-            r->end = fread(r->chunk, 1, sizeof r->chunk, r->f);
-            if (r->end < sizeof r->chunk) r->eof = 1;
-            if (r->end == 0) break;
+/* Makes bytes available: 1 when there are some, 0 at the end of the file,
+ * -1 on a read error (r->err). */
+static int fill(line_reader *r) {
+    if (r->pos < r->end) return 1;
+    if (r->err) return -1;
+    if (r->eof) return 0;
+    r->pos = 0;
+    errno = 0;
+    r->end = fread(r->chunk, 1, sizeof r->chunk, r->f);
+    if (r->end < sizeof r->chunk) {
+        r->eof = 1;
+        if (ferror(r->f)) {
+            r->err = errno ? errno : EIO;
+            return -1; /* bytes read before the error are not used */
         }
+    }
+    return r->end > 0;
+}
+
+/* Reads the next line (without its LF) into line, never more than cap bytes:
+ * *len is its length, and *more is set when the line goes on past cap bytes
+ * (the rest is left unread: skip_rest). Returns 1 for a line, 0 when no bytes
+ * were left, -1 on a read error. */
+static int next_line(line_reader *r, char *line, size_t cap, size_t *len, int *more) {
+    size_t n = 0;
+    int any = 0, f;
+    *more = 0;
+    while ((f = fill(r)) > 0) {
         any = 1;
         const char *p = r->chunk + r->pos;
         size_t avail = r->end - r->pos;
         const char *nl = memchr(p, '\n', avail);
         size_t take = nl ? (size_t)(nl - p) : avail;
-        if (n < cap) memcpy(line + n, p, take < cap - n ? take : cap - n);
-        n = take > SIZE_MAX - n ? SIZE_MAX : n + take;
+        if (take > cap - n) { /* longer than cap: stop here */
+            memcpy(line + n, p, cap - n);
+            r->pos += cap - n;
+            n = cap;
+            *more = 1;
+            break;
+        }
+        memcpy(line + n, p, take);
+        n += take;
         r->pos += take;
         if (nl) {
             r->pos++;
@@ -257,7 +280,28 @@ static int next_line(line_reader *r, char *line, size_t cap, size_t *len) {
         }
     }
     *len = n;
-    return any;
+    return f < 0 ? -1 : any;
+}
+
+/* Discards the rest of a line up to and including its LF (or the end of the
+ * file): 1 done, -1 read error, -2 no LF within limit bytes. */
+static int skip_rest(line_reader *r, size_t limit) {
+    size_t n = 0;
+    int f;
+    while ((f = fill(r)) > 0) {
+        const char *p = r->chunk + r->pos;
+        size_t avail = r->end - r->pos;
+        const char *nl = memchr(p, '\n', avail);
+        size_t take = nl ? (size_t)(nl - p) : avail;
+        if (take > limit - n) return -2;
+        n += take;
+        r->pos += take;
+        if (nl) {
+            r->pos++;
+            return 1;
+        }
+    }
+    return f < 0 ? -1 : 1;
 }
 
 typedef enum { LINE_OK, LINE_MALFORMED, LINE_FATAL } line_result;
@@ -340,6 +384,8 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
     CHECK(o.max_line_bytes >= 0 && o.max_tokens >= 0, err, ATTEND_ERR_ARG,
           "%s: max_line_bytes=%d max_tokens=%d, must be >= 0 (0 = default)", who, o.max_line_bytes,
           o.max_tokens);
+    CHECK(o.max_line_bytes <= ATTEND_TSV_MAX_LINE_BYTES, err, ATTEND_ERR_ARG,
+          "%s: max_line_bytes=%d is above the limit %d", who, o.max_line_bytes, ATTEND_TSV_MAX_LINE_BYTES);
     if (o.max_line_bytes == 0) o.max_line_bytes = 4096;
     if (o.max_tokens == 0) o.max_tokens = 256;
 
@@ -367,11 +413,13 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
     }
     if ((st = attend_dataset_create(&d, err)) != ATTEND_OK) goto done;
 
-    size_t n;
-    for (size_t lineno = 1; next_line(r, line, cap, &n); lineno++) {
+    size_t n, lineno = 1;
+    int more = 0, got;
+    for (; (got = next_line(r, line, cap, &n, &more)) > 0; lineno++) {
         const char *s = line;
+        if (more) n = cap + 1; /* longer than the buffer: over-long, whatever else */
         if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3;
-        if (n <= cap - (size_t)(s - line) && n > 0 && s[n - 1] == '\r') n--;
+        if (!more && n > 0 && s[n - 1] == '\r') n--;
         int ns = 0, nt = 0;
         const int s_mark = attend_vocab_size(src_vocab), t_mark = attend_vocab_size(tgt_vocab);
         attend_error e;
@@ -379,6 +427,15 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
         if (res == LINE_MALFORMED && o.skip_malformed) {
             at_vocab_truncate(tgt_vocab, t_mark);
             at_vocab_truncate(src_vocab, s_mark);
+            int k = more ? skip_rest(r, ATTEND_TSV_MAX_SKIP_BYTES) : 1;
+            if (k == -2) {
+                st = at_fail(err, ATTEND_ERR_FORMAT,
+                             "%s:%zu: no end of line within %d bytes: not a text file of lines "
+                             "(an over-long line is skipped only when it ends within that)",
+                             path, lineno, ATTEND_TSV_MAX_SKIP_BYTES);
+                goto done;
+            }
+            if (k < 0) break; /* the read error is reported below */
             n_skipped++;
             continue;
         }
@@ -388,8 +445,8 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
         }
         if ((st = attend_dataset_add(d, src, ns, tgt, nt, err)) != ATTEND_OK) goto done;
     }
-    if (ferror(r->f)) {
-        st = at_fail(err, ATTEND_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    if (r->err) {
+        st = at_fail(err, ATTEND_ERR_IO, "%s:%zu: read error: %s", path, lineno, strerror(r->err));
         goto done;
     }
 done:
