@@ -464,6 +464,12 @@ typedef struct {
  * over path, fsync of the directory. On any error the previous file at path is
  * untouched and the temporary file removed. Tensors are stored contiguously in
  * the order given; the JSON header is padded with spaces to a multiple of 8 bytes.
+ * An existing path that is not a regular file (a device, FIFO, socket,
+ * directory) is refused with ATTEND_ERR_IO and left alone: renaming over it
+ * would replace it. Before writing, temporaries of path left by processes that
+ * are gone are removed (attend_output_clean_stale). A write that fails with
+ * EFBIG needs SIGXFSZ ignored by the program (its default action kills the
+ * process before the error can be reported or the temporary removed).
  */
 attend_status attend_st_write(const char *path, const attend_st_entry *entries, int n_entries,
                               const attend_st_meta *meta, int n_meta, attend_error *err);
@@ -502,6 +508,53 @@ const attend_st_tensor *attend_st_get(const attend_st_file *f, int i);
 const attend_st_tensor *attend_st_find(const attend_st_file *f, const char *name);
 /* Metadata value for key; NULL when absent. */
 const char *attend_st_metadata(const attend_st_file *f, const char *key);
+
+/* ------------------------------------------------------------ output files */
+/*
+ * Checks a program makes on the files it will write before it starts any
+ * work, so that an unusable output is found in a second, not after hours of
+ * training. Not thread-safe against other processes changing the directory.
+ */
+
+/* attend_output_check flag: an existing non-regular target (a device, a
+ * FIFO) is accepted, for a caller that writes it in place. */
+#define ATTEND_OUTPUT_ALLOW_SPECIAL 1u
+
+/* OK when path can be written as attend_st_write writes it: an existing path
+ * must be a regular file (without ATTEND_OUTPUT_ALLOW_SPECIAL; a directory is
+ * always refused), and "<path>.tmp.<pid>" can be created beside it (it is
+ * created and removed again). Otherwise ATTEND_ERR_IO naming path and the
+ * reason (missing or read-only directory, name too long, "is a character
+ * device"). Nothing else in the file system changes. */
+attend_status attend_output_check(const char *path, unsigned flags, attend_error *err);
+
+/* *same = 1 when a and b name the same file: for two existing files the same
+ * device and inode (hard and symbolic links included), for two files not yet
+ * there the same real directory and name; an existing file and a missing one
+ * are different. */
+attend_status attend_path_same(const char *a, const char *b, int *same, attend_error *err);
+
+/* One file a program reads (output = 0) or writes (output = 1); role names it
+ * in messages ("--out"). A NULL path is ignored. */
+typedef struct {
+    const char *path;
+    const char *role;
+    int output;
+} attend_path_use;
+
+/* Refuses (ATTEND_ERR_ARG) any output that is the same file (attend_path_same)
+ * as an input or another output, naming both roles, the first such pair in
+ * order; then attend_output_check(path, flags) on every output. */
+attend_status attend_paths_check(const attend_path_use *uses, int n, unsigned flags, attend_error *err);
+
+/* Removes the regular files "<path>.tmp.<pid>" (decimal pid) in path's
+ * directory whose process no longer exists: the leftovers of a writer killed
+ * mid-write (they are never read as the file). fn (may be NULL) is called for
+ * each with its name and pid; *removed (may be NULL) receives the count. An
+ * unreadable directory removes nothing and is not an error. */
+typedef void (*attend_stale_fn)(void *ctx, const char *file, long pid);
+attend_status attend_output_clean_stale(const char *path, attend_stale_fn fn, void *ctx, int *removed,
+                                        attend_error *err);
 
 /* ------------------------------------------------------------- vocabulary */
 /* Every vocabulary starts with these four tokens, at these ids. */
@@ -587,9 +640,12 @@ typedef struct {
 attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
                                   const attend_task_config *cfg, attend_error *err);
 
+#define ATTEND_TSV_MAX_LINE_BYTES (1 << 20) /* the largest max_line_bytes */
+#define ATTEND_TSV_MAX_SKIP_BYTES (1 << 24) /* a skipped line must end within this */
+
 typedef struct {
     attend_tokenizer tokenizer;
-    int max_line_bytes;  /* longer lines are malformed; 0 = 4096 */
+    int max_line_bytes;  /* longer lines are malformed; 0 = 4096; at most ATTEND_TSV_MAX_LINE_BYTES */
     int max_tokens;      /* more tokens on one side is malformed; 0 = 256 */
     int skip_malformed;  /* 0: first malformed line is an error; 1: skip and count */
 } attend_tsv_options;
@@ -600,6 +656,12 @@ typedef struct {
  * Malformed: missing tab, extra tab field, empty side, invalid UTF-8, over-long
  * line, too many tokens. The error names path:line and the reason; with
  * skip_malformed the line is skipped and counted in *skipped (may be NULL).
+ * The reader never holds more than max_line_bytes of a line: an over-long line
+ * is found as soon as its first max_line_bytes + 1 bytes are read. Skipping
+ * one reads on to its end, but a line with no LF within
+ * ATTEND_TSV_MAX_SKIP_BYTES is an error even with skip_malformed (so endless
+ * input such as /dev/zero fails at once instead of being read for ever).
+ * A read error (EIO, EISDIR) is ATTEND_ERR_IO naming path:line and the cause.
  * Tokens are added to src_vocab / tgt_vocab when grow != 0 (training data),
  * else unknown tokens map to ATTEND_UNK (evaluation data). The two vocab
  * pointers may be the same vocabulary.

@@ -6,8 +6,11 @@
  * every tensor occupies data_offsets [begin, end), little-endian, C order.
  *
  * Writing: everything is validated and the header is sized and built in memory
- * before any file is created; then "<path>.tmp.<pid>" is written, flushed,
- * fsync'ed and renamed over path, and the directory is fsync'ed.
+ * before any file is created; an existing path that is not a regular file is
+ * refused (renaming over /dev/null would replace the device); temporaries of
+ * path left by dead processes are removed (outpath.c); then "<path>.tmp.<pid>"
+ * is written, flushed, fsync'ed and renamed over path, and the directory is
+ * fsync'ed.
  *
  * Reading: one allocation holds the whole file; the header is parsed with the
  * strict JSON reader (json.h) into a temporary tree and checked; a second
@@ -383,6 +386,13 @@ static attend_status write_atomic(const char *path, const unsigned char *head, s
     size_t tl;
     CHECK(at_add_size(strlen(path), 32, &tl), err, ATTEND_ERR_ARG,
           "attend_st_write: the path is too long");
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        attend_error e;
+        attend_output_check(path, 0, &e); /* names the kind of file */
+        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: %s", e.msg);
+    }
+    attend_output_clean_stale(path, NULL, NULL, NULL, NULL); /* a failure here only leaves litter */
     char *tmp = malloc(tl);
     CHECK(tmp != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());

@@ -1107,16 +1107,16 @@ static void test_st_write_errors(void) {
     EXPECT(attend_st_write(path, e, 1, NULL, 1, &err) == ATTEND_ERR_NULL, "meta NULL");
     EXPECT(attend_st_write(NULL, e, 1, NULL, 0, &err) == ATTEND_ERR_NULL, "path NULL");
 
-    /* a failure after the temporary file exists: the target is a directory, so
-     * the rename fails (this works as root too) */
+    /* the target is a directory: refused before any temporary file exists
+     * (it used to fail at the rename; this works as root too) */
     char sub[600], subfile[700];
     path_in(sub, sizeof sub, "occupied");
     EXPECT(mkdir(sub, 0755) == 0, "mkdir %s", sub);
     snprintf(subfile, sizeof subfile, "%s/inside", sub);
     EXPECT(write_all(subfile, "x", 1), "write %s", subfile);
     EXPECT(attend_st_write(sub, e, n, NULL, 0, &err) == ATTEND_ERR_IO &&
-               strstr(err.msg, "cannot rename"),
-           "rename over a directory: %s", err.msg);
+               strstr(err.msg, "is a directory"),
+           "write over a directory: %s", err.msg);
     remove(subfile);
     rmdir(sub);
 
