@@ -34,6 +34,8 @@ typedef struct {
     const char *checkpoint, *resume;
     int checkpoint_every, eval_every, log_every;
     int max_nonfinite;                 /* stop after this many skipped steps in a row; 0 = never */
+    int write_special;                 /* --write-special: --out may be a device or FIFO, written in place */
+    int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
 } train_opts;
 
 void train_opts_init(train_opts *o);

@@ -5,7 +5,6 @@
  * this file parses options, calls it in order and prints.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "outputs.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
 #define MAX_NONFINITE_REPORTS 10
@@ -90,7 +90,12 @@ static void train_usage(FILE *f) {
             "                       every --checkpoint-every steps and at the end\n"
             "  --checkpoint-every N steps between checkpoints (0: only at the end)\n"
             "  --resume PATH        continue from a checkpoint of the same data and options, up\n"
-            "                       to --steps in total; the result is the same bit for bit\n"
+            "                       to --steps in total; the result is the same bit for bit. The\n"
+            "                       checkpoint's fingerprint of the data and options must match\n"
+            "  --resume-anyway      resume although data or options differ (a warning names them)\n"
+            "  --write-special      --out may be a device or FIFO (written in place); without it\n"
+            "                       only a regular file is replaced. Every output is checked\n"
+            "                       before training: writable, and not an input or another output\n"
             "  --eval-every N       evaluate on the dev set every N steps (0: only at the end)\n"
             "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
             "                       on a terminal a progress bar is redrawn instead\n"
@@ -138,6 +143,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
         else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
+        else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
+        else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
@@ -166,6 +173,7 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--decoder pointer outputs source positions: it needs --task sort");
     if (o->checkpoint_every && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
+    if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     return 0;
 }
 
@@ -288,34 +296,6 @@ static void print_model(const attend_model *m, const train_opts *o) {
            (unsigned long long)o->seed);
 }
 
-/* A checkpoint is written to "<path>.tmp.<pid>" and renamed over path; a
- * process killed while writing leaves its temporary file behind. Such files
- * are never read as checkpoints; this removes the ones whose writer is gone. */
-static void remove_stale_temps(const char *path) {
-    const char *slash = strrchr(path, '/');
-    char dir[4096], prefix[512];
-    size_t dl = slash ? (size_t)(slash - path) : 0;
-    if (dl >= sizeof dir) return;
-    if (slash) memcpy(dir, path, dl);
-    dir[dl] = '\0';
-    if (slash && dl == 0) strcpy(dir, "/");
-    if (!slash) strcpy(dir, ".");
-    int pl = snprintf(prefix, sizeof prefix, "%s.tmp.", slash ? slash + 1 : path);
-    if (pl <= 0 || (size_t)pl >= sizeof prefix) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        const char *rest = e->d_name + pl;
-        if (strncmp(e->d_name, prefix, (size_t)pl) || !*rest || strspn(rest, "0123456789") != strlen(rest)) continue;
-        long pid = strtol(rest, NULL, 10);
-        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-        char full[4600];
-        snprintf(full, sizeof full, "%s%s%s", slash ? dir : "", slash && dl > 0 ? "/" : "", e->d_name);
-        if (remove(full) == 0) printf("checkpoint: removed %s, left by process %ld, which is gone\n", full, pid);
-    }
-    closedir(d);
-}
-
 static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
                            progress *pg) {
     attend_error err = {0};
@@ -343,13 +323,32 @@ static int evaluate(const char *cmd, attend_model *m, const train_data *td, int 
     return 0;
 }
 
+/* Every file the run reads or writes, checked before any work: outputs
+ * writable, none the same file as an input or another output. --resume and
+ * --checkpoint may be one file (continuing a checkpoint in place). */
+static int check_paths(const char *cmd, const train_opts *o) {
+    int same = 0;
+    if (o->resume && o->checkpoint) attend_path_same(o->resume, o->checkpoint, &same, NULL);
+    attend_path_use uses[] = {
+        {o->data.tsv, "--train", 0, 0},
+        {o->data.dev, "--dev", 0, 0},
+        {same ? NULL : o->resume, "--resume", 0, 0},
+        {o->checkpoint, "--checkpoint", 1, 0},
+        {o->out, "--out", 1, o->write_special ? ATTEND_OUTPUT_ALLOW_SPECIAL : 0},
+    };
+    return cli_check_outputs(cmd, uses, (int)(sizeof uses / sizeof uses[0]),
+                             "(--write-special writes a device or FIFO given as --out in place)");
+}
+
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     train_opts o = *opts;
     attend_error err = {0};
     train_data td;
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
-    int rc = load_data(cmd, &o.data, &td);
+    memset(&td, 0, sizeof td);
+    int rc = check_paths(cmd, &o);
+    if (!rc) rc = load_data(cmd, &o.data, &td);
     if (rc) goto done;
 
     /* the model, sized from the data */
@@ -395,12 +394,19 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         goto done;
     }
     print_model(m, &o);
-    if (o.checkpoint) remove_stale_temps(o.checkpoint);
+    cli_clean_stale("checkpoint", o.checkpoint); /* the writer would remove them silently */
+    cli_clean_stale("out", o.out);
     if (o.resume) {
-        if (attend_trainer_resume(tr, o.resume, &err)) {
+        attend_resume_options ro = {td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, o.resume_anyway};
+        attend_error note = {0};
+        if (attend_trainer_resume_checked(tr, o.resume, &ro, &note, &err)) {
             rc = cli_lib_fail(cmd, &err);
+            if (err.status == ATTEND_ERR_ARG && strstr(err.msg, "resuming needs the same data and options"))
+                fprintf(stderr, "attend %s: (--resume-anyway resumes all the same)\n", cmd);
             goto done;
         }
+        if (note.status != ATTEND_OK)
+            fprintf(stderr, "attend %s: %s: %s\n", cmd, note.status == ATTEND_ERR_ARG ? "warning" : "note", note.msg);
         printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
     }
     fflush(stdout);
@@ -488,10 +494,13 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     if (o.checkpoint && (rc = save_checkpoint(cmd, tr, &o, &td, &pg))) goto done;
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
     if (o.out) {
-        if (attend_model_save(m, o.out, td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, &err)) {
-            rc = cli_lib_fail(cmd, &err);
-            goto done;
-        }
+        char tmp[4096];
+        const char *wp;
+        if ((rc = cli_output_begin(cmd, o.out, tmp, sizeof tmp, &wp))) goto done;
+        int bad = attend_model_save(m, wp, td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, &err) != ATTEND_OK;
+        if (bad) rc = cli_lib_fail(cmd, &err);
+        if (cli_output_finish(cmd, o.out, wp, !bad)) rc = 1;
+        if (rc) goto done;
         printf("saved: %s\n", o.out);
     }
     if (res) {

@@ -535,17 +535,19 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
 attend_status attend_path_same(const char *a, const char *b, int *same, attend_error *err);
 
 /* One file a program reads (output = 0) or writes (output = 1); role names it
- * in messages ("--out"). A NULL path is ignored. */
+ * in messages ("--out"); flags are an output's attend_output_check flags. A
+ * NULL path is ignored. */
 typedef struct {
     const char *path;
     const char *role;
     int output;
+    unsigned flags;
 } attend_path_use;
 
 /* Refuses (ATTEND_ERR_ARG) any output that is the same file (attend_path_same)
- * as an input or another output, naming both roles, the first such pair in
- * order; then attend_output_check(path, flags) on every output. */
-attend_status attend_paths_check(const attend_path_use *uses, int n, unsigned flags, attend_error *err);
+ * as an input or another output, naming both roles and paths, the first such
+ * pair in order; then attend_output_check(path, flags) on every output. */
+attend_status attend_paths_check(const attend_path_use *uses, int n, attend_error *err);
 
 /* Removes the regular files "<path>.tmp.<pid>" (decimal pid) in path's
  * directory whose process no longer exists: the leftovers of a writer killed
@@ -981,9 +983,37 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
                                   const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err);
 /* Restores weights, moments, step, RNG and data position from a checkpoint.
  * The checkpoint's model configuration (capacities aside), optimizer kind,
- * batch size and dataset size must match this trainer's: otherwise an error
- * naming the difference, and nothing is changed. */
+ * batch size and dataset size must match this trainer's, and so must its
+ * fingerprint of the data and options (attend_trainer_resume_checked):
+ * otherwise an error naming the difference, and nothing is changed. */
 attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err);
+
+/* What attend_trainer_resume_checked compares besides the trainer's own
+ * fingerprint (training pairs in order, seed, every optimizer setting). */
+typedef struct {
+    const attend_vocab *src_vocab; /* this run's vocabularies (NULL: not compared) */
+    const attend_vocab *tgt_vocab;
+    attend_tokenizer tok;          /* compared when a vocabulary is given */
+    int anyway;                    /* 1: differences are not an error; note names them */
+} attend_resume_options;
+
+/*
+ * attend_trainer_resume, and a checkpoint must also record the same
+ * fingerprint as this run: the vocabularies token by token (opt), the
+ * tokenizer, a hash of the training pairs in order (FNV-1a 64, docs/FORMAT.md),
+ * the seed and every optimizer setting (lr, clip_norm, warm-up, decay, min_lr,
+ * weight decay, momentum, betas, eps). A difference is ATTEND_ERR_ARG naming
+ * the first, with the checkpoint's and this run's values (and the names of the
+ * others) — unless opt->anyway, when it is resumed and note (may be NULL) gets
+ * that message with status ATTEND_ERR_ARG. A checkpoint written before
+ * fingerprints (no "data_fnv1a64") is resumed after comparing what it records;
+ * note then names the fields it lacks (status ATTEND_ERR_FORMAT). note's status
+ * is ATTEND_OK when there is nothing to say. attend_trainer_resume is this
+ * function with opt and note NULL: vocabularies not compared, other
+ * differences refused. Nothing is changed on error.
+ */
+attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
+                                            attend_error *note, attend_error *err);
 
 /* --------------------------------------------------------------- rendering */
 /*

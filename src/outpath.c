@@ -95,8 +95,8 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
         error_text(why, e);
         if (!split_path(path, &dir, &name)) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
         else if (e == ENAMETOOLONG)
-            st = at_fail(err, ATTEND_ERR_IO, "'%s' cannot be written: the name is too long (with the temporary's "
-                         "suffix \".tmp.%ld\"): %s", path, (long)getpid(), why);
+            st = at_fail(err, ATTEND_ERR_IO, "output file name too long (%zu bytes, and the temporary adds "
+                         "\".tmp.%ld\"): %s: '%s'", strlen(name), (long)getpid(), why, path);
         else
             st = at_fail(err, ATTEND_ERR_IO, "'%s' cannot be written: creating a file in directory '%s' failed: %s",
                          path, dir, why);
@@ -161,7 +161,7 @@ attend_status attend_path_same(const char *a, const char *b, int *same, attend_e
     return at_ok(err);
 }
 
-attend_status attend_paths_check(const attend_path_use *uses, int n, unsigned flags, attend_error *err) {
+attend_status attend_paths_check(const attend_path_use *uses, int n, attend_error *err) {
     const char *who = "attend_paths_check";
     CHECK(uses || n == 0, err, ATTEND_ERR_NULL, "%s: uses is NULL", who);
     CHECK(n >= 0, err, ATTEND_ERR_ARG, "%s: n=%d, must be >= 0", who, n);
@@ -176,7 +176,7 @@ attend_status attend_paths_check(const attend_path_use *uses, int n, unsigned fl
                   uses[i].output && uses[j].output ? "lose one of the two outputs" : "destroy the input");
         }
     for (int i = 0; i < n; i++)
-        if (uses[i].path && uses[i].output) TRY(attend_output_check(uses[i].path, flags, err));
+        if (uses[i].path && uses[i].output) TRY(attend_output_check(uses[i].path, uses[i].flags, err));
     return at_ok(err);
 }
 

@@ -1,0 +1,71 @@
+/*
+ * outputs.c — output files for the commands: the checks before any work
+ * (attend_paths_check), SIGXFSZ, stale temporaries, and in-place writes of
+ * non-regular targets the user allowed (cli/outputs.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "outputs.h"
+
+int cli_check_outputs(const char *cmd, const attend_path_use *uses, int n, const char *special_hint) {
+    signal(SIGXFSZ, SIG_IGN);
+    attend_error err = {0};
+    if (attend_paths_check(uses, n, &err) == ATTEND_OK) return 0;
+    fprintf(stderr, "attend %s: %s\n", cmd, err.msg);
+    if (special_hint && strstr(err.msg, "not a regular file: refusing"))
+        fprintf(stderr, "attend %s: %s\n", cmd, special_hint);
+    return 1;
+}
+
+static void print_removed(void *ctx, const char *file, long pid) {
+    printf("%s: removed %s, left by process %ld, which is gone\n", (const char *)ctx, file, pid);
+}
+
+void cli_clean_stale(const char *label, const char *path) {
+    if (path) attend_output_clean_stale(path, print_removed, (void *)label, NULL, NULL);
+}
+
+int cli_output_begin(const char *cmd, const char *target, char *buf, size_t cap, const char **write_path) {
+    struct stat sb;
+    *write_path = target;
+    if (stat(target, &sb) != 0 || S_ISREG(sb.st_mode)) return 0;
+    const char *t = getenv("TMPDIR");
+    int k = snprintf(buf, cap, "%s/attend-out-XXXXXX", t && *t ? t : "/tmp");
+    int fd = k > 0 && (size_t)k < cap ? mkstemp(buf) : -1;
+    if (fd < 0) {
+        fprintf(stderr, "attend %s: cannot create a temporary file for %s: %s\n", cmd, target, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    *write_path = buf;
+    return 0;
+}
+
+int cli_output_finish(const char *cmd, const char *target, const char *write_path, int ok) {
+    if (write_path == target) return 0;
+    int rc = 0;
+    if (ok) {
+        FILE *in = fopen(write_path, "rb"), *out = in ? fopen(target, "wb") : NULL;
+        char chunk[1 << 16];
+        size_t n;
+        int bad = !in || !out;
+        while (!bad && (n = fread(chunk, 1, sizeof chunk, in)) > 0) bad = fwrite(chunk, 1, n, out) != n;
+        if (in && ferror(in)) bad = 1;
+        if (out && fclose(out) != 0) bad = 1;
+        if (in) fclose(in);
+        if (bad) {
+            fprintf(stderr, "attend %s: cannot write %s: %s\n", cmd, target, strerror(errno));
+            rc = 1;
+        }
+    }
+    remove(write_path);
+    return rc;
+}
