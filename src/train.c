@@ -3,6 +3,8 @@
  * checkpoints for bit-exact resume, and evaluation (teacher-forced and greedy).
  */
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,38 @@ struct attend_trainer {
     long max_nonfinite; /* stop after this many in a row; 0 = never */
     int idx_buf_n;
     int *idx;      /* [batch_size] */
+    uint64_t data_hash; /* FNV-1a 64 of the pairs in order (fingerprint_data) */
 };
+
+/* FNV-1a 64 over bytes, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The training data's fingerprint: per pair in dataset order, its source
+ * length, source ids, target length, target ids, each as little-endian int32. */
+static uint64_t fingerprint_data(const attend_dataset *d) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    int n = attend_dataset_size(d);
+    for (int i = 0; i < n; i++) {
+        const int32_t *src, *tgt;
+        int sl, tl;
+        if (attend_dataset_get(d, i, &src, &sl, &tgt, &tl, NULL) != ATTEND_OK) continue;
+        const int32_t *side[2] = {src, tgt};
+        int len[2] = {sl, tl};
+        for (int k = 0; k < 2; k++) {
+            unsigned char le[4];
+            for (int j = -1; j < len[k]; j++) {
+                uint32_t v = (uint32_t)(j < 0 ? len[k] : side[k][j]);
+                for (int b = 0; b < 4; b++) le[b] = (unsigned char)(v >> (8 * b));
+                h = fnv1a(h, le, 4);
+            }
+        }
+    }
+    return h;
+}
 
 /* Fisher–Yates with the trainer's RNG; a new epoch begins. */
 static void shuffle(attend_trainer *tr) {
@@ -79,6 +112,7 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     }
     attend_rng_seed(&tr->rng, seed);
     shuffle(tr);
+    tr->data_hash = fingerprint_data(train);
     *out = tr;
     return at_ok(err);
 }
@@ -184,18 +218,145 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
     extra[2].ndim = 1;
     extra[2].shape[0] = tr->n;
     extra[2].data = tr->perm;
-    char train_json[512];
+    char train_json[1024];
     const attend_optim_config *o = &tr->opt_cfg;
     snprintf(train_json, sizeof train_json,
              "{\"optimizer\":\"%s\",\"batch_size\":%d,\"data_size\":%d,\"seed\":%llu,\"lr\":%.17g,"
-             "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d}",
+             "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d,\"min_lr\":%.17g,"
+             "\"weight_decay\":%.17g,\"momentum\":%.17g,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,"
+             "\"data_fnv1a64\":\"%016llx\"}",
              o->kind == ATTEND_OPT_ADAM ? "adam" : "sgd", tr->batch_size, tr->n, (unsigned long long)tr->seed, o->lr,
-             o->clip_norm, o->warmup_steps, o->decay_steps);
+             o->clip_norm, o->warmup_steps, o->decay_steps, o->min_lr, o->weight_decay, o->momentum, o->beta1,
+             o->beta2, o->eps, (unsigned long long)tr->data_hash);
     attend_st_meta meta[1] = {{"attend.train", train_json}};
     return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta, 1, err);
 }
 
-static attend_status check_train_meta(const attend_trainer *tr, const char *path, const char *json,
+/* Appends to the differences: the first in full, later ones by name. */
+typedef struct {
+    char first[200];
+    char names[200];
+    int count;
+    char missing[200]; /* fields an older checkpoint does not record */
+} fp_diff;
+
+static void fp_add(fp_diff *d, const char *name, const char *fmt, ...) AT_PRINTF(3, 4);
+static void fp_add(fp_diff *d, const char *name, const char *fmt, ...) {
+    if (d->count++ == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->first, sizeof d->first, fmt, ap);
+        va_end(ap);
+    }
+    size_t u = strlen(d->names);
+    snprintf(d->names + u, sizeof d->names - u, "%s%s", u ? ", " : "", name);
+}
+
+static void fp_missing(fp_diff *d, const char *name) {
+    size_t u = strlen(d->missing);
+    snprintf(d->missing + u, sizeof d->missing - u, "%s%s", u ? ", " : "", name);
+}
+
+/* The first id whose token differs between a stored vocabulary (JSON array)
+ * and v, its stored token copied to stored [cap] ("(none)" past the end);
+ * -1 when they are equal, -2 when the JSON is unreadable. */
+static int vocab_first_diff(const char *json, const attend_vocab *v, char *stored, size_t cap) {
+    at_json_doc *doc = NULL;
+    if (at_json_parse(&doc, json, strlen(json), NULL, NULL, NULL)) return -2;
+    const at_json_node *a = at_json_root(doc);
+    int id = -2;
+    if (a && a->type == AT_JSON_ARRAY) {
+        int n = attend_vocab_size(v), i = 0;
+        id = -1;
+        for (const at_json_node *c = a->first; c || i < n; c = c ? c->next : NULL, i++) {
+            const char *t = i < n ? attend_vocab_token(v, i) : NULL;
+            if (!c || c->type != AT_JSON_STRING || !t || strcmp(c->str, t)) {
+                snprintf(stored, cap, "%.40s", c && c->type == AT_JSON_STRING ? c->str : "(none)");
+                id = i;
+                break;
+            }
+        }
+    }
+    at_json_free(doc);
+    return id;
+}
+
+/* Compares what the checkpoint records of its data and options with this
+ * run; differences are an error naming the first, or with opt->anyway a note.
+ * Fields an older checkpoint does not record are named in the note. */
+static attend_status compare_fingerprint(const attend_trainer *tr, const attend_st_file *f, const char *path,
+                                         const at_json_node *r, const attend_resume_options *opt,
+                                         attend_error *note, attend_error *err) {
+    fp_diff d;
+    memset(&d, 0, sizeof d);
+    const char *sides[2] = {"source", "target"}, *keys[2] = {"attend.src_vocab", "attend.tgt_vocab"};
+    const attend_vocab *vs[2] = {opt ? opt->src_vocab : NULL, opt ? opt->tgt_vocab : NULL};
+    for (int k = 0; k < 2; k++) {
+        const char *json = attend_st_metadata(f, keys[k]);
+        if (!vs[k] || !json) continue;
+        char stored[48];
+        int id = vocab_first_diff(json, vs[k], stored, sizeof stored);
+        char name[32];
+        snprintf(name, sizeof name, "%s vocabulary", sides[k]);
+        if (id == -2) fp_add(&d, name, "its %s vocabulary is unreadable", sides[k]);
+        else if (id >= 0) {
+            const char *now = id < attend_vocab_size(vs[k]) ? attend_vocab_token(vs[k], id) : "(none)";
+            fp_add(&d, name, "%s vocabulary id %d is '%s', in this run '%.40s' (the data's lines changed or moved)",
+                   sides[k], id, stored, now);
+        }
+    }
+    if (opt && (opt->src_vocab || opt->tgt_vocab)) {
+        const char *tk = attend_st_metadata(f, "attend.tokenizer"), *now = attend_tokenizer_name(opt->tok);
+        if (tk && strcmp(tk, now)) fp_add(&d, "tokenizer", "tokenizer is %.20s, in this run %s", tk, now);
+    }
+    const at_json_node *h = at_json_get(r, "data_fnv1a64");
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tr->data_hash);
+    if (!h) fp_missing(&d, "training data");
+    else if (h->type != AT_JSON_STRING || strcmp(h->str, hex))
+        fp_add(&d, "training data", "training data hash is %.20s, this data's %s (other pairs or another order)",
+               h->type == AT_JSON_STRING ? h->str : "?", hex);
+    const at_json_node *sd = at_json_get(r, "seed");
+    if (!sd) fp_missing(&d, "seed");
+    else if (!sd->is_int ? (double)tr->seed != sd->d : (uint64_t)sd->i != tr->seed)
+        fp_add(&d, "seed", "seed is %.17g, in this run %llu", sd->is_int ? (double)sd->i : sd->d,
+               (unsigned long long)tr->seed);
+    const attend_optim_config *o = &tr->opt_cfg;
+    struct {
+        const char *name;
+        double now;
+    } nums[] = {{"lr", o->lr},
+                {"clip_norm", o->clip_norm},
+                {"warmup_steps", o->warmup_steps},
+                {"decay_steps", o->decay_steps},
+                {"min_lr", o->min_lr},
+                {"weight_decay", o->weight_decay},
+                {"momentum", o->momentum},
+                {"beta1", o->beta1},
+                {"beta2", o->beta2},
+                {"eps", o->eps}};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        const at_json_node *v = at_json_get(r, nums[i].name);
+        if (!v || v->type != AT_JSON_NUMBER) fp_missing(&d, nums[i].name);
+        else if (v->d != nums[i].now)
+            fp_add(&d, nums[i].name, "%s is %.9g, in this run %.9g", nums[i].name, v->d, nums[i].now);
+    }
+    if (d.count && !(opt && opt->anyway))
+        return at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint's %s%s%s%s; resuming needs the same data and options",
+                       path, d.first, d.count > 1 ? " (also differ: " : "",
+                       d.count > 1 ? strchr(d.names, ',') + 2 : "", d.count > 1 ? ")" : "");
+    if (d.count)
+        at_fail(note, ATTEND_ERR_ARG, "%s: resumed anyway: checkpoint's %s%s%s%s", path, d.first,
+                d.count > 1 ? " (also differ: " : "", d.count > 1 ? strchr(d.names, ',') + 2 : "",
+                d.count > 1 ? ")" : "");
+    else if (d.missing[0])
+        at_fail(note, ATTEND_ERR_FORMAT, "%s: an older checkpoint without a fingerprint of: %s; not compared", path,
+                d.missing);
+    return ATTEND_OK;
+}
+
+static attend_status check_train_meta(const attend_trainer *tr, const attend_st_file *f, const char *path,
+                                      const char *json, const attend_resume_options *ropt, attend_error *note,
                                       attend_error *err) {
     at_json_doc *doc = NULL;
     attend_status pst = at_json_parse(&doc, json, strlen(json), NULL, NULL, err);
@@ -219,12 +380,19 @@ static attend_status check_train_meta(const attend_trainer *tr, const char *path
     else if (ds->i != tr->n)
         st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint was trained on %lld pairs, this data has %d", path,
                      (long long)ds->i, tr->n);
+    if (!st) st = compare_fingerprint(tr, f, path, r, ropt, note, err);
     at_json_free(doc);
     return st;
 }
 
 attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
+    return attend_trainer_resume_checked(tr, path, NULL, NULL, err);
+}
+
+attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
+                                            attend_error *note, attend_error *err) {
     const char *who = "attend_trainer_resume";
+    if (note) at_ok(note);
     CHECK(tr && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "path");
     attend_st_file *f = NULL;
     TRY(attend_st_open(&f, path, 0, err));
@@ -256,7 +424,7 @@ attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend
             free(b);
         }
     }
-    if (!st) st = check_train_meta(tr, path, tj, err);
+    if (!st) st = check_train_meta(tr, f, path, tj, opt, note, err);
     size_t nstate = 0;
     attend_real *moments = attend_optim_state(tr->opt, &nstate);
     const attend_st_tensor *tm = attend_st_find(f, "optim.moments"), *ts = attend_st_find(f, "optim.state"),
