@@ -19,6 +19,7 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "outputs.h" /* issue 17: output checks */
 
 #define G2P_MODEL_NAME "g2p-cmudict.safetensors"
 #define G2P_DICT_NAME "cmudict-en-us.dict"
@@ -578,6 +579,8 @@ static int cmd_train_g2p(int argc, char **argv) {
     char buf[PATH_MAX + 64];
     const char *path = find_dict(cmd, o.dict, buf, sizeof buf);
     if (!path) return 1;
+    /* issue 17 (cli/outputs.h): every file checked before any work */
+    if (cli_check_train_files(cmd, "--dict", path, NULL, o.resume, o.checkpoint, o.out, 0, NULL)) return 1;
     attend_error err = {0};
     attend_g2p_dict *d = NULL;
     attend_vocab *gv = NULL, *pv = NULL;

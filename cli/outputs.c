@@ -25,6 +25,21 @@ int cli_check_outputs(const char *cmd, const attend_path_use *uses, int n, const
     return 1;
 }
 
+int cli_check_train_files(const char *cmd, const char *data_role, const char *data, const char *dev,
+                          const char *resume, const char *checkpoint, const char *out, unsigned out_flags,
+                          const char *special_hint) {
+    int same = 0;
+    if (resume && checkpoint) attend_path_same(resume, checkpoint, &same, NULL);
+    attend_path_use uses[] = {
+        {data, data_role, 0, 0},
+        {dev, "--dev", 0, 0},
+        {same ? NULL : resume, "--resume", 0, 0},
+        {checkpoint, "--checkpoint", 1, 0},
+        {out, "--out", 1, out_flags},
+    };
+    return cli_check_outputs(cmd, uses, (int)(sizeof uses / sizeof uses[0]), special_hint);
+}
+
 static void print_removed(void *ctx, const char *file, long pid) {
     printf("%s: removed %s, left by process %ld, which is gone\n", (const char *)ctx, file, pid);
 }

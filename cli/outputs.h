@@ -15,6 +15,14 @@
  * returns 1; else 0. */
 int cli_check_outputs(const char *cmd, const attend_path_use *uses, int n, const char *special_hint);
 
+/* The files of a training command, checked with cli_check_outputs: the data
+ * (data_role names its option; dev may be NULL) and resume are inputs, the
+ * checkpoint and out outputs (out with out_flags); resume may be the
+ * checkpoint itself (continuing it in place). NULL paths are skipped. */
+int cli_check_train_files(const char *cmd, const char *data_role, const char *data, const char *dev,
+                          const char *resume, const char *checkpoint, const char *out, unsigned out_flags,
+                          const char *special_hint);
+
 /* Removes the temporaries of path left by dead processes, printing
  * "<label>: removed FILE, left by process PID, which is gone" for each. */
 void cli_clean_stale(const char *label, const char *path);

@@ -327,17 +327,9 @@ static int evaluate(const char *cmd, attend_model *m, const train_data *td, int 
  * writable, none the same file as an input or another output. --resume and
  * --checkpoint may be one file (continuing a checkpoint in place). */
 static int check_paths(const char *cmd, const train_opts *o) {
-    int same = 0;
-    if (o->resume && o->checkpoint) attend_path_same(o->resume, o->checkpoint, &same, NULL);
-    attend_path_use uses[] = {
-        {o->data.tsv, "--train", 0, 0},
-        {o->data.dev, "--dev", 0, 0},
-        {same ? NULL : o->resume, "--resume", 0, 0},
-        {o->checkpoint, "--checkpoint", 1, 0},
-        {o->out, "--out", 1, o->write_special ? ATTEND_OUTPUT_ALLOW_SPECIAL : 0},
-    };
-    return cli_check_outputs(cmd, uses, (int)(sizeof uses / sizeof uses[0]),
-                             "(--write-special writes a device or FIFO given as --out in place)");
+    return cli_check_train_files(cmd, "--train", o->data.tsv, o->data.dev, o->resume, o->checkpoint, o->out,
+                                 o->write_special ? ATTEND_OUTPUT_ALLOW_SPECIAL : 0,
+                                 "(--write-special writes a device or FIFO given as --out in place)");
 }
 
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
