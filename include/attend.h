@@ -722,6 +722,20 @@ attend_status attend_model_config_check(const attend_model_config *cfg, attend_e
 attend_status attend_model_create(attend_model **out, const attend_model_config *cfg,
                                   uint64_t seed, attend_error *err);
 void attend_model_free(attend_model *m); /* NULL is fine */
+
+/*
+ * Threads: a model is not safe to use from two threads at once. Every
+ * function that runs it (forward, backward, greedy, beam, score, evaluate,
+ * intervene) writes its activations, even when only decoding. To decode one
+ * loaded model from several threads, give each thread its own copy:
+ * attend_model_clone makes a model with the same configuration and weights
+ * and its own activations (nothing shared with src afterwards; free it with
+ * attend_model_free). src is only read, so several threads may clone the same
+ * model at once, as long as no thread runs src meanwhile. A clone decodes
+ * exactly as src does (tests/test_concurrent.c: 8 threads, greedy and beam,
+ * under ThreadSanitizer).
+ */
+attend_status attend_model_clone(attend_model **out, const attend_model *src, attend_error *err);
 const attend_model_config *attend_model_get_config(const attend_model *m);
 
 /* Parameter tensors, in a fixed order. */

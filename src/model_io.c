@@ -180,6 +180,21 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
 #endif
 }
 
+attend_status attend_model_clone(attend_model **out, const attend_model *src, attend_error *err) {
+    CHECK(out && src, err, ATTEND_ERR_NULL, "attend_model_clone: %s is NULL", !out ? "out" : "src");
+    *out = NULL;
+    attend_model *m = NULL;
+    TRY(attend_model_create(&m, &src->cfg, 0, err)); /* the seed's weights are replaced below */
+    if (m->nparams != src->nparams) { /* the same configuration gives the same layout */
+        attend_model_free(m);
+        return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_clone: %zu parameters, the source has %zu", m->nparams,
+                       src->nparams);
+    }
+    memcpy(m->params, src->params, src->nparams * sizeof *m->params);
+    *out = m;
+    return at_ok(err);
+}
+
 attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
                                  const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
     return at_model_write(m, path, src_vocab, tgt_vocab, tok, "model", NULL, 0, NULL, 0, err);

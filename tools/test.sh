@@ -6,17 +6,22 @@
 #                   threads (the other tests run at 1 thread: ctest runs two
 #                   tests at once on the two cores)
 #   build-asan/     clang, portable GEMM, AddressSanitizer + UndefinedBehaviorSanitizer, -Werror
+#   build-tsan/     gcc, ThreadSanitizer, portable GEMM, -Werror: builds and runs only
+#                   test_concurrent (one loaded model decoded from 8 threads, each
+#                   with its own clone; any data race fails the run). Built with
+#                   ATTEND_NO_CLONES: gcc's target_clones resolvers (ifuncs) run
+#                   before TSan's runtime is set up and crash at load time
 #   valgrind        a fast subset (the file loaders, hostile files, faults, data
 #                   and every fuzz corpus replay) of build-portable/ under
 #                   valgrind --error-exitcode=1 --leak-check=full: zero reports
 # Prints ctest's summary per configuration and, last, one line
 # "total: N passed, N failed". Exits non-zero if any test failed.
-# Usage: bash tools/test.sh [config ...]   (default: openblas portable asan valgrind)
+# Usage: bash tools/test.sh [config ...]   (default: openblas portable asan tsan valgrind)
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(openblas portable asan valgrind)
+[ ${#configs[@]} -gt 0 ] || configs=(openblas portable asan tsan valgrind)
 
 passed=0
 failed=0
@@ -63,6 +68,8 @@ run_valgrind() {
 
 for config in "${configs[@]}"; do
   cc=()
+  targets=()   # empty: build everything
+  only=""      # ctest -R filter; empty: every test
   case "$config" in
     openblas) dir=build;          flags=(-DATTEND_BLAS=ON  -DATTEND_WERROR=ON) ;;
     portable) dir=build-portable; flags=(-DATTEND_BLAS=OFF -DATTEND_OPENMP=ON -DATTEND_WERROR=ON) ;;
@@ -71,8 +78,12 @@ for config in "${configs[@]}"; do
     asan)     dir=build-asan;     cc=(clang)
               flags=(-DCMAKE_C_COMPILER=clang -DCMAKE_C_FLAGS=-Wno-pass-failed -DATTEND_BLAS=OFF -DATTEND_WERROR=ON
                      -DATTEND_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    tsan)     dir=build-tsan;     cc=(gcc); targets=(--target test_concurrent); only='^test_concurrent$'
+              flags=(-DCMAKE_C_COMPILER=gcc "-DCMAKE_C_FLAGS=-fsanitize=thread -DATTEND_NO_CLONES"
+                     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DATTEND_BLAS=OFF -DATTEND_WERROR=ON
+                     -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     valgrind) echo "=== valgrind (build-portable, subset) ==="; run_valgrind; continue ;;
-    *) echo "tools/test.sh: unknown configuration '$config' (openblas, portable, asan, valgrind)" >&2; exit 2 ;;
+    *) echo "tools/test.sh: unknown configuration '$config' (openblas, portable, asan, tsan, valgrind)" >&2; exit 2 ;;
   esac
   echo "=== $config ($dir) ==="
   if [ ${#cc[@]} -gt 0 ] && ! command -v "${cc[0]}" >/dev/null; then
@@ -90,11 +101,13 @@ for config in "${configs[@]}"; do
     cat "$dir.configure.log"; echo "$config: OpenMP not found (gcc's libgomp)"; failed=$((failed + 1)); status=1
     continue
   fi
-  if ! cmake --build "$dir" -j"$jobs" >"$dir.build.log" 2>&1; then
+  if ! cmake --build "$dir" -j"$jobs" "${targets[@]}" >"$dir.build.log" 2>&1; then
     cat "$dir.build.log"; echo "$config: build failed"; failed=$((failed + 1)); status=1; continue
   fi
   log="$dir.ctest.log"
-  OMP_NUM_THREADS=1 ctest --test-dir "$dir" --output-on-failure -j"$jobs" 2>&1 | tee "$log"
+  filter=()
+  [ -z "$only" ] || filter=(-R "$only")
+  OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1" ctest --test-dir "$dir" --output-on-failure -j"$jobs" "${filter[@]}" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] || status=1
   # ctest: "100% tests passed, 0 tests failed out of 12"
