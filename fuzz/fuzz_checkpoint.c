@@ -1,6 +1,7 @@
 /*
- * fuzz_checkpoint.c — attend_trainer_resume on hostile checkpoints: the model
- * file checks plus the training metadata ("attend.train" JSON), the optimizer
+ * fuzz_checkpoint.c — attend_trainer_resume_checked on hostile checkpoints:
+ * the model file checks plus the training metadata ("attend.train" JSON, its
+ * fingerprint of the data and options, the vocabularies), the optimizer
  * tensors (moments, state, order) and their values. A fixed small setup (the
  * same as fuzz/make_corpus.c's, so the seed checkpoints fit it) is made once;
  * each input is resumed into a fresh trainer. Invariants: a refused
@@ -31,7 +32,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(before, attend_model_params(m), n * sizeof *before);
 
     const char *path = fuzz_write_file(data, size);
-    attend_status st = attend_trainer_resume(tr, path, &err);
+    /* the checked resume: vocabularies compared too; odd-length inputs take
+     * the --resume-anyway path, so the note and resume-despite-differences
+     * run as well */
+    attend_resume_options ro = {g_setup.vocab, g_setup.vocab, ATTEND_TOKENIZE_CHAR, (int)(size & 1)};
+    attend_error note;
+    attend_status st = attend_trainer_resume_checked(tr, path, &ro, &note, &err);
+    if (st == ATTEND_OK && note.status != ATTEND_OK) {
+        fuzz_check_message(note.msg, NULL);
+        FUZZ_CHECK(strstr(note.msg, path) != NULL, "the note does not name the file: %s", note.msg);
+        FUZZ_CHECK(note.status == ATTEND_ERR_FORMAT || (ro.anyway && note.status == ATTEND_ERR_ARG),
+                   "note status %s: %s", attend_status_name(note.status), note.msg);
+    }
     if (st != ATTEND_OK) {
         FUZZ_CHECK(st == ATTEND_ERR_FORMAT || st == ATTEND_ERR_ARG || st == ATTEND_ERR_ALLOC,
                    "status %s: %s", attend_status_name(st), err.msg);

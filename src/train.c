@@ -312,15 +312,20 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
     const at_json_node *h = at_json_get(r, "data_fnv1a64");
     char hex[24];
     snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tr->data_hash);
+    CHECK(!h || h->type == AT_JSON_STRING, err, ATTEND_ERR_FORMAT,
+          "%s: metadata attend.train: data_fnv1a64 is not a string", path);
     if (!h) fp_missing(&d, "training data");
-    else if (h->type != AT_JSON_STRING || strcmp(h->str, hex))
+    else if (strcmp(h->str, hex))
         fp_add(&d, "training data", "training data hash is %.20s, this data's %s (other pairs or another order)",
-               h->type == AT_JSON_STRING ? h->str : "?", hex);
+               h->str, hex);
     const at_json_node *sd = at_json_get(r, "seed");
+    CHECK(!sd || sd->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT, "%s: metadata attend.train: seed is not a number",
+          path);
     if (!sd) fp_missing(&d, "seed");
-    else if (!sd->is_int ? (double)tr->seed != sd->d : (uint64_t)sd->i != tr->seed)
-        fp_add(&d, "seed", "seed is %.17g, in this run %llu", sd->is_int ? (double)sd->i : sd->d,
-               (unsigned long long)tr->seed);
+    else if (sd->is_int ? (uint64_t)sd->i != tr->seed : (double)tr->seed != sd->d) {
+        if (sd->is_int) fp_add(&d, "seed", "seed is %lld, in this run %llu", (long long)sd->i, (unsigned long long)tr->seed);
+        else fp_add(&d, "seed", "seed is %g, in this run %llu", sd->d, (unsigned long long)tr->seed);
+    }
     const attend_optim_config *o = &tr->opt_cfg;
     struct {
         const char *name;
@@ -337,7 +342,9 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
                 {"eps", o->eps}};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
         const at_json_node *v = at_json_get(r, nums[i].name);
-        if (!v || v->type != AT_JSON_NUMBER) fp_missing(&d, nums[i].name);
+        CHECK(!v || v->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT,
+              "%s: metadata attend.train: %s is not a number", path, nums[i].name);
+        if (!v) fp_missing(&d, nums[i].name);
         else if (v->d != nums[i].now)
             fp_add(&d, nums[i].name, "%s is %.9g, in this run %.9g", nums[i].name, v->d, nums[i].now);
     }

@@ -583,6 +583,59 @@ static void expect_resume(const char *name, const char *path, attend_status want
     fuzz_setup_free(&fs);
 }
 
+/* json with the value of "key" (a number or string, up to the next ',' or
+ * '}') replaced by value, or the key removed when value is NULL; malloc'ed. */
+static char *json_set(const char *json, const char *key, const char *value) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = strstr(json, pat);
+    if (!at) return NULL;
+    const char *v = at + strlen(pat), *end = v + strcspn(v, ",}");
+    size_t n = strlen(json) + (value ? strlen(value) : 0) + 1;
+    char *out = malloc(n);
+    if (value) snprintf(out, n, "%.*s%s%s", (int)(v - json), json, value, end);
+    else if (*end == ',') snprintf(out, n, "%.*s%s", (int)(at - json), json, end + 1);
+    else snprintf(out, n, "%.*s%s", (int)(at - json - 1), json, end); /* the last member: drop the comma before */
+    return out;
+}
+
+/* Checkpoint fingerprints (docs/FORMAT.md): another data hash or option is
+ * refused naming it; a checkpoint without the fields (an older writer) resumes. */
+static void test_checkpoint_fingerprints(const char *ck, const char *bad) {
+    attend_st_file *f = NULL;
+    attend_error err;
+    if (attend_st_open(&f, ck, 0, &err)) {
+        EXPECT(0, "%s", err.msg);
+        return;
+    }
+    const char *tj = attend_st_metadata(f, "attend.train");
+    struct {
+        const char *file, *key, *value;
+        attend_status want;
+        const char *msg;
+    } cases[] = {
+        {"fingerprint-other-data.st", "data_fnv1a64", "\"0123456789abcdef\"", ATTEND_ERR_ARG,
+         "training data hash is 0123456789abcdef"},
+        {"fingerprint-data-not-string.st", "data_fnv1a64", "17", ATTEND_ERR_FORMAT, "data_fnv1a64 is not a string"},
+        {"fingerprint-other-lr.st", "lr", "0.5", ATTEND_ERR_ARG, "lr is 0.5, in this run 0.01"},
+        {"fingerprint-other-seed.st", "seed", "8", ATTEND_ERR_ARG, "seed is 8, in this run 7"},
+        {"fingerprint-seed-huge.st", "seed", "1e300", ATTEND_ERR_ARG, "seed is 1e+300, in this run 7"},
+        {"fingerprint-seed-string.st", "seed", "\"7\"", ATTEND_ERR_FORMAT, "seed is not a number"},
+        {"fingerprint-other-eps.st", "eps", "1", ATTEND_ERR_ARG, "eps is 1, in this run"},
+        {"fingerprint-lr-string.st", "lr", "\"x\"", ATTEND_ERR_FORMAT, "lr is not a number"},
+        {"fingerprint-missing-data.st", "data_fnv1a64", NULL, ATTEND_OK, ""},
+    };
+    for (size_t i = 0; tj && i < sizeof cases / sizeof cases[0]; i++) {
+        char *j = json_set(tj, cases[i].key, cases[i].value);
+        EXPECT(j != NULL, "attend.train has no %s: %s", cases[i].key, tj);
+        if (!j) continue;
+        rewrite_checkpoint(ck, bad, NULL, NULL, "attend.train", j);
+        expect_resume(cases[i].file, bad, cases[i].want, cases[i].msg);
+        free(j);
+    }
+    attend_st_close(f);
+}
+
 static void test_checkpoints(void) {
     fuzz_setup fs;
     attend_trainer *tr = NULL;
@@ -651,6 +704,7 @@ static void test_checkpoints(void) {
     expect_resume("train-meta-other-data.st", bad, ATTEND_ERR_ARG, "pairs");
     rewrite_checkpoint(ck, bad, NULL, NULL, "attend.format", "model");
     expect_resume("format-model.st", bad, ATTEND_ERR_FORMAT, "not a checkpoint");
+    test_checkpoint_fingerprints(ck, bad);
 
     /* every prefix of the checkpoint is refused, nothing changes */
     size_t len;
