@@ -42,6 +42,7 @@ int cli_check_train_files(const char *cmd, const char *data_role, const char *da
 
 static void print_removed(void *ctx, const char *file, long pid) {
     printf("%s: removed %s, left by process %ld, which is gone\n", (const char *)ctx, file, pid);
+    fflush(stdout); /* said at once: the run may be killed next */
 }
 
 void cli_clean_stale(const char *label, const char *path) {

@@ -339,6 +339,10 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
     memset(&td, 0, sizeof td);
+    /* first of all (a run killed early must still have done it): temporaries
+     * left by killed runs; the writer would remove them silently */
+    cli_clean_stale("checkpoint", o.checkpoint);
+    cli_clean_stale("out", o.out);
     int rc = check_paths(cmd, &o);
     if (!rc) rc = load_data(cmd, &o.data, &td);
     if (rc) goto done;
@@ -386,8 +390,6 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         goto done;
     }
     print_model(m, &o);
-    cli_clean_stale("checkpoint", o.checkpoint); /* the writer would remove them silently */
-    cli_clean_stale("out", o.out);
     if (o.resume) {
         attend_resume_options ro = {td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, o.resume_anyway};
         attend_error note = {0};
