@@ -102,9 +102,9 @@ static int gemm_path(int M, int N, int K) {
 #define TILE_NV 2
 #define TILE_MR 6
 #include "gemm_tile.h"
-#define TILE_BYTES 64 /* AVX-512: 14 x 16 floats (14 x 8 doubles) in 14 zmm */
-#define TILE_NV 1
-#define TILE_MR 14
+#define TILE_BYTES 64 /* AVX-512: 8 x 32 floats (8 x 16 doubles) in 16 zmm */
+#define TILE_NV 2
+#define TILE_MR 8
 #include "gemm_tile.h"
 
 /* The portable product (K >= 1) at level lvl by algorithm path, on the

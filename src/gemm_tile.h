@@ -162,6 +162,42 @@ static AT_ALWAYS_INLINE void T_(gemv_dots)(int n, int K, attend_real alpha, cons
     }
 }
 
+#if TILE_BYTES == 16
+/* dst[c*ldd + r] = src[r*lds + c] for r < rows, c < cols: a transposing copy
+ * (the packing of rows into depth-major panels), in 4 x 4 float (2 x 2
+ * double) blocks of 16-byte vectors, the edges element by element. Defined
+ * once, with the first width. */
+#define TQ ((int)(16 / sizeof(attend_real))) /* block side */
+static AT_ALWAYS_INLINE void transpose_into(attend_real *restrict dst, size_t ldd, const attend_real *restrict src,
+                                            size_t lds, int rows, int cols) {
+    int r = 0;
+    for (; r + TQ <= rows; r += TQ) {
+        int c = 0;
+        for (; c + TQ <= cols; c += TQ) {
+#ifdef ATTEND_DOUBLE
+            const vec_16 x0 = vload_16(src + r * lds + c), x1 = vload_16(src + (r + 1) * lds + c);
+            vstore_16(dst + c * ldd + r, __builtin_shufflevector(x0, x1, 0, 2));
+            vstore_16(dst + (c + 1) * ldd + r, __builtin_shufflevector(x0, x1, 1, 3));
+#else
+            const vec_16 x0 = vload_16(src + r * lds + c), x1 = vload_16(src + (r + 1) * lds + c);
+            const vec_16 x2 = vload_16(src + (r + 2) * lds + c), x3 = vload_16(src + (r + 3) * lds + c);
+            const vec_16 t0 = __builtin_shufflevector(x0, x1, 0, 4, 1, 5), t1 = __builtin_shufflevector(x0, x1, 2, 6, 3, 7);
+            const vec_16 t2 = __builtin_shufflevector(x2, x3, 0, 4, 1, 5), t3 = __builtin_shufflevector(x2, x3, 2, 6, 3, 7);
+            vstore_16(dst + c * ldd + r, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
+            vstore_16(dst + (c + 1) * ldd + r, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
+            vstore_16(dst + (c + 2) * ldd + r, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
+            vstore_16(dst + (c + 3) * ldd + r, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+#endif
+        }
+        for (; c < cols; c++)
+            for (int q = 0; q < TQ; q++) dst[c * ldd + r + q] = src[(r + q) * lds + c];
+    }
+    for (; r < rows; r++)
+        for (int c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+}
+#undef TQ
+#endif
+
 /* Packs op(A) rows [0,mc) x depth [0,kc) (A already offset to the block) into
  * TILE_MR-tall panels: panel r holds rows r*MR.., each depth step MR values,
  * rows past mc zero. */
@@ -171,10 +207,7 @@ static AT_ALWAYS_INLINE void T_(pack_a)(attend_real *restrict dst /* [ceil(mc/MR
         attend_real *panel = dst + (size_t)ir * kc;
         const int m = mc - ir < TILE_MR ? mc - ir : TILE_MR;
         if (!transA) { /* op(A)(i,p) = A[i*lda + p]: rows contiguous */
-            for (int i = 0; i < m; i++) {
-                const attend_real *src = A + (size_t)(ir + i) * lda;
-                for (int p = 0; p < kc; p++) panel[(size_t)p * TILE_MR + i] = src[p];
-            }
+            transpose_into(panel, TILE_MR, A + (size_t)ir * lda, (size_t)lda, m, kc);
         } else { /* op(A)(i,p) = A[p*lda + i] */
             for (int p = 0; p < kc; p++) {
                 const attend_real *src = A + (size_t)p * lda + ir;
@@ -203,10 +236,7 @@ static AT_ALWAYS_INLINE void T_(pack_b)(attend_real *restrict dst /* [ceil(nc/NR
                     for (int j = 0; j < TNR; j++) panel[(size_t)p * TNR + j] = j < n ? B[(size_t)p * ldb + jr + j] : 0;
             }
         } else { /* op(B)(p,j) = B[j*ldb + p] */
-            for (int j = 0; j < n; j++) {
-                const attend_real *src = B + (size_t)(jr + j) * ldb;
-                for (int p = 0; p < kc; p++) panel[(size_t)p * TNR + j] = src[p];
-            }
+            transpose_into(panel, TNR, B + (size_t)jr * ldb, (size_t)ldb, n, kc);
             for (int j = n; j < TNR; j++)
                 for (int p = 0; p < kc; p++) panel[(size_t)p * TNR + j] = 0;
         }
