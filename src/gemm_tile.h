@@ -29,8 +29,9 @@ static AT_ALWAYS_INLINE TV T_(vload)(const attend_real *p) { /* p [TVL], any ali
     return v;
 }
 
-static AT_ALWAYS_INLINE void T_(vstore)(attend_real *p, TV v) { /* p [TVL] */
-    memcpy(p, &v, sizeof v);
+/* (Vectors go by pointer: a 64-byte vector argument draws gcc's ABI note.) */
+static AT_ALWAYS_INLINE void T_(vstore)(attend_real *p, const TV *v) { /* p [TVL] */
+    memcpy(p, v, sizeof *v);
 }
 
 /* The first n (<= TVL) values at p, zeros after. */
@@ -42,7 +43,8 @@ static AT_ALWAYS_INLINE TV T_(vload_part)(const attend_real *p, int n) { /* p [n
 
 /* Sum of the lanes: halving down to 16 bytes, then lane by lane (the same
  * order for every element). */
-static AT_ALWAYS_INLINE attend_real T_(vsum)(TV v) {
+static AT_ALWAYS_INLINE attend_real T_(vsum)(const TV *vp) {
+    const TV v = *vp;
     vec_16 q;
 #if TILE_BYTES == 64
     vec_32 lo, hi;
@@ -69,8 +71,9 @@ static AT_ALWAYS_INLINE attend_real T_(vsum)(TV v) {
 /* out[e*os] = alpha acc[e] + beta out[e*os] for e < n (n <= TVL); beta = 0
  * never reads out. Every store of the portable kernel goes through here, so an
  * element's last operation is the same vector expression wherever it lies. */
-static AT_ALWAYS_INLINE void T_(store_lanes)(attend_real *out, size_t os, int n, TV acc, attend_real alpha,
+static AT_ALWAYS_INLINE void T_(store_lanes)(attend_real *out, size_t os, int n, const TV *accp, attend_real alpha,
                                               attend_real beta) {
+    const TV acc = *accp;
     const int whole = os == 1 && n == TVL;
     TV r;
     if (beta == 0) {
@@ -82,7 +85,7 @@ static AT_ALWAYS_INLINE void T_(store_lanes)(attend_real *out, size_t os, int n,
             for (int e = 0; e < n; e++) c[e] = out[(size_t)e * os];
         r = alpha * acc + beta * c;
     }
-    if (whole) T_(vstore)(out, r);
+    if (whole) T_(vstore)(out, &r);
     else
         for (int e = 0; e < n; e++) out[(size_t)e * os] = r[e];
 }
@@ -104,20 +107,20 @@ static AT_ALWAYS_INLINE void T_(gemv_rows)(int n, int K, attend_real alpha, cons
             a2 += xp * T_(vload)(row + 2 * TVL);
             a3 += xp * T_(vload)(row + 3 * TVL);
         }
-        T_(store_lanes)(out + (size_t)j * os, os, TVL, a0, alpha, beta);
-        T_(store_lanes)(out + (size_t)(j + TVL) * os, os, TVL, a1, alpha, beta);
-        T_(store_lanes)(out + (size_t)(j + 2 * TVL) * os, os, TVL, a2, alpha, beta);
-        T_(store_lanes)(out + (size_t)(j + 3 * TVL) * os, os, TVL, a3, alpha, beta);
+        T_(store_lanes)(out + (size_t)j * os, os, TVL, &a0, alpha, beta);
+        T_(store_lanes)(out + (size_t)(j + TVL) * os, os, TVL, &a1, alpha, beta);
+        T_(store_lanes)(out + (size_t)(j + 2 * TVL) * os, os, TVL, &a2, alpha, beta);
+        T_(store_lanes)(out + (size_t)(j + 3 * TVL) * os, os, TVL, &a3, alpha, beta);
     }
     for (; j + TVL <= n; j += TVL) {
         TV a0 = {0};
         for (int p = 0; p < K; p++) a0 += x[p] * T_(vload)(Mat + (size_t)p * ldm + j);
-        T_(store_lanes)(out + (size_t)j * os, os, TVL, a0, alpha, beta);
+        T_(store_lanes)(out + (size_t)j * os, os, TVL, &a0, alpha, beta);
     }
     if (j < n) {
         TV a0 = {0};
         for (int p = 0; p < K; p++) a0 += x[p] * T_(vload_part)(Mat + (size_t)p * ldm + j, n - j);
-        T_(store_lanes)(out + (size_t)j * os, os, n - j, a0, alpha, beta);
+        T_(store_lanes)(out + (size_t)j * os, os, n - j, &a0, alpha, beta);
     }
 }
 
@@ -145,10 +148,11 @@ static AT_ALWAYS_INLINE void T_(gemv_dots)(int n, int K, attend_real alpha, cons
             a2 += xv * T_(vload_part)(r2 + kv, K - kv);
             a3 += xv * T_(vload_part)(r3 + kv, K - kv);
         }
-        const attend_real sums[4] = {T_(vsum)(a0), T_(vsum)(a1), T_(vsum)(a2), T_(vsum)(a3)};
+        const attend_real sums[4] = {T_(vsum)(&a0), T_(vsum)(&a1), T_(vsum)(&a2), T_(vsum)(&a3)};
         for (int q = 0; q < 4; q += TVL) { /* TVL is 2 for doubles in 16 bytes */
             const int cnt = 4 - q < TVL ? 4 - q : TVL;
-            T_(store_lanes)(out + (size_t)(j + q) * os, os, cnt, T_(vload_part)(sums + q, cnt), alpha, beta);
+            const TV sv = T_(vload_part)(sums + q, cnt);
+            T_(store_lanes)(out + (size_t)(j + q) * os, os, cnt, &sv, alpha, beta);
         }
     }
     for (; j < n; j++) {
@@ -157,8 +161,8 @@ static AT_ALWAYS_INLINE void T_(gemv_dots)(int n, int K, attend_real alpha, cons
         for (int p = 0; p < kv; p += TVL) a0 += T_(vload)(x + p) * T_(vload)(r0 + p);
         if (kv < K) a0 += T_(vload_part)(x + kv, K - kv) * T_(vload_part)(r0 + kv, K - kv);
         TV s = {0};
-        s[0] = T_(vsum)(a0);
-        T_(store_lanes)(out + (size_t)j * os, os, 1, s, alpha, beta);
+        s[0] = T_(vsum)(&a0);
+        T_(store_lanes)(out + (size_t)j * os, os, 1, &s, alpha, beta);
     }
 }
 
@@ -176,18 +180,16 @@ static AT_ALWAYS_INLINE void transpose_into(attend_real *restrict dst, size_t ld
         for (; c + TQ <= cols; c += TQ) {
 #ifdef ATTEND_DOUBLE
             const vec_16 x0 = vload_16(src + r * lds + c), x1 = vload_16(src + (r + 1) * lds + c);
-            vstore_16(dst + c * ldd + r, __builtin_shufflevector(x0, x1, 0, 2));
-            vstore_16(dst + (c + 1) * ldd + r, __builtin_shufflevector(x0, x1, 1, 3));
+            const vec_16 y[2] = {__builtin_shufflevector(x0, x1, 0, 2), __builtin_shufflevector(x0, x1, 1, 3)};
 #else
             const vec_16 x0 = vload_16(src + r * lds + c), x1 = vload_16(src + (r + 1) * lds + c);
             const vec_16 x2 = vload_16(src + (r + 2) * lds + c), x3 = vload_16(src + (r + 3) * lds + c);
             const vec_16 t0 = __builtin_shufflevector(x0, x1, 0, 4, 1, 5), t1 = __builtin_shufflevector(x0, x1, 2, 6, 3, 7);
             const vec_16 t2 = __builtin_shufflevector(x2, x3, 0, 4, 1, 5), t3 = __builtin_shufflevector(x2, x3, 2, 6, 3, 7);
-            vstore_16(dst + c * ldd + r, __builtin_shufflevector(t0, t2, 0, 1, 4, 5));
-            vstore_16(dst + (c + 1) * ldd + r, __builtin_shufflevector(t0, t2, 2, 3, 6, 7));
-            vstore_16(dst + (c + 2) * ldd + r, __builtin_shufflevector(t1, t3, 0, 1, 4, 5));
-            vstore_16(dst + (c + 3) * ldd + r, __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+            const vec_16 y[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+                                 __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
 #endif
+            for (int q = 0; q < TQ; q++) vstore_16(dst + (c + q) * ldd + r, &y[q]);
         }
         for (; c < cols; c++)
             for (int q = 0; q < TQ; q++) dst[c * ldd + r + q] = src[(r + q) * lds + c];
@@ -229,8 +231,10 @@ static AT_ALWAYS_INLINE void T_(pack_b)(attend_real *restrict dst /* [ceil(nc/NR
         if (!transB) { /* op(B)(p,j) = B[p*ldb + j]: rows contiguous */
             if (n == TNR) {
                 for (int p = 0; p < kc; p++)
-                    for (int v = 0; v < TILE_NV; v++)
-                        T_(vstore)(panel + (size_t)p * TNR + v * TVL, T_(vload)(B + (size_t)p * ldb + jr + v * TVL));
+                    for (int v = 0; v < TILE_NV; v++) {
+                        const TV t = T_(vload)(B + (size_t)p * ldb + jr + v * TVL);
+                        T_(vstore)(panel + (size_t)p * TNR + v * TVL, &t);
+                    }
             } else {
                 for (int p = 0; p < kc; p++)
                     for (int j = 0; j < TNR; j++) panel[(size_t)p * TNR + j] = j < n ? B[(size_t)p * ldb + jr + j] : 0;
@@ -272,13 +276,13 @@ static AT_ALWAYS_INLINE void T_(micro)(int kc, const attend_real *restrict a, co
         for (int i = 0; i < TILE_MR; i++) {
             AT_UNROLL
             for (int v = 0; v < TILE_NV; v++)
-                T_(store_lanes)(C + (size_t)i * ldc + v * TVL, 1, TVL, acc[i][v], alpha, beta);
+                T_(store_lanes)(C + (size_t)i * ldc + v * TVL, 1, TVL, &acc[i][v], alpha, beta);
         }
     } else {
         for (int i = 0; i < m; i++)
             for (int v = 0; v < TILE_NV && v * TVL < n; v++) {
                 const int left = n - v * TVL;
-                T_(store_lanes)(C + (size_t)i * ldc + v * TVL, 1, left < TVL ? left : TVL, acc[i][v], alpha, beta);
+                T_(store_lanes)(C + (size_t)i * ldc + v * TVL, 1, left < TVL ? left : TVL, &acc[i][v], alpha, beta);
             }
     }
 }
@@ -352,12 +356,16 @@ static AT_ALWAYS_INLINE void T_(batched_small)(int batch, int transA, int transB
                 const attend_real ai = Ab[(size_t)i * astep];
                 int j = 0;
                 if (bstep == 1)
-                    for (; j + TVL <= N; j += TVL) T_(store_lanes)(c + j, 1, TVL, ai * T_(vload)(Bb + j), alpha, beta);
+                    for (; j + TVL <= N; j += TVL) {
+                        const TV t = ai * T_(vload)(Bb + j);
+                        T_(store_lanes)(c + j, 1, TVL, &t, alpha, beta);
+                    }
                 for (; j < N; j += TVL) {
                     const int n = N - j < TVL ? N - j : TVL;
                     TV bv = {0};
                     for (int e = 0; e < n; e++) bv[e] = Bb[(size_t)(j + e) * bstep];
-                    T_(store_lanes)(c + j, 1, n, ai * bv, alpha, beta);
+                    const TV t = ai * bv;
+                    T_(store_lanes)(c + j, 1, n, &t, alpha, beta);
                 }
             }
         }
@@ -376,8 +384,8 @@ static AT_ALWAYS_INLINE void T_(rows_sum)(attend_real *restrict dst, const atten
             s0 += T_(vload)(rows + r * cols + k);
             s1 += T_(vload)(rows + r * cols + k + TVL);
         }
-        T_(vstore)(dst + k, s0);
-        T_(vstore)(dst + k + TVL, s1);
+        T_(vstore)(dst + k, &s0);
+        T_(vstore)(dst + k + TVL, &s1);
     }
     for (; k < cols; k++) {
         attend_real s = dst[k];
@@ -392,7 +400,10 @@ static AT_ALWAYS_INLINE void T_(rows_add)(attend_real *restrict rows, const atte
     for (size_t r = 0; r < R; r++) {
         attend_real *restrict y = rows + r * cols;
         int k = 0;
-        for (; k + TVL <= cols; k += TVL) T_(vstore)(y + k, T_(vload)(y + k) + T_(vload)(v + k));
+        for (; k + TVL <= cols; k += TVL) {
+            const TV t = T_(vload)(y + k) + T_(vload)(v + k);
+            T_(vstore)(y + k, &t);
+        }
         for (; k < cols; k++) y[k] += v[k];
     }
 }
