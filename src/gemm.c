@@ -94,9 +94,9 @@ static int gemm_path(int M, int N, int K) {
 /* One instantiation of src/gemm_tile.h per vector width; the micro-tile is
  * MR x NR with NR = NV vectors, MR x NV accumulators fitting the level's
  * registers (16 xmm, 16 ymm, 32 zmm) beside the B vectors. */
-#define TILE_BYTES 16 /* baseline: 4 x 8 floats (4 x 4 doubles) in 8 xmm */
+#define TILE_BYTES 16 /* baseline: 6 x 8 floats (6 x 4 doubles) in 12 xmm */
 #define TILE_NV 2
-#define TILE_MR 4
+#define TILE_MR 6
 #include "gemm_tile.h"
 #define TILE_BYTES 32 /* AVX2: 6 x 16 floats (6 x 8 doubles) in 12 ymm */
 #define TILE_NV 2
