@@ -41,9 +41,8 @@ static AT_ALWAYS_INLINE TV T_(vload_part)(const attend_real *p, int n) { /* p [n
     return v;
 }
 
-/* Sum of the lanes: halving down to 16 bytes, then lane by lane (the same
- * order for every element). */
-static AT_ALWAYS_INLINE attend_real T_(vsum)(const TV *vp) {
+/* The lanes added pairwise down to one 16-byte vector. */
+static AT_ALWAYS_INLINE vec_16 T_(vhalve)(const TV *vp) {
     const TV v = *vp;
     vec_16 q;
 #if TILE_BYTES == 64
@@ -63,9 +62,41 @@ static AT_ALWAYS_INLINE attend_real T_(vsum)(const TV *vp) {
 #else
     q = v;
 #endif
-    attend_real s = 0;
-    for (int e = 0; e < (int)(sizeof q / sizeof(attend_real)); e++) s += q[e];
-    return s;
+    return q;
+}
+
+#if TILE_BYTES == 16
+/* The sum of a 16-byte vector's lanes, (q0 + q1) + (q2 + q3) for floats. */
+static AT_ALWAYS_INLINE attend_real lanesum_16(vec_16 q) {
+#ifdef ATTEND_DOUBLE
+    return q[0] + q[1];
+#else
+    return (q[0] + q[1]) + (q[2] + q[3]);
+#endif
+}
+
+/* out[r] = lanesum_16(q[r]) for four vectors at once (a transpose, then
+ * vector adds in the same order: the same bits as lanesum_16). */
+static AT_ALWAYS_INLINE void lanesum4_16(const vec_16 *q /* [4] */, attend_real *out /* [4] */) {
+#ifdef ATTEND_DOUBLE
+    const vec_16 s01 = __builtin_shufflevector(q[0], q[1], 0, 2) + __builtin_shufflevector(q[0], q[1], 1, 3);
+    const vec_16 s23 = __builtin_shufflevector(q[2], q[3], 0, 2) + __builtin_shufflevector(q[2], q[3], 1, 3);
+    vstore_16(out, &s01);
+    vstore_16(out + 2, &s23);
+#else
+    const vec_16 t0 = __builtin_shufflevector(q[0], q[1], 0, 4, 1, 5), t1 = __builtin_shufflevector(q[0], q[1], 2, 6, 3, 7);
+    const vec_16 t2 = __builtin_shufflevector(q[2], q[3], 0, 4, 1, 5), t3 = __builtin_shufflevector(q[2], q[3], 2, 6, 3, 7);
+    const vec_16 s = (__builtin_shufflevector(t0, t2, 0, 1, 4, 5) + __builtin_shufflevector(t0, t2, 2, 3, 6, 7)) +
+                     (__builtin_shufflevector(t1, t3, 0, 1, 4, 5) + __builtin_shufflevector(t1, t3, 2, 3, 6, 7));
+    vstore_16(out, &s);
+#endif
+}
+#endif
+
+/* Sum of the lanes: halving down to 16 bytes, then pairwise (the same order
+ * for every element, one row or four). */
+static AT_ALWAYS_INLINE attend_real T_(vsum)(const TV *vp) {
+    return lanesum_16(T_(vhalve)(vp));
 }
 
 /* out[e*os] = alpha acc[e] + beta out[e*os] for e < n (n <= TVL); beta = 0
@@ -148,7 +179,9 @@ static AT_ALWAYS_INLINE void T_(gemv_dots)(int n, int K, attend_real alpha, cons
             a2 += xv * T_(vload_part)(r2 + kv, K - kv);
             a3 += xv * T_(vload_part)(r3 + kv, K - kv);
         }
-        const attend_real sums[4] = {T_(vsum)(&a0), T_(vsum)(&a1), T_(vsum)(&a2), T_(vsum)(&a3)};
+        const vec_16 h[4] = {T_(vhalve)(&a0), T_(vhalve)(&a1), T_(vhalve)(&a2), T_(vhalve)(&a3)};
+        attend_real sums[4];
+        lanesum4_16(h, sums);
         for (int q = 0; q < 4; q += TVL) { /* TVL is 2 for doubles in 16 bytes */
             const int cnt = 4 - q < TVL ? 4 - q : TVL;
             const TV sv = T_(vload_part)(sums + q, cnt);
