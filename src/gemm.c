@@ -1,10 +1,45 @@
 /*
  * gemm.c — the one matrix-multiply shim. Every matrix product in the library
- * goes through at_gemm, so switching backend (OpenBLAS or the portable loops
+ * goes through at_gemm, so switching backend (OpenBLAS or the portable kernel
  * below) never touches a kernel. Row-major throughout.
+ *
+ * Dimension letters here are the GEMM's own: C [M,N] = alpha op(A) [M,K]
+ * op(B) [K,N] + beta C.
+ *
+ * The portable kernel (compiled in every build: the OpenBLAS build tests and
+ * benchmarks it against cblas_sgemm) has the GotoBLAS/BLIS structure: for each
+ * NC-column block of op(B) and KC-deep slice of K, the [KC,NC] slice of op(B)
+ * is packed into NR-wide panels, then for each MC-row block of op(A) the
+ * [MC,KC] slice is packed into MR-tall panels, and an MR x NR micro-kernel
+ * accumulates one tile of C in registers over the KC slice. The vector code
+ * (src/gemm_tile.h, GCC/clang vector extensions) is instantiated for 16-, 32-
+ * and 64-byte vectors and each instruction-set level (src/isa.h) runs its own
+ * width with a tile that fits its registers: 4 x 8 floats at the baseline
+ * (SSE2), 6 x 16 at AVX2, 14 x 16 at AVX-512. Matrix-vector shapes (M = 1 or
+ * N = 1) skip packing: dot products or row sweeps with outputs in registers.
+ * Every element of C goes through the same sequence of operations wherever it
+ * lies in a tile or block (edge tiles are computed full size on zero-padded
+ * panels) and K is never split between threads, so results do not depend on
+ * the thread count. The packing buffers are thread-local arrays of fixed size:
+ * no allocation.
  */
+#include <string.h>
+
 #include "internal.h"
-#include "vmath.h"
+#include "isa.h"
+
+/* Multiply-adds contract into FMA instructions at the AVX2/AVX-512 levels
+ * (gcc turns contraction off under -std=c11; clang contracts by default).
+ * This changes only the last bits, never determinism within one level. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+/* The 64-byte vector helpers below are static and always inlined: their
+ * calling convention is never used, so the ABI note does not apply. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -22,64 +57,128 @@ const char *attend_gemm_backend(void) {
 #endif
 }
 
-#ifndef ATTEND_USE_CBLAS
-/* Portable fallback. Loop orders keep the innermost loop contiguous in C and,
- * where possible, in the operand it streams through. */
-static void gemm_portable(int transA, int transB, int M, int N, int K, attend_real alpha,
-                          const attend_real *A, int lda, const attend_real *B, int ldb,
-                          attend_real beta, attend_real *C, int ldc) {
-    for (int i = 0; i < M; i++) {
-        attend_real *c = C + (size_t)i * ldc;
-        if (beta == 0) {
-            for (int j = 0; j < N; j++) c[j] = 0;
-        } else if (beta != 1) {
-            for (int j = 0; j < N; j++) c[j] *= beta;
-        }
-    }
-    if (!transB) {
-        /* C[i,:] += alpha * A(i,p) * B[p,:] */
-        for (int i = 0; i < M; i++) {
-            attend_real *c = C + (size_t)i * ldc;
-            for (int p = 0; p < K; p++) {
-                attend_real a = transA ? A[(size_t)p * lda + i] : A[(size_t)i * lda + p];
-                a *= alpha;
-                const attend_real *b = B + (size_t)p * ldb;
-                for (int j = 0; j < N; j++) c[j] += a * b[j];
-            }
-        }
-    } else {
-        /* C[i,j] += alpha * Σ_p A(i,p) B[j,p]: dot products along contiguous B rows */
-        for (int i = 0; i < M; i++) {
-            attend_real *c = C + (size_t)i * ldc;
-            for (int j = 0; j < N; j++) {
-                const attend_real *b = B + (size_t)j * ldb;
-                attend_real acc = 0;
-                if (!transA) {
-                    const attend_real *a = A + (size_t)i * lda;
-                    for (int p = 0; p < K; p++) acc += a[p] * b[p];
-                } else {
-                    for (int p = 0; p < K; p++) acc += A[(size_t)p * lda + i] * b[p];
-                }
-                c[j] += alpha * acc;
-            }
-        }
-    }
+/* ------------------------------------------------------------ portable kernel */
+
+#define KC 256     /* depth of a packed slice */
+#define MC_MAX 128 /* rows of a packed A block */
+#define NC ((int)((512 * 1024) / (KC * sizeof(attend_real)))) /* columns of a packed B slice: 512 floats, 256 doubles */
+
+/* Packed A: MC_MAX x KC (128 KiB of floats), packed B: KC x NC (512 KiB), one
+ * pair per thread, 64-byte aligned; pack_a is also the gather buffer of the
+ * matrix-vector products (up to GEMV_MAXK values). */
+typedef attend_real pack_vec __attribute__((vector_size(64)));
+#define PACK_LANES ((int)(64 / sizeof(attend_real)))
+static _Thread_local pack_vec pack_a[MC_MAX * KC / PACK_LANES];
+static _Thread_local pack_vec pack_b[KC * NC / PACK_LANES];
+#define GEMV_MAXK (MC_MAX * KC)
+
+/* Which algorithm a shape gets: decided once from the whole product, so that
+ * the threads' shares of it all run the same one. */
+enum { PATH_BLOCKED = 0, PATH_ROW = 1 /* M == 1 */, PATH_COL = 2 /* N == 1 */ };
+
+static int gemm_path(int M, int N, int K) {
+    if (K > GEMV_MAXK) return PATH_BLOCKED;
+    if (M == 1) return PATH_ROW;
+    if (N == 1) return PATH_COL;
+    return PATH_BLOCKED;
 }
+
+#if defined(__clang__)
+#define AT_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define AT_UNROLL _Pragma("GCC unroll 16")
+#else
+#define AT_UNROLL
 #endif
 
-/* One product on the calling thread. */
-static void gemm_one(int transA, int transB, int M, int N, int K, attend_real alpha,
+/* One instantiation of src/gemm_tile.h per vector width; the micro-tile is
+ * MR x NR with NR = NV vectors, MR x NV accumulators fitting the level's
+ * registers (16 xmm, 16 ymm, 32 zmm) beside the B vectors. */
+#define TILE_BYTES 16 /* baseline: 6 x 8 floats (6 x 4 doubles) in 12 xmm */
+#define TILE_NV 2
+#define TILE_MR 6
+#include "gemm_tile.h"
+#define TILE_BYTES 32 /* AVX2: 6 x 16 floats (6 x 8 doubles) in 12 ymm */
+#define TILE_NV 2
+#define TILE_MR 6
+#include "gemm_tile.h"
+#define TILE_BYTES 64 /* AVX-512: 8 x 32 floats (8 x 16 doubles) in 16 zmm */
+#define TILE_NV 2
+#define TILE_MR 8
+#include "gemm_tile.h"
+
+/* The portable product (K >= 1) at level lvl by algorithm path, on the
+ * calling thread: each copy runs the width of its own level. */
+AT_KERNEL_VOID(static, gemm_run,
+               (int lvl, int path, int transA, int transB, int M, int N, int K, attend_real alpha,
+                const attend_real *A, int lda, const attend_real *B, int ldb, attend_real beta, attend_real *C,
+                int ldc),
+               (lvl, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) {
+    switch (lvl) {
+    case AT_ISA_AVX512: gemm_64(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case AT_ISA_AVX2: gemm_32(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    default: gemm_16(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    }
+}
+
+/* C = beta C for an empty sum (K <= 0); beta = 0 writes zeros without reading. */
+static void scale_c(int M, int N, attend_real beta, attend_real *C, int ldc) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            attend_real *c = C + (size_t)i * ldc + j;
+            *c = beta == 0 ? 0 : beta * *c;
+        }
+}
+
+void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int K, attend_real alpha,
+                            const attend_real *A, int lda, const attend_real *B, int ldb, attend_real beta,
+                            attend_real *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    const int path = gemm_path(M, N, K);
+#if AT_ISA_DISPATCH
+    if (level > (int)at_isa_supported()) level = (int)at_isa_supported();
+    switch (level) {
+    case AT_ISA_AVX512:
+        gemm_run_isa_avx512(level, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    case AT_ISA_AVX2:
+        gemm_run_isa_avx2(level, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    default:
+        gemm_run_isa_base(AT_ISA_BASELINE, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#else
+    (void)level;
+    gemm_run(AT_ISA_BASELINE, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+
+void at_gemm_portable(int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+                      const attend_real *B, int ldb, attend_real beta, attend_real *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        scale_c(M, N, beta, C, ldc);
+        return;
+    }
+    gemm_run((int)at_isa(), gemm_path(M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* One product (or one thread's share of one: rows or columns of C) on the
+ * calling thread; path is the whole product's (gemm_path). */
+static void gemm_one(int path, int transA, int transB, int M, int N, int K, attend_real alpha,
                      const attend_real *A, int lda, const attend_real *B, int ldb,
                      attend_real beta, attend_real *C, int ldc) {
     if (K <= 0) { /* empty sum: C = beta * C */
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                attend_real *c = C + (size_t)i * ldc + j;
-                *c = beta == 0 ? 0 : beta * *c;
-            }
+        scale_c(M, N, beta, C, ldc);
         return;
     }
 #ifdef ATTEND_USE_CBLAS
+    (void)path;
     if (M == 1) { /* a vector times a matrix: GEMV (c = alpha op(B)ᵀ a + beta c) */
         const int inca = transA ? lda : 1;
 #ifdef ATTEND_DOUBLE
@@ -99,7 +198,7 @@ static void gemm_one(int transA, int transB, int M, int N, int K, attend_real al
                 M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif
 #else
-    gemm_portable(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_run((int)at_isa(), path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif
 }
 
@@ -162,13 +261,14 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              attend_real beta, attend_real *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     blas_single_thread();
+    const int path = gemm_path(M, N, K);
     int nt = at_threads((double)M * N * (K > 0 ? K : 1));
     /* split the output rows (or, for few rows, its columns) over the threads:
-     * every thread writes its own block of C */
+     * every thread writes its own block of C; K is never split */
     int by_rows = M >= 32 || M >= N;
     if (nt > 1 && (by_rows ? M : N) < 16 * nt) nt = 1;
     if (nt == 1) {
-        gemm_one(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_one(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
 #ifdef _OPENMP
@@ -178,11 +278,11 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
         at_thread_range(by_rows ? M : N, 16, &lo, &hi);
         if (hi > lo) {
             if (by_rows) /* rows lo..hi of op(A) and C */
-                gemm_one(transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + (size_t)lo * lda, lda, B, ldb,
-                         beta, C + (size_t)lo * ldc, ldc);
+                gemm_one(path, transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + (size_t)lo * lda, lda, B,
+                         ldb, beta, C + (size_t)lo * ldc, ldc);
             else /* columns lo..hi of op(B) and C */
-                gemm_one(transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + (size_t)lo * ldb : B + lo, ldb,
-                         beta, C + lo, ldc);
+                gemm_one(path, transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + (size_t)lo * ldb : B + lo,
+                         ldb, beta, C + lo, ldc);
         }
     }
 #endif
@@ -192,60 +292,24 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
  * update (K == 1), the shapes of one decoder step's attention (T = 1): a
  * library call per entry would cost more than the arithmetic, so these run
  * here as vectorized loops over contiguous rows. */
-AT_VECTOR static void gemm_batched_small(int batch, int transA, int transB, int M, int N, int K, attend_real alpha,
-                                         const attend_real *A, int lda, size_t strideA, const attend_real *B, int ldb,
-                                         size_t strideB, attend_real beta, attend_real *C, int ldc, size_t strideC) {
-    for (int b = 0; b < batch; b++) {
-        const attend_real *Ab = A + (size_t)b * strideA, *Bb = B + (size_t)b * strideB;
-        attend_real *Cb = C + (size_t)b * strideC;
-        if (M == 1) {
-            /* c [N] = beta c + alpha a [K] op(B) [K,N]; a[p] at Ab[p] or, transposed, Ab[p*lda] */
-            attend_real *restrict c = Cb;
-            const size_t astep = transA ? (size_t)lda : 1;
-            if (transB) { /* B stored [N,K]: one dot product per output */
-                for (int j = 0; j < N; j++) {
-                    const attend_real *restrict bj = Bb + (size_t)j * ldb;
-                    attend_real acc = 0;
-                    if (astep == 1) {
-#pragma omp simd reduction(+ : acc)
-                        for (int p = 0; p < K; p++) acc += Ab[p] * bj[p];
-                    } else {
-                        for (int p = 0; p < K; p++) acc += Ab[(size_t)p * astep] * bj[p];
-                    }
-                    c[j] = (beta == 0 ? 0 : beta * c[j]) + alpha * acc;
-                }
-            } else { /* B stored [K,N]: c += (alpha a[p]) B[p,:] row by row */
-                if (beta == 0) {
-                    for (int j = 0; j < N; j++) c[j] = 0;
-                } else if (beta != 1) {
-                    for (int j = 0; j < N; j++) c[j] *= beta;
-                }
-                for (int p = 0; p < K; p++) {
-                    const attend_real ap = alpha * Ab[(size_t)p * astep];
-                    const attend_real *restrict bp = Bb + (size_t)p * ldb;
-#pragma omp simd
-                    for (int j = 0; j < N; j++) c[j] += ap * bp[j];
-                }
-            }
-        } else { /* K == 1: C [M,N] = beta C + alpha a bᵀ with a [M], b [N] */
-            const size_t astep = transA ? 1 : (size_t)lda, bstep = transB ? (size_t)ldb : 1;
-            for (int i = 0; i < M; i++) {
-                attend_real *restrict c = Cb + (size_t)i * ldc;
-                const attend_real ai = alpha * Ab[(size_t)i * astep];
-                if (beta == 0) {
-                    for (int j = 0; j < N; j++) c[j] = 0;
-                } else if (beta != 1) {
-                    for (int j = 0; j < N; j++) c[j] *= beta;
-                }
-                if (bstep == 1) {
-                    const attend_real *restrict bv = Bb;
-#pragma omp simd
-                    for (int j = 0; j < N; j++) c[j] += ai * bv[j];
-                } else {
-                    for (int j = 0; j < N; j++) c[j] += ai * Bb[(size_t)j * bstep];
-                }
-            }
-        }
+AT_KERNEL_VOID(static, gemm_batched_small,
+               (int batch, int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A,
+                int lda, size_t strideA, const attend_real *B, int ldb, size_t strideB, attend_real beta,
+                attend_real *C, int ldc, size_t strideC),
+               (batch, transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC)) {
+    switch (at_isa()) {
+    case AT_ISA_AVX512:
+        batched_small_64(batch, transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                         strideC);
+        break;
+    case AT_ISA_AVX2:
+        batched_small_32(batch, transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                         strideC);
+        break;
+    default:
+        batched_small_16(batch, transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                         strideC);
+        break;
     }
 }
 
@@ -254,7 +318,7 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
                      const attend_real *B, int ldb, size_t strideB, attend_real beta,
                      attend_real *C, int ldc, size_t strideC) {
     if (batch <= 0 || M <= 0 || N <= 0) return;
-    if (K >= 1 && (M == 1 || K == 1)) {
+    if (K >= 1 && K <= GEMV_MAXK && (M == 1 || K == 1)) {
         /* entries write disjoint blocks of C unless C is shared (strideC 0) */
         AT_PARALLEL_ROWS(strideC ? (double)batch * M * N * K : 0, batch, 1,
                          gemm_batched_small(hi - lo, transA, transB, M, N, K, alpha, A + (size_t)lo * strideA, lda,
@@ -267,20 +331,22 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
                 B + (size_t)b * strideB, ldb, beta, C + (size_t)b * strideC, ldc);
 }
 
-AT_VECTOR void at_rows_sum(attend_real *restrict dst, const attend_real *restrict rows, size_t R, int cols) {
+AT_KERNEL_VOID(, at_rows_sum, (attend_real *restrict dst, const attend_real *restrict rows, size_t R, int cols),
+               (dst, rows, R, cols)) {
     // dst [cols] +=, rows [R,cols]
-    for (size_t r = 0; r < R; r++) {
-        const attend_real *restrict x = rows + r * cols;
-#pragma omp simd
-        for (int k = 0; k < cols; k++) dst[k] += x[k];
+    switch (at_isa()) {
+    case AT_ISA_AVX512: rows_sum_64(dst, rows, R, cols); break;
+    case AT_ISA_AVX2: rows_sum_32(dst, rows, R, cols); break;
+    default: rows_sum_16(dst, rows, R, cols); break;
     }
 }
 
-AT_VECTOR void at_rows_add(attend_real *restrict rows, const attend_real *restrict v, size_t R, int cols) {
+AT_KERNEL_VOID(, at_rows_add, (attend_real *restrict rows, const attend_real *restrict v, size_t R, int cols),
+               (rows, v, R, cols)) {
     // rows [R,cols] +=, v [cols]
-    for (size_t r = 0; r < R; r++) {
-        attend_real *restrict y = rows + r * cols;
-#pragma omp simd
-        for (int k = 0; k < cols; k++) y[k] += v[k];
+    switch (at_isa()) {
+    case AT_ISA_AVX512: rows_add_64(rows, v, R, cols); break;
+    case AT_ISA_AVX2: rows_add_32(rows, v, R, cols); break;
+    default: rows_add_16(rows, v, R, cols); break;
     }
 }

@@ -61,11 +61,25 @@ int at_count(size_t *out, int n, ...);
 /*
  * GEMM shim: C [M,N] = alpha * op(A) op(B) + beta * C, row-major, with
  * op(A) [M,K] and op(B) [K,N]; lda/ldb/ldc are row strides of the stored arrays.
- * Goes to cblas_sgemm/dgemm when built with OpenBLAS, else a portable loop.
+ * Goes to cblas_sgemm/dgemm when built with OpenBLAS, else the portable
+ * kernel (at_gemm_portable). With OpenMP, threads split rows or columns of C,
+ * never K: results do not depend on the thread count.
  */
 void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              const attend_real *A, int lda, const attend_real *B, int ldb,
              attend_real beta, attend_real *C, int ldc);
+
+/* The portable kernel (cache-blocked, packed, vectorized; src/gemm.c), in
+ * every build, on the calling thread: the same contract as at_gemm (beta = 0
+ * never reads C). at_gemm_portable runs at the process's level (at_isa());
+ * at_gemm_portable_level at the given at_isa_level (capped at what the CPU
+ * supports), for tests and benchmarks of every level in one process. */
+void at_gemm_portable(int transA, int transB, int M, int N, int K, attend_real alpha,
+                      const attend_real *A, int lda, const attend_real *B, int ldb,
+                      attend_real beta, attend_real *C, int ldc);
+void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int K, attend_real alpha,
+                            const attend_real *A, int lda, const attend_real *B, int ldb,
+                            attend_real beta, attend_real *C, int ldc);
 
 /* C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for b in [0,batch), with fixed
  * element strides between batch entries (0 = shared operand). */
