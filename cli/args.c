@@ -514,7 +514,8 @@ void cli_problems_summary(const cli_problems *p) {
     long any = 0;
     for (int k = 0; k < CLI_PROBLEM_KINDS; k++) any += p->count[k];
     if (!any) return;
-    fprintf(stderr, "attend %s: %ld input line%s:", p->cmd, p->lines, p->lines == 1 ? "" : "s");
+    const char *unit = p->unit ? p->unit : "input line";
+    fprintf(stderr, "attend %s: %ld %s%s:", p->cmd, p->lines, unit, p->lines == 1 ? "" : "s");
     const char *sep = " ";
     for (int k = 0; k < CLI_PROBLEM_KINDS; k++) {
         if (!p->count[k]) continue;

@@ -180,6 +180,7 @@ typedef enum {
 
 typedef struct {
     const char *cmd;
+    const char *unit;             /* "line" (NULL) or "word", for the summary */
     int strict;                   /* --strict: a problem is an error */
     long lines;                   /* input lines seen */
     long count[CLI_PROBLEM_KINDS]; /* lines with each problem */
