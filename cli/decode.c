@@ -595,6 +595,8 @@ static void eval_usage(FILE *f) {
             "  --data-seed N        seed of the pairs (2: the dev set of `attend train --task`\n"
             "                       with its default --data-seed)\n"
             "  --batch N            pairs per batch (64)\n"
+            "  --format F           text (aligned name and value), tsv (name<TAB>value) or\n"
+            "                       jsonl (one object); see docs/FORMAT.md (text)\n"
             "  --help               this message\n"
             "\n"
             "Exit status: 0 ok, 1 the model or the data could not be used, 2 bad usage.\n");
@@ -606,12 +608,13 @@ int cmd_eval(int argc, char **argv) {
     cli_data_opts d;
     cli_data_opts_init(&d);
     const char *model = NULL;
-    int rc = 0, help = 0, batch = 64;
+    int rc = 0, help = 0, batch = 64, format = CLI_FORMAT_TEXT;
     while (rc == 0 && cli_next(&p)) {
         int r = cli_data_option(&p, &d, "--tsv");
         if (r >= 0) rc = r;
         else if (cli_is_help(&p)) help = 1;
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 65536, &batch);
+        else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
         else if (cli_positional(&p) && !model) model = p.arg;
         else rc = cli_unknown(&p);
     }
@@ -668,14 +671,20 @@ int cmd_eval(int argc, char **argv) {
         goto done;
     }
     double secs = cli_now() - t0;
-    printf("pairs             %d\n", st.pairs);
-    printf("loss              %.6f\n", st.loss);
-    printf("tf_token_acc      %.4f\n", st.tf_token_acc);
-    printf("tf_seq_acc        %.4f\n", st.tf_seq_acc);
-    printf("greedy_token_acc  %.4f\n", st.greedy_token_acc);
-    printf("greedy_seq_acc    %.4f\n", st.greedy_seq_acc);
-    printf("attn_entropy      %.4f\n", st.attn_entropy);
-    printf("samples/s         %.0f\n", secs > 0 ? st.pairs / secs : 0);
+    const char *names[8] = {"pairs",           "loss",           "tf_token_acc", "tf_seq_acc",
+                            "greedy_token_acc", "greedy_seq_acc", "attn_entropy", "samples_per_s"};
+    double vals[8] = {st.pairs,           st.loss,           st.tf_token_acc, st.tf_seq_acc,
+                      st.greedy_token_acc, st.greedy_seq_acc, st.attn_entropy, secs > 0 ? st.pairs / secs : 0};
+    const char *fmts[8] = {"%.0f", "%.6f", "%.4f", "%.4f", "%.4f", "%.4f", "%.4f", "%.0f"};
+    if (format == CLI_FORMAT_JSONL) printf("{");
+    for (int k = 0; k < 8; k++) {
+        if (format == CLI_FORMAT_TEXT) printf("%-18s", k == 7 ? "samples/s" : names[k]);
+        else if (format == CLI_FORMAT_TSV) printf("%s\t", names[k]);
+        else printf("%s\"%s\":", k ? "," : "", names[k]);
+        printf(fmts[k], vals[k]);
+        if (format != CLI_FORMAT_JSONL) printf("\n");
+    }
+    if (format == CLI_FORMAT_JSONL) printf("}\n");
 done:
     attend_model_free(m);
     attend_vocab_free(sv);
