@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "attend.h"
 #include "cli.h"
@@ -57,7 +56,8 @@ static void decode_usage(FILE *f) {
             "                       length; a pointer model emits one position per source token)\n"
             "  --max-src-len N      longest source in tokens (%d x the model's longest training\n"
             "                       source, at least %d); memory grows with it and --batch\n"
-            "  --batch N            lines decoded together (64)\n"
+            "  --batch N            lines decoded together (64; 1 answers each line as it\n"
+            "                       arrives)\n"
             "  --format F           text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>SOURCE<TAB>OUTPUT per\n"
             "                       hypothesis) or jsonl (one object per input line); see\n"
             "                       docs/FORMAT.md (text)\n"
@@ -549,7 +549,7 @@ int cmd_decode(int argc, char **argv) {
     for (;;) {
         rc = o.beam ? decode_beam(&dc, &o) : decode_greedy(&dc, &o);
         if (rc || dc.eof) break;
-        if (o.format == CLI_FORMAT_TEXT && isatty(fileno(stdout))) fflush(stdout);
+        fflush(stdout); /* each batch's outputs go out before the next is read */
         if ((rc = read_batch(&dc, &o, want, dc.S_cap))) break;
         if (dc.n_lines == 0) break;
     }

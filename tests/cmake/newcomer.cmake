@@ -1,0 +1,15 @@
+# Issue 19 (a newcomer's first hour) and the streaming and per-line parts of
+# issue 17: --format text|tsv|jsonl, per-line problems, bounded and streaming
+# input (tests/cli/newcomer_test.sh CASE), and the doc test that runs every
+# command line of README.md and of each command's --help (tools/doc_test.sh).
+add_executable(jsonl_flat cli/jsonl_flat.c)
+target_compile_options(jsonl_flat PRIVATE ${ATTEND_WARN})
+add_executable(peak_rss cli/peak_rss.c)
+target_compile_options(peak_rss PRIVATE ${ATTEND_WARN})
+
+foreach(case format_decode format_other unknown long stream memory)
+  add_test(NAME cli_newcomer_${case}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/newcomer_test.sh ${case} $<TARGET_FILE:attend_cli>
+            ${PROJECT_SOURCE_DIR} ${CLI_TEST_WORK} $<TARGET_FILE:jsonl_flat> $<TARGET_FILE:peak_rss>)
+  set_tests_properties(cli_newcomer_${case} PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED cli_model)
+endforeach()
