@@ -29,6 +29,9 @@ typedef struct {
  * source, and at least DECODE_MIN_SRC tokens. */
 #define DECODE_SRC_FACTOR 4
 #define DECODE_MIN_SRC 64
+/* The most --max-src-len allows: outputs default to twice the source, and the
+ * library's lengths stop at 65536. */
+#define DECODE_MAX_SRC 32768
 
 static void decode_usage(FILE *f) {
     fprintf(f,
@@ -54,8 +57,9 @@ static void decode_usage(FILE *f) {
             "  --max-len N          longest output in tokens (per line: the longer of the\n"
             "                       model's longest training target and twice the line's\n"
             "                       length; a pointer model emits one position per source token)\n"
-            "  --max-src-len N      longest source in tokens (%d x the model's longest training\n"
-            "                       source, at least %d); memory grows with it and --batch\n"
+            "  --max-src-len N      longest source in tokens, up to %d (%d x the model's longest\n"
+            "                       training source, at least %d); memory grows with it and\n"
+            "                       with --batch\n"
             "  --batch N            lines decoded together (64; 1 answers each line as it\n"
             "                       arrives)\n"
             "  --format F           text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>SOURCE<TAB>OUTPUT per\n"
@@ -72,7 +76,7 @@ static void decode_usage(FILE *f) {
             "  --help               this message\n"
             "\n"
             "Exit status: 0 ok, 1 the model or the input could not be used, 2 bad usage.\n",
-            CLI_MAX_LINE, DECODE_SRC_FACTOR, DECODE_MIN_SRC);
+            CLI_MAX_LINE, DECODE_MAX_SRC, DECODE_SRC_FACTOR, DECODE_MIN_SRC);
 }
 
 static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
@@ -85,7 +89,7 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o->nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o->alpha);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &o->max_len);
-        else if (cli_is(&p, "--max-src-len")) rc = cli_int(&p, 1, CLI_MAX_LINE, &o->max_src);
+        else if (cli_is(&p, "--max-src-len")) rc = cli_int(&p, 1, DECODE_MAX_SRC, &o->max_src);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 65536, &o->batch);
         else if (cli_is(&p, "--align")) rc = cli_flag(&p, &o->align);
         else if (cli_is(&p, "--align-format"))
