@@ -525,3 +525,9 @@ void cli_problems_summary(const cli_problems *p) {
     }
     fprintf(stderr, "\n");
 }
+
+/* ------------------------------------------- schedules from --steps */
+
+int cli_warmup_for(int steps) { return steps / 10 < CLI_WARMUP_MAX ? steps / 10 : CLI_WARMUP_MAX; }
+int cli_eval_every_for(int steps) { return steps / 5; }
+int cli_checkpoint_every_for(int steps) { return steps / 10; }

@@ -199,4 +199,15 @@ int cli_problem(cli_problems *p, cli_problem_kind kind, const char *name, long l
  * when there was any problem. */
 void cli_problems_summary(const cli_problems *p);
 
+/* ------------------------------------------- schedules from --steps */
+/* The defaults train, demo and sweep derive from --steps when an option is
+ * not given (each --help states them): warm-up a tenth of the steps, at most
+ * CLI_WARMUP_MAX; cosine decay over the rest; an evaluation every fifth and a
+ * checkpoint every tenth of the steps (0 when steps < 5 or < 10: only at the
+ * end). */
+#define CLI_WARMUP_MAX 100
+int cli_warmup_for(int steps);
+int cli_eval_every_for(int steps);
+int cli_checkpoint_every_for(int steps);
+
 #endif

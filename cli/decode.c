@@ -676,13 +676,13 @@ int cmd_eval(int argc, char **argv) {
     }
     double secs = cli_now() - t0;
     const char *names[8] = {"pairs",           "loss",           "tf_token_acc", "tf_seq_acc",
-                            "greedy_token_acc", "greedy_seq_acc", "attn_entropy", "samples_per_s"};
+                            "greedy_token_acc", "greedy_seq_acc", "attn_entropy", "pairs_per_s"};
     double vals[8] = {st.pairs,           st.loss,           st.tf_token_acc, st.tf_seq_acc,
                       st.greedy_token_acc, st.greedy_seq_acc, st.attn_entropy, secs > 0 ? st.pairs / secs : 0};
     const char *fmts[8] = {"%.0f", "%.6f", "%.4f", "%.4f", "%.4f", "%.4f", "%.4f", "%.0f"};
     if (format == CLI_FORMAT_JSONL) printf("{");
     for (int k = 0; k < 8; k++) {
-        if (format == CLI_FORMAT_TEXT) printf("%-18s", k == 7 ? "samples/s" : names[k]);
+        if (format == CLI_FORMAT_TEXT) printf("%-18s", k == 7 ? "pairs/s" : names[k]);
         else if (format == CLI_FORMAT_TSV) printf("%s\t", names[k]);
         else printf("%s\"%s\":", k ? "," : "", names[k]);
         printf(fmts[k], vals[k]);

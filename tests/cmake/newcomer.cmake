@@ -7,7 +7,7 @@ target_compile_options(jsonl_flat PRIVATE ${ATTEND_WARN})
 add_executable(peak_rss cli/peak_rss.c)
 target_compile_options(peak_rss PRIVATE ${ATTEND_WARN})
 
-foreach(case format_decode format_other unknown long stream memory)
+foreach(case format_decode format_other unknown long stream memory steps)
   add_test(NAME cli_newcomer_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/newcomer_test.sh ${case} $<TARGET_FILE:attend_cli>
             ${PROJECT_SOURCE_DIR} ${CLI_TEST_WORK} $<TARGET_FILE:jsonl_flat> $<TARGET_FILE:peak_rss>)
