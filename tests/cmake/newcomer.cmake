@@ -13,3 +13,17 @@ foreach(case format_decode format_other unknown long stream memory steps)
             ${PROJECT_SOURCE_DIR} ${CLI_TEST_WORK} $<TARGET_FILE:jsonl_flat> $<TARGET_FILE:peak_rss>)
   set_tests_properties(cli_newcomer_${case} PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED cli_model)
 endforeach()
+if(ATTEND_SANITIZE)
+  foreach(case memory long)
+    set_tests_properties(cli_newcomer_${case} PROPERTIES ENVIRONMENT "ATTEND_SANITIZED=1")
+  endforeach()
+endif()
+
+# The doc test: every command line of README.md and of each --help, run as
+# written in build/tests/doc_test (the few it only checks are listed, with
+# reasons, in tools/doc_test.sh). About 80 s, most of it `attend demo`, which
+# sanitizer builds only parse (--help).
+add_test(NAME doc_test
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tools/doc_test.sh ${PROJECT_SOURCE_DIR} $<TARGET_FILE:attend_cli>
+          ${CMAKE_CURRENT_BINARY_DIR}/doc_test $<$<BOOL:${ATTEND_SANITIZE}>:--sanitized>)
+set_tests_properties(doc_test PROPERTIES TIMEOUT 600)
