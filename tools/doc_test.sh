@@ -5,7 +5,9 @@
 #   bash tools/doc_test.sh SOURCE_DIR ATTEND WORK_DIR [--sanitized]
 #   bash tools/doc_test.sh SOURCE_DIR ATTEND WORK_DIR --list     (print the lines and how each is handled)
 #
-# ctest runs it as `doc_test` (tests/cmake/newcomer.cmake) against the fresh build.
+# ctest runs it as `doc_test` (tests/cmake/newcomer.cmake) against the fresh
+# OpenBLAS build (the portable and sanitizer builds train too slowly for it;
+# --sanitized is for running it by hand against one of them).
 #
 # Which lines: in README.md, each line of a code block (indented by 4 spaces, or
 # inside a ``` fence), a trailing `\` joining the next line, a trailing "# ..."
