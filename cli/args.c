@@ -529,5 +529,10 @@ void cli_problems_summary(const cli_problems *p) {
 /* ------------------------------------------- schedules from --steps */
 
 int cli_warmup_for(int steps) { return steps / 10 < CLI_WARMUP_MAX ? steps / 10 : CLI_WARMUP_MAX; }
-int cli_eval_every_for(int steps) { return steps / 5; }
-int cli_checkpoint_every_for(int steps) { return steps / 10; }
+/* an interval at or past the last step means: only at the end */
+static int interval_for(int steps, int part) {
+    int every = steps / part < CLI_INTERVAL_MIN ? CLI_INTERVAL_MIN : steps / part;
+    return every >= steps ? 0 : every;
+}
+int cli_eval_every_for(int steps) { return interval_for(steps, 5); }
+int cli_checkpoint_every_for(int steps) { return interval_for(steps, 10); }

@@ -203,8 +203,9 @@ void cli_problems_summary(const cli_problems *p);
 /* The defaults train, demo and sweep derive from --steps when an option is
  * not given (each --help states them): warm-up a tenth of the steps, at most
  * CLI_WARMUP_MAX; cosine decay over the rest; an evaluation every fifth and a
- * checkpoint every tenth of the steps (0 when steps < 5 or < 10: only at the
- * end). */
+ * checkpoint every tenth of the steps, but at least CLI_INTERVAL_MIN steps apart
+ * (0, only at the end, when that is not below --steps). */
+#define CLI_INTERVAL_MIN 100
 #define CLI_WARMUP_MAX 100
 int cli_warmup_for(int steps);
 int cli_eval_every_for(int steps);

@@ -90,14 +90,14 @@ static void train_usage(FILE *f) {
             "  --out PATH           model file written at the end (model.safetensors)\n"
             "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
             "                       every --checkpoint-every steps and at the end\n"
-            "  --checkpoint-every N steps between checkpoints (a tenth of --steps; 0: only at the\n"
-            "                       end)\n"
+            "  --checkpoint-every N steps between checkpoints (a tenth of --steps, at least %d;\n"
+            "                       0: only at the end)\n"
             "  --resume PATH        continue from a checkpoint of the same data and options, up\n"
             "                       to --steps in total; the result is the same bit for bit (the\n"
             "                       schedule comes from --steps: to resume with another --steps,\n"
             "                       give --warmup and --decay)\n"
-            "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps;\n"
-            "                       0: only at the end)\n"
+            "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps, at\n"
+            "                       least %d; 0: only at the end)\n"
             "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
             "                       on a terminal a progress bar is redrawn instead\n"
             "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
@@ -107,7 +107,7 @@ static void train_usage(FILE *f) {
             "\n"
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
             "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n",
-            CLI_WARMUP_MAX);
+            CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
 }
 
 /* The options left at -1 take their values from --steps (see --help). */

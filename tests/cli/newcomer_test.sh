@@ -268,16 +268,23 @@ memory)
 
 steps)
     # schedules follow --steps when not given: warm-up a tenth (at most 100),
-    # cosine decay over the rest, an evaluation every fifth, a checkpoint every tenth
+    # cosine decay over the rest, an evaluation every fifth, a checkpoint every
+    # tenth (both at least 100 steps apart)
     TASK="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 300 --dev-count 30 --emb 8 --hidden 8
           --dec-hidden 16 --attn 8 --batch 16"
     # shellcheck disable=SC2086
+    run 0 "$A" train $TASK --steps 1500 --checkpoint ck.safetensors --out m.safetensors
+    has out "^training: adam lr 0.003, warm-up 100, cosine decay 1400 to 0, clip 1, batch 16, 1500 steps, seed 1$"
+    [ "$(grep -c '^eval step ' out)" -eq 4 ] || fail "expected evaluations at steps 300, 600, 900, 1200"
+    has out "^eval step 1200: "
+    [ "$(grep -c '^checkpoint: step [0-9]* saved' out)" -eq 10 ] || fail "expected a checkpoint every 150 steps"
+    ok "train --steps 1500: warm-up 100, decay 1400, evaluation every 300, checkpoint every 150"
+    # shellcheck disable=SC2086
     run 0 "$A" train $TASK --steps 50 --checkpoint ck.safetensors --out m.safetensors
     has out "^training: adam lr 0.003, warm-up 5, cosine decay 45 to 0, clip 1, batch 16, 50 steps, seed 1$"
-    [ "$(grep -c '^eval step ' out)" -eq 4 ] || fail "expected evaluations at steps 10, 20, 30, 40"
-    has out "^eval step 40: "
-    [ "$(grep -c '^checkpoint: step [0-9]* saved' out)" -eq 10 ] || fail "expected a checkpoint every 5 steps"
-    ok "train --steps 50: warm-up 5, decay 45, evaluation every 10, checkpoint every 5"
+    [ "$(grep -c '^eval step ' out)" -eq 0 ] || fail "--steps 50: evaluations are at least 100 steps apart"
+    [ "$(grep -c '^checkpoint: step [0-9]* saved' out)" -eq 1 ] || fail "--steps 50: only the final checkpoint"
+    ok "train --steps 50: warm-up 5, decay 45, evaluation and checkpoint only at the end"
     # shellcheck disable=SC2086
     run 0 "$A" train $TASK --steps 50 --warmup 0 --decay 0 --eval-every 0 --out m.safetensors
     has out "^training: adam lr 0.003, clip 1, batch 16, 50 steps, seed 1$"
@@ -286,16 +293,16 @@ steps)
     # shellcheck disable=SC2086
     run 0 "$A" train --help
     has out "--warmup N +linear warm-up steps \(a tenth of --steps, at most 100\)"
-    has out "--eval-every N +evaluate on the dev set every N steps \(a fifth of --steps;"
-    has out "--checkpoint-every N steps between checkpoints \(a tenth of --steps;"
+    has out "--eval-every N +evaluate on the dev set every N steps \(a fifth of --steps, at"
+    has out "--checkpoint-every N steps between checkpoints \(a tenth of --steps, at least 100;"
     ok "train --help states the rules"
     run 0 "$A" sweep --steps 60 --lengths 5 --decoders additive --train-pairs 200 --dev-pairs 20 --csv s.csv --svg s.svg
     has out "warm-up 6, cosine to 0.0001"
     ok "sweep --steps 60 works (warm-up 6)"
     run 0 "$A" demo --steps 20 --out demo.safetensors
     has out "^training: adam lr 0.003, warm-up 2, cosine decay 18 to 0.0001, "
-    [ "$(grep -c '^eval step ' out)" -eq 4 ] || fail "demo: expected 4 interim evaluations"
-    ok "demo --steps 20: warm-up 2, decay 18, evaluations every 4"
+    [ "$(grep -c '^eval step ' out)" -eq 0 ] || fail "demo --steps 20: no interim evaluations"
+    ok "demo --steps 20: warm-up 2, decay 18, one evaluation at the end"
     ;;
 
 *)
