@@ -30,7 +30,15 @@ static void align_usage(FILE *f) {
             "  --svg PATH    also write the (best) alignment as an SVG heatmap with a colour scale\n"
             "  --html PATH   also write it as a self-contained HTML page: hovering an output\n"
             "                token highlights the source tokens by weight (no network needed)\n"
-            "  --help        this message\n");
+            "  --format F    text (the above), tsv (a header `index rank score step token` and\n"
+            "                the source tokens, then one row per output token with its weights)\n"
+            "                or jsonl (one object: source, hypotheses with output, score and\n"
+            "                alignment); see docs/FORMAT.md (text)\n"
+            "  --help        this message\n"
+            "\n"
+            "Symbols the model does not know, and sources longer than it was trained on, are\n"
+            "reported on stderr. Exit status: 0 ok, 1 the model or the text could not be used,\n"
+            "2 bad usage.\n");
 }
 
 /* Prints one hypothesis and its heatmap; writes the files for the first. */
@@ -72,9 +80,67 @@ static int show(const analysis *a, const int32_t *out, int len, const attend_rea
     return rc;
 }
 
+/* One hypothesis (rank 1-based) as tsv rows or a jsonl element. */
+static void show_structured(const analysis *a, int format, int rank, const int32_t *out, int len,
+                            const attend_real *align, const double *score) {
+    char text[4096];
+    analysis_out_text(a, out, len, text, sizeof text);
+    if (format == CLI_FORMAT_TSV) {
+        for (int t = 0; t < len; t++) {
+            printf("1\t%d\t", rank);
+            if (score) printf("%.6f", *score);
+            printf("\t%d\t", t);
+            const char *lab = analysis_out_label(a, out[t]);
+            cli_tsv_field(stdout, lab, strlen(lab));
+            for (int j = 0; j < a->S; j++) printf("\t%.4f", (double)align[(size_t)t * a->S + j]);
+            printf("\n");
+        }
+        return;
+    }
+    printf("%s{\"output\":", rank > 1 ? "," : "");
+    cli_json_string(stdout, text, strlen(text));
+    printf(",\"score\":");
+    if (score) printf("%.6f", *score);
+    else printf("null");
+    printf(",\"alignment\":[");
+    for (int t = 0; t < len; t++) {
+        printf("%s[", t ? "," : "");
+        for (int j = 0; j < a->S; j++) printf("%s%.4f", j ? "," : "", (double)align[(size_t)t * a->S + j]);
+        printf("]");
+    }
+    printf("]}");
+}
+
+/* Writes the files of the best hypothesis (structured formats: the "wrote"
+ * lines go to stderr, keeping stdout to the format). */
+static int write_files(const analysis *a, const int32_t *out, int len, const attend_real *align, const char *svg,
+                       const char *html, const char *title) {
+    attend_error err = {0};
+    int rc = 0;
+    const char **labels = malloc((size_t)(len > 0 ? len : 1) * sizeof *labels);
+    if (!labels) {
+        fprintf(stderr, "attend align: out of memory\n");
+        return 1;
+    }
+    for (int t = 0; t < len; t++) labels[t] = analysis_out_label(a, out[t]);
+    const char *paths[2] = {svg, html};
+    for (int k = 0; k < 2 && !rc; k++) {
+        if (!paths[k] || len == 0) continue;
+        char *s = NULL;
+        attend_status st = k == 0 ? attend_render_heatmap_svg(&s, align, len, a->S, a->src_tok, labels, title, &err)
+                                  : attend_render_heatmap_html(&s, align, len, a->S, a->src_tok, labels, title, &err);
+        if (st) rc = cli_lib_fail("align", &err);
+        else rc = analysis_write_file("align", paths[k], s);
+        free(s);
+        if (!rc) fprintf(stderr, "wrote %s\n", paths[k]);
+    }
+    free(labels);
+    return rc;
+}
+
 int cmd_align(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
-    int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0;
+    int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT;
     double alpha = 0;
     cli_parser p;
     cli_init(&p, "align", argc, argv);
@@ -87,6 +153,7 @@ int cmd_align(int argc, char **argv) {
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
         else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg);
         else if (cli_is(&p, "--html")) rc = cli_string(&p, &html);
+        else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) model = p.arg;
             else text = p.arg;
@@ -118,7 +185,7 @@ int cmd_align(int argc, char **argv) {
         }
     }
     attend_error err = {0};
-    int got = 0;
+    int got = 0, greedy_scored = 0;
     if (!rc) {
         int32_t src_len = a.S;
         attend_status st = beam ? attend_model_beam(a.m, a.src, a.S, beam, nbest, L, alpha, out, out_len, score, align,
@@ -126,16 +193,44 @@ int cmd_align(int argc, char **argv) {
                                 : attend_model_greedy(a.m, a.src, &src_len, 1, a.S, L, out, out_len, align, &err);
         if (st) rc = cli_lib_fail("align", &err);
         if (!beam) got = 1;
+        /* structured formats give the greedy output its forced log-probability
+         * (output and end); an output cut at --max-len has none */
+        double logp;
+        if (!rc && !beam && format != CLI_FORMAT_TEXT && out_len[0] < L &&
+            attend_model_score(a.m, a.src, a.S, out, out_len[0], &logp, NULL, &err) == ATTEND_OK) {
+            score[0] = logp;
+            greedy_scored = 1;
+        }
     }
-    if (!rc) {
+    char title[256];
+    snprintf(title, sizeof title, "attend align: %s", text);
+    if (!rc && format != CLI_FORMAT_TEXT) {
+        if (format == CLI_FORMAT_TSV) {
+            printf("index\trank\tscore\tstep\ttoken");
+            for (int j = 0; j < a.S; j++) {
+                printf("\t");
+                cli_tsv_field(stdout, a.src_tok[j] ? a.src_tok[j] : "?", strlen(a.src_tok[j] ? a.src_tok[j] : "?"));
+            }
+            printf("\n");
+        } else {
+            printf("{\"index\":1,\"source\":");
+            cli_json_string(stdout, text, strlen(text));
+            printf(",\"unknown\":%d,\"hypotheses\":[", a.unknown);
+        }
+        for (int h = 0; h < got; h++)
+            show_structured(&a, format, h + 1, out + (size_t)h * L, out_len[h], align + (size_t)h * L * a.S,
+                            beam || greedy_scored ? &score[h] : NULL);
+        if (format == CLI_FORMAT_JSONL) printf("]}\n");
+        if (got) rc = write_files(&a, out, out_len[0], align, svg, html, title);
+        got = 0; /* printed */
+    }
+    if (!rc && format == CLI_FORMAT_TEXT) {
         const attend_model_config *c = attend_model_get_config(a.m);
         if (c->decoder == ATTEND_DECODER_NONE)
             printf("note: decoder 'none' has no attention (a fixed context): the weights below are all 0\n");
         printf("source: %s  (%d tokens)\n", text, a.S);
         if (beam) printf("beam %d, %d of %d hypotheses\n", beam, got, nbest);
     }
-    char title[256];
-    snprintf(title, sizeof title, "attend align: %s", text);
     for (int h = 0; !rc && h < got; h++) {
         if (h) printf("\n");
         rc = show(&a, out + (size_t)h * L, out_len[h], align + (size_t)h * L * a.S, beam ? &score[h] : NULL,

@@ -29,13 +29,37 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
         return 2;
     }
     for (int j = 0; j < a->S; j++) a->src_tok[j] = attend_vocab_token(a->sv, a->src[j]);
+    /* what the model will not read as written */
+    char shown[160];
+    a->unknown = cli_unknown_symbols(text, n, a->tok, a->src, a->S, shown, sizeof shown);
+    if (a->unknown)
+        fprintf(stderr, "attend %s: %d of %d source symbols unknown to the model%s%s%s, read as <unk>; %s\n", cmd,
+                a->unknown, a->S, shown[0] ? " (" : "", shown, shown[0] ? ")" : "",
+                a->tok == ATTEND_TOKENIZE_CHAR ? "the model reads every character as a symbol, spaces included"
+                                               : "the model reads space-separated tokens");
+    if (a->S > c->max_src_len)
+        fprintf(stderr, "attend %s: %d source tokens, longer than the model's training sources (up to %d): expect "
+                        "mistakes\n",
+                cmd, a->S, c->max_src_len);
     a->max_len = max_len ? max_len : (a->pointer ? a->S : (trained_tgt > 2 * a->S ? trained_tgt : 2 * a->S));
     if (a->pointer && a->max_len < a->S) a->max_len = a->S;
     /* second load, sized for this source */
     attend_model_free(a->m);
     a->m = NULL;
     attend_vocab *sv2 = NULL, *tv2 = NULL;
-    rc = cli_load_model(cmd, path, batch, a->S, a->max_len, &a->m, &sv2, &tv2, NULL);
+    attend_model_config mcap;
+    memset(&mcap, 0, sizeof mcap);
+    mcap.max_batch = batch;
+    mcap.max_src_len = a->S;
+    mcap.max_tgt_len = a->max_len;
+    attend_status st = attend_model_load(&a->m, path, &mcap, &sv2, &tv2, NULL, &err);
+    if (st == ATTEND_ERR_ALLOC)
+        fprintf(stderr,
+                "attend %s: not enough memory for a source of %d tokens, outputs of up to %d and %d rows: use a "
+                "shorter text, a lower --max-len or --beam (%s)\n",
+                cmd, a->S, a->max_len, batch, err.msg);
+    else if (st) cli_lib_fail(cmd, &err);
+    rc = st ? 1 : 0;
     attend_vocab_free(sv2);
     attend_vocab_free(tv2);
     return rc;

@@ -15,11 +15,14 @@ typedef struct {
     int S;
     const char **src_tok;         /* [S] labels */
     int max_len;                  /* output capacity in tokens */
+    int unknown;                  /* source symbols the model does not know */
 } analysis;
 
 /* Loads `path` with room for `text` (tokenized with the model's tokenizer),
  * batches of `batch` rows and outputs of max_len tokens (0: the longer of the
- * model's longest training target and 2 S). Returns 0, or 1/2 after printing. */
+ * model's longest training target and 2 S). Symbols the model does not know
+ * and sources longer than it was trained on are reported on stderr (and
+ * decoded). Returns 0, or 1/2 after printing. */
 int analysis_open(analysis *a, const char *cmd, const char *path, const char *text, int batch, int max_len);
 void analysis_close(analysis *a);
 

@@ -320,3 +320,219 @@ void cli_print_eval(FILE *f, const char *label, const attend_eval_stats *s) {
             label, s->pairs, s->loss, s->tf_token_acc, s->tf_seq_acc, s->greedy_token_acc, s->greedy_seq_acc,
             s->attn_entropy);
 }
+
+/* ------------------------------------------------ bounded line input */
+
+int cli_lines_open(cli_lines *r, const char *cmd, const char *path) {
+    memset(r, 0, sizeof *r);
+    int std = !path || !strcmp(path, "-");
+    r->name = std ? "<stdin>" : path;
+    r->f = std ? stdin : fopen(path, "rb");
+    if (!r->f) {
+        fprintf(stderr, "attend %s: %s: %s\n", cmd, path, strerror(errno));
+        return 1;
+    }
+    r->buf = malloc(CLI_MAX_LINE + 1);
+    if (!r->buf) {
+        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        cli_lines_close(r);
+        return 1;
+    }
+    return 0;
+}
+
+void cli_lines_close(cli_lines *r) {
+    if (r->f && r->f != stdin) fclose(r->f);
+    free(r->buf);
+    r->f = NULL;
+    r->buf = NULL;
+}
+
+int cli_lines_next(cli_lines *r, size_t *len) {
+    size_t n = 0;
+    int c, any = 0;
+    errno = 0;
+    while ((c = getc_unlocked(r->f)) != EOF) {
+        any = 1;
+        if (c == '\n') break;
+        if (n == CLI_MAX_LINE) { /* too long: stop here, without reading the rest */
+            r->line++;
+            r->long_line = 1;
+            return -1;
+        }
+        r->buf[n++] = (char)c;
+    }
+    if (c == EOF && ferror(r->f)) {
+        r->err = errno ? errno : EIO;
+        return -2;
+    }
+    if (!any) return 0;
+    r->line++;
+    if (n && r->buf[n - 1] == '\r') n--;
+    r->buf[n] = '\0';
+    *len = n;
+    return 1;
+}
+
+int cli_lines_skip_rest(cli_lines *r) {
+    int c;
+    errno = 0;
+    r->long_line = 0;
+    while ((c = getc_unlocked(r->f)) != EOF)
+        if (c == '\n') return 0;
+    if (ferror(r->f)) {
+        r->err = errno ? errno : EIO;
+        return -2;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------- output formats */
+
+int cli_format_from_name(const char *name) {
+    if (!strcmp(name, "text")) return CLI_FORMAT_TEXT;
+    if (!strcmp(name, "tsv")) return CLI_FORMAT_TSV;
+    if (!strcmp(name, "jsonl")) return CLI_FORMAT_JSONL;
+    return -1;
+}
+
+/* Length of the valid UTF-8 sequence at s [n], or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+    size_t k;
+    uint32_t cp;
+    if (s[0] < 0x80) return 1;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) k = 2, cp = s[0] & 0x1F;
+    else if (s[0] >= 0xE0 && s[0] <= 0xEF) k = 3, cp = s[0] & 0x0F;
+    else if (s[0] >= 0xF0 && s[0] <= 0xF4) k = 4, cp = s[0] & 0x07;
+    else return 0;
+    if (k > n) return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return k;
+}
+
+void cli_json_string(FILE *f, const char *s, size_t len) {
+    const unsigned char *u = (const unsigned char *)s;
+    putc('"', f);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = u[i];
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c), i++;
+        else if (c == '\n') fputs("\\n", f), i++;
+        else if (c == '\t') fputs("\\t", f), i++;
+        else if (c == '\r') fputs("\\r", f), i++;
+        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\u%04x", c), i++;
+        else {
+            size_t k = utf8_len(u + i, len - i);
+            if (k == 0) fputs("\\ufffd", f), i++;
+            else fwrite(u + i, 1, k, f), i += k;
+        }
+    }
+    putc('"', f);
+}
+
+void cli_tsv_field(FILE *f, const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '\t') fputs("\\t", f);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\r') fputs("\\r", f);
+        else if (c == '\\') fputs("\\\\", f);
+        else putc(c, f);
+    }
+}
+
+int cli_unknown_symbols(const char *text, size_t len, attend_tokenizer tok, const int32_t *ids, int n, char *buf,
+                        size_t cap) {
+    int count = 0;
+    for (int i = 0; i < n; i++) count += ids[i] == ATTEND_UNK;
+    if (cap) buf[0] = '\0';
+    if (!count || cap < 16) return count;
+    /* the token boundaries as the tokenizer draws them: code points, or runs of
+     * non-space bytes */
+    size_t start[64], tl[64];
+    int shown = 0, k = 0;
+    size_t used = 0;
+    const unsigned char *u = (const unsigned char *)text;
+    for (size_t i = 0; i < len && k < n;) {
+        size_t b = i, e;
+        if (tok == ATTEND_TOKENIZE_SPACE) {
+            if (u[i] == ' ') {
+                i++;
+                continue;
+            }
+            for (e = i; e < len && u[e] != ' '; e++) {}
+        } else {
+            size_t l = utf8_len(u + i, len - i);
+            e = i + (l ? l : 1);
+        }
+        i = e;
+        if (ids[k++] != ATTEND_UNK) continue;
+        int seen = 0;
+        for (int j = 0; j < shown; j++)
+            if (tl[j] == e - b && !memcmp(text + start[j], text + b, e - b)) seen = 1;
+        if (seen || shown == 5) continue;
+        size_t w = e - b > 16 ? 16 : e - b;
+        if (used + w + 8 >= cap) break;
+        for (size_t j = 0; j < w; j++) /* control bytes as '?' so the message stays one line */
+            if (u[b + j] < 0x20 || u[b + j] == 0x7F) goto skip;
+        used += (size_t)snprintf(buf + used, cap - used, "%s'%.*s'", shown ? ", " : "", (int)w, text + b);
+    skip:
+        start[shown] = b;
+        tl[shown] = e - b;
+        shown++;
+    }
+    (void)start;
+    return count;
+}
+
+/* ------------------------------------------------- per-line problems */
+
+int cli_problem(cli_problems *p, cli_problem_kind kind, const char *name, long line, const char *fmt, ...) {
+    p->count[kind]++;
+    int error = p->strict;
+    if (error || p->shown < CLI_PROBLEMS_SHOWN) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "attend %s: %s:%ld: ", p->cmd, name, line);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "%s\n", error ? " (an error with --strict)" : "");
+        va_end(ap);
+        if (++p->shown == CLI_PROBLEMS_SHOWN && !error)
+            fprintf(stderr, "attend %s: further per-line messages left out; the summary at the end counts them\n",
+                    p->cmd);
+    }
+    return error;
+}
+
+void cli_problems_summary(const cli_problems *p) {
+    static const char *const what[CLI_PROBLEM_KINDS] = {"with unknown symbols", "longer than the training sources",
+                                                        "too long (not decoded)", "malformed (skipped)"};
+    long any = 0;
+    for (int k = 0; k < CLI_PROBLEM_KINDS; k++) any += p->count[k];
+    if (!any) return;
+    const char *unit = p->unit ? p->unit : "input line";
+    fprintf(stderr, "attend %s: %ld %s%s:", p->cmd, p->lines, unit, p->lines == 1 ? "" : "s");
+    const char *sep = " ";
+    for (int k = 0; k < CLI_PROBLEM_KINDS; k++) {
+        if (!p->count[k]) continue;
+        fprintf(stderr, "%s%ld %s", sep, p->count[k], what[k]);
+        if (k == CLI_PROBLEM_UNKNOWN) fprintf(stderr, " (%ld symbols)", p->unknown_symbols);
+        sep = ", ";
+    }
+    fprintf(stderr, "\n");
+}
+
+/* ------------------------------------------- schedules from --steps */
+
+int cli_warmup_for(int steps) { return steps / 10 < CLI_WARMUP_MAX ? steps / 10 : CLI_WARMUP_MAX; }
+/* an interval at or past the last step means: only at the end */
+static int interval_for(int steps, int part) {
+    int every = steps / part < CLI_INTERVAL_MIN ? CLI_INTERVAL_MIN : steps / part;
+    return every >= steps ? 0 : every;
+}
+int cli_eval_every_for(int steps) { return interval_for(steps, 5); }
+int cli_checkpoint_every_for(int steps) { return interval_for(steps, 10); }

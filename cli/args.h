@@ -115,4 +115,100 @@ int cli_load_model(const char *cmd, const char *path, int max_batch, int max_src
 /* Evaluation line: "pairs 500  loss 0.0123  tf-token 0.9990 ...". */
 void cli_print_eval(FILE *f, const char *label, const attend_eval_stats *s);
 
+/* ------------------------------------------------ bounded line input */
+/* The longest input line decode, g2p and align accept, in bytes (newline
+ * excluded); docs/FORMAT.md states it. */
+#define CLI_MAX_LINE 65536
+
+/* Reads lines of at most CLI_MAX_LINE bytes from f, in a buffer of that size
+ * (allocated once), so no input can grow memory. */
+typedef struct {
+    FILE *f;
+    const char *name; /* for messages: the path, or "<stdin>" */
+    char *buf;        /* [CLI_MAX_LINE + 1] */
+    long line;        /* 1-based number of the line last read */
+    int err;          /* errno of a failed read, else 0 */
+    int long_line;    /* the last line was too long; its rest is unread */
+} cli_lines;
+
+/* Opens path ("-" or NULL: standard input). 0, or 1 after printing
+ * "attend CMD: PATH: reason". */
+int cli_lines_open(cli_lines *r, const char *cmd, const char *path);
+void cli_lines_close(cli_lines *r);
+/* The next line into r->buf (NUL-terminated, the newline and a trailing CR
+ * removed, *len its length; it may contain NUL bytes). Returns
+ *   1  a line
+ *   0  end of input
+ *  -1  the line is longer than CLI_MAX_LINE: reading stopped there (at once,
+ *      so endless input without a newline ends quickly); to go on, call
+ *      cli_lines_skip_rest
+ *  -2  a read error (r->err holds errno) */
+int cli_lines_next(cli_lines *r, size_t *len);
+/* Reads past the rest of a too-long line: 0, or -2 on a read error. */
+int cli_lines_skip_rest(cli_lines *r);
+
+/* ---------------------------------------------------- output formats */
+typedef enum { CLI_FORMAT_TEXT = 0, CLI_FORMAT_TSV = 1, CLI_FORMAT_JSONL = 2 } cli_format;
+int cli_format_from_name(const char *name); /* text tsv jsonl */
+
+/* Writes s [len] as a JSON string (quotes included): ", \ and control
+ * characters escaped, invalid UTF-8 bytes as U+FFFD. */
+void cli_json_string(FILE *f, const char *s, size_t len);
+/* Writes s [len] for a TSV field: TAB, newline, CR and backslash as \t \n \r \\. */
+void cli_tsv_field(FILE *f, const char *s, size_t len);
+
+/* The unknown symbols of a source: given text [len] and its ids [n] as the
+ * tokenizer split it, counts the ids that are ATTEND_UNK and writes up to 5
+ * distinct unknown tokens, quoted and comma-separated, into buf [cap]
+ * ("' ', 'X'"; empty when the tokens could not be matched to the ids).
+ * Returns the count. */
+int cli_unknown_symbols(const char *text, size_t len, attend_tokenizer tok, const int32_t *ids, int n, char *buf,
+                        size_t cap);
+
+/* ------------------------------------------------- per-line problems */
+/* What decode and g2p report about single input lines: each on stderr as
+ * "attend CMD: PATH:LINE: what (what would help)", the first CLI_PROBLEMS_SHOWN
+ * of them, then a summary line counting all. */
+#define CLI_PROBLEMS_SHOWN 20
+typedef enum {
+    CLI_PROBLEM_UNKNOWN = 0,  /* symbols the model does not know (decoded as <unk>) */
+    CLI_PROBLEM_LONGER = 1,   /* longer than the model's training sources (decoded) */
+    CLI_PROBLEM_TOO_LONG = 2, /* beyond this run's source capacity (not decoded) */
+    CLI_PROBLEM_MALFORMED = 3, /* over CLI_MAX_LINE bytes or not UTF-8 (skipped) */
+    CLI_PROBLEM_KINDS = 4
+} cli_problem_kind;
+
+typedef struct {
+    const char *cmd;
+    const char *unit;             /* "line" (NULL) or "word", for the summary */
+    int strict;                   /* --strict: a problem is an error */
+    long lines;                   /* input lines seen */
+    long count[CLI_PROBLEM_KINDS]; /* lines with each problem */
+    long unknown_symbols;         /* in all lines */
+    long shown;                   /* messages printed */
+} cli_problems;
+
+/* Reports a problem of one line; returns 1 when it is an error (--strict, and
+ * always for MALFORMED unless the caller skips it), else 0. */
+int cli_problem(cli_problems *p, cli_problem_kind kind, const char *name, long line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* The summary line ("attend CMD: 9 lines: 2 with unknown symbols (5 symbols), ...")
+ * when there was any problem. */
+void cli_problems_summary(const cli_problems *p);
+
+/* ------------------------------------------- schedules from --steps */
+/* The defaults train, demo and sweep derive from --steps when an option is
+ * not given (each --help states them): warm-up a tenth of the steps, at most
+ * CLI_WARMUP_MAX; cosine decay over the rest; an evaluation every fifth and a
+ * checkpoint every tenth of the steps, but at least CLI_INTERVAL_MIN steps apart
+ * (0, only at the end, when that is not below --steps). */
+#define CLI_INTERVAL_MIN 100
+#define CLI_WARMUP_MAX 100
+int cli_warmup_for(int steps);
+int cli_eval_every_for(int steps);
+int cli_checkpoint_every_for(int steps);
+
 #endif

@@ -28,11 +28,11 @@ typedef struct {
     int steps, batch, optimizer;
     double lr;                         /* 0: 3e-3 for Adam, 0.1 for SGD */
     double clip, min_lr, weight_decay, momentum;
-    int warmup, decay;
+    int warmup, decay;                 /* -1: from --steps (cli_warmup_for; the rest) */
     uint64_t seed;
     const char *out;                   /* model file; NULL: not saved */
     const char *checkpoint, *resume;
-    int checkpoint_every, eval_every, log_every;
+    int checkpoint_every, eval_every, log_every; /* the first two -1: from --steps */
     int max_nonfinite;                 /* stop after this many skipped steps in a row; 0 = never */
     int write_special;                 /* --write-special: --out may be a device or FIFO, written in place */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */

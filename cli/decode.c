@@ -20,36 +20,63 @@
 
 typedef struct {
     const char *model, *input;
-    int beam, nbest, max_len, batch, align;
+    int beam, nbest, max_len, max_src, batch, align;
     double alpha;
-    int align_style;
+    int align_style, format, strict, skip_malformed;
 } decode_opts;
+
+/* The default source capacity: this many times the model's longest training
+ * source, and at least DECODE_MIN_SRC tokens. */
+#define DECODE_SRC_FACTOR 4
+#define DECODE_MIN_SRC 64
+/* The most --max-src-len allows: outputs default to twice the source, and the
+ * library's lengths stop at 65536. */
+#define DECODE_MAX_SRC 32768
 
 static void decode_usage(FILE *f) {
     fprintf(f,
             "usage: attend decode MODEL [FILE|-] [options]\n"
             "\n"
             "Decodes one source per input line (the text before a TAB, if any, so TSV files\n"
-            "work as input) with the model's tokenizer; tokens the model has not seen become\n"
-            "<unk>. Prints one output per line; an empty input line gives an empty output line.\n"
-            "A pointer model prints the chosen source positions (0-based), a TAB, and the\n"
-            "source tokens in that order. FILE - or no FILE reads standard input.\n"
+            "work as input) with the model's tokenizer, in batches as the lines arrive, so any\n"
+            "amount of input decodes in fixed memory. A char model reads every character as a\n"
+            "symbol, spaces included: `echo abcd`, not `echo \"a b c d\"`. Prints one output per\n"
+            "line; an empty input line gives an empty output line. A pointer model prints the\n"
+            "chosen source positions (0-based), a TAB, and the source tokens in that order.\n"
+            "FILE - or no FILE reads standard input. Lines may be up to %d bytes long.\n"
+            "\n"
+            "Problems of single lines are reported on stderr as FILE:LINE: ... and the other\n"
+            "lines still decode, with a summary line at the end: symbols the model does not\n"
+            "know (decoded as <unk>), sources longer than the model's training sources\n"
+            "(decoded), and sources longer than --max-src-len (not decoded: an empty output).\n"
             "\n"
             "  --beam K             beam search with K hypotheses (default: greedy, batched)\n"
-            "  --nbest N            print the N best hypotheses as score<TAB>output lines, best\n"
-            "                       first (beam search; --beam defaults to N)\n"
+            "  --nbest N            the N best hypotheses, best first (beam search; --beam\n"
+            "                       defaults to N); text: score<TAB>output lines\n"
             "  --alpha A            length normalisation: score = log p / (length+1)^A (0)\n"
-            "  --max-len N          longest output in tokens (the longer of the model's longest\n"
-            "                       training target and twice the longest input; a pointer\n"
-            "                       model emits one position per source token)\n"
-            "  --batch N            lines decoded together by greedy decoding (64)\n"
-            "  --align              print each output's alignment after it, then a blank line\n"
+            "  --max-len N          longest output in tokens (per line: the longer of the\n"
+            "                       model's longest training target and twice the line's\n"
+            "                       length; a pointer model emits one position per source token)\n"
+            "  --max-src-len N      longest source in tokens, up to %d (%d x the model's longest\n"
+            "                       training source, at least %d); memory grows with it and\n"
+            "                       with --batch\n"
+            "  --batch N            lines decoded together (64; 1 answers each line as it\n"
+            "                       arrives)\n"
+            "  --format F           text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>SOURCE<TAB>OUTPUT per\n"
+            "                       hypothesis) or jsonl (one object per input line); see\n"
+            "                       docs/FORMAT.md (text)\n"
+            "  --align              text: each output's alignment after it, then a blank line;\n"
+            "                       jsonl: an \"alignment\" array per hypothesis\n"
             "  --align-format NAME  shade (characters \" .:-=+*#%%@\" by weight), percent (weights\n"
             "                       in hundredths) or tsv (a header of source tokens, then one\n"
             "                       row per output token: token<TAB>weights) (shade)\n"
+            "  --strict             a problem of a line is an error: stop there, exit 1\n"
+            "  --skip-malformed     skip lines over the length limit or not UTF-8 (an empty\n"
+            "                       output) instead of stopping at the first\n"
             "  --help               this message\n"
             "\n"
-            "Exit status: 0 ok, 1 the model or the input could not be used, 2 bad usage.\n");
+            "Exit status: 0 ok, 1 the model or the input could not be used, 2 bad usage.\n",
+            CLI_MAX_LINE, DECODE_MAX_SRC, DECODE_SRC_FACTOR, DECODE_MIN_SRC);
 }
 
 static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
@@ -62,10 +89,14 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o->nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o->alpha);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &o->max_len);
+        else if (cli_is(&p, "--max-src-len")) rc = cli_int(&p, 1, DECODE_MAX_SRC, &o->max_src);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 65536, &o->batch);
         else if (cli_is(&p, "--align")) rc = cli_flag(&p, &o->align);
         else if (cli_is(&p, "--align-format"))
             rc = cli_choice(&p, heatmap_style_from_name, "shade|percent|tsv", &o->align_style);
+        else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o->format);
+        else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o->strict);
+        else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip_malformed);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) o->model = p.arg;
             else o->input = p.arg;
@@ -75,113 +106,243 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
     if (!o->model) return cli_usage_error("decode", "which model? usage: attend decode MODEL [FILE|-]");
     if (o->nbest && !o->beam) o->beam = o->nbest;
     if (o->nbest > o->beam) return cli_usage_error("decode", "--nbest %d is more than --beam %d", o->nbest, o->beam);
+    if (o->align && o->format == CLI_FORMAT_TSV)
+        return cli_usage_error("decode", "--align with --format tsv: use --format jsonl for alignments");
     return 0;
 }
 
-/* The sources, tokenized. */
+/* One input line of the batch in hand. */
 typedef struct {
-    int n, cap;
-    int32_t **ids; /* [n][len[i]] */
-    int *len;
-    int max_len;
-} sources;
-
-static void sources_free(sources *s) {
-    for (int i = 0; i < s->n; i++) free(s->ids[i]);
-    free(s->ids);
-    free(s->len);
-    memset(s, 0, sizeof *s);
-}
-
-static int read_sources(const char *path, attend_vocab *sv, attend_tokenizer tok, sources *s) {
-    const char *name = path && strcmp(path, "-") ? path : "<stdin>";
-    FILE *f = path && strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f) {
-        fprintf(stderr, "attend decode: %s: %s\n", name, strerror(errno));
-        return 1;
-    }
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t got;
-    int rc = 0;
-    memset(s, 0, sizeof *s);
-    while (rc == 0 && (got = getline(&line, &lcap, f)) >= 0) {
-        size_t len = (size_t)got;
-        char *tab = memchr(line, '\t', len);
-        if (tab) len = (size_t)(tab - line);
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        if (s->n == s->cap) {
-            int nc = s->cap ? 2 * s->cap : 256;
-            int32_t **ni = realloc(s->ids, (size_t)nc * sizeof *ni);
-            if (ni) s->ids = ni;
-            int *nl = realloc(s->len, (size_t)nc * sizeof *nl);
-            if (nl) s->len = nl;
-            if (!ni || !nl) {
-                fprintf(stderr, "attend decode: out of memory reading %s\n", name);
-                rc = 1;
-                break;
-            }
-            s->cap = nc;
-        }
-        int32_t *ids = malloc((len + 1) * sizeof *ids);
-        if (!ids) {
-            fprintf(stderr, "attend decode: out of memory reading %s\n", name);
-            rc = 1;
-            break;
-        }
-        int n_ids = 0;
-        attend_error err = {0};
-        if (len && attend_vocab_encode(sv, tok, 0, line, len, ids, (int)len + 1, &n_ids, &err) != ATTEND_OK) {
-            fprintf(stderr, "attend decode: %s:%d: %s\n", name, s->n + 1, err.msg);
-            free(ids);
-            rc = 1;
-            break;
-        }
-        s->ids[s->n] = ids;
-        s->len[s->n] = n_ids;
-        if (n_ids > s->max_len) s->max_len = n_ids;
-        s->n++;
-    }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "attend decode: error reading %s\n", name);
-        rc = 1;
-    }
-    free(line);
-    if (f != stdin) fclose(f);
-    if (rc) sources_free(s);
-    return rc;
-}
+    long index;    /* 1-based line number */
+    char *text;    /* the source text [text_len] (before any TAB) */
+    size_t text_len;
+    int32_t *ids;  /* [n] */
+    int n;
+    int decode;    /* 0: empty, skipped or too long: an empty output */
+    const char *problem; /* why it is not decoded (jsonl "error"), or NULL */
+    int unknown;   /* unknown symbols */
+    int longer;    /* longer than the training sources */
+} src_line;
 
 typedef struct {
     attend_model *m;
     attend_vocab *sv, *tv;
     attend_tokenizer tok;
+    attend_model_config cfg; /* as trained */
     int pointer;
-    char *text;      /* [text_cap] output text */
+    int S_cap, L_cap, B;     /* capacities of this run */
+    cli_lines in;
+    cli_problems probs;
+    int32_t *scratch;        /* [CLI_MAX_LINE + 1] ids of one line */
+    src_line *lines;         /* [batch] */
+    int n_lines, eof;
+    char *text;              /* [text_cap] output text */
     size_t text_cap;
-    const char **src_tok, **out_tok; /* [S], [L] heatmap labels */
+    const char **src_tok, **out_tok; /* [S_cap], [L_cap] heatmap labels */
+    int32_t *src, *src_len, *out, *out_len, *which; /* [B,S_cap] [B] [B,L_cap] [B] [B] */
+    double *score;           /* [B] */
+    attend_real *align;      /* [B,L_cap,S_cap] */
 } decoder;
 
-/* Prints one output (and its alignment [len,S] when asked). */
-static int print_output(decoder *dc, const decode_opts *o, const int32_t *src, int S, const int32_t *out, int len,
-                        const attend_real *align, const double *score) {
+static void lines_clear(decoder *dc) {
+    for (int i = 0; i < dc->n_lines; i++) {
+        free(dc->lines[i].text);
+        free(dc->lines[i].ids);
+    }
+    dc->n_lines = 0;
+}
+
+static const char *tokenizer_words(attend_tokenizer tok) {
+    return tok == ATTEND_TOKENIZE_CHAR ? "the model reads every character as a symbol, spaces included"
+                                       : "the model reads space-separated tokens";
+}
+
+/* Reads up to `want` lines into dc->lines, tokenized and checked against the
+ * capacity S_cap (0: not known yet, check only the hard limit). Returns 0, or 1
+ * after a message. */
+static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
+    lines_clear(dc);
+    while (!dc->eof && dc->n_lines < want) {
+        size_t len = 0;
+        int got = cli_lines_next(&dc->in, &len);
+        if (got == 0) {
+            dc->eof = 1;
+            break;
+        }
+        if (got == -2) {
+            fprintf(stderr, "attend decode: %s: read error in line %ld: %s\n", dc->in.name, dc->in.line + 1,
+                    strerror(dc->in.err));
+            return 1;
+        }
+        dc->probs.lines++;
+        src_line *l = &dc->lines[dc->n_lines];
+        memset(l, 0, sizeof *l);
+        l->index = dc->in.line;
+        if (got == -1) {
+            if (!o->skip_malformed) {
+                fprintf(stderr,
+                        "attend decode: %s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
+                        "such lines)\n",
+                        dc->in.name, dc->in.line, CLI_MAX_LINE);
+                return 1;
+            }
+            if (cli_problem(&dc->probs, CLI_PROBLEM_MALFORMED, dc->in.name, dc->in.line,
+                            "longer than the %d bytes a line may have: skipped", CLI_MAX_LINE))
+                return 1;
+            if (cli_lines_skip_rest(&dc->in)) {
+                fprintf(stderr, "attend decode: %s: read error in line %ld: %s\n", dc->in.name, dc->in.line,
+                        strerror(dc->in.err));
+                return 1;
+            }
+            l->problem = "malformed: line too long";
+            dc->n_lines++;
+            continue;
+        }
+        char *line = dc->in.buf;
+        char *tab = memchr(line, '\t', len);
+        if (tab) len = (size_t)(tab - line);
+        l->text = malloc(len + 1);
+        if (!l->text) {
+            fprintf(stderr, "attend decode: out of memory\n");
+            return 1;
+        }
+        memcpy(l->text, line, len);
+        l->text[len] = '\0';
+        l->text_len = len;
+        dc->n_lines++;
+        if (len == 0) continue;
+        attend_error err = {0};
+        int n = 0;
+        if (attend_vocab_encode(dc->sv, dc->tok, 0, line, len, dc->scratch, CLI_MAX_LINE + 1, &n, &err)) {
+            if (!o->skip_malformed) {
+                fprintf(stderr, "attend decode: %s:%ld: %s (--skip-malformed skips such lines)\n", dc->in.name,
+                        dc->in.line, err.msg);
+                return 1;
+            }
+            if (cli_problem(&dc->probs, CLI_PROBLEM_MALFORMED, dc->in.name, dc->in.line, "%s: skipped", err.msg))
+                return 1;
+            l->problem = "malformed: not text the tokenizer accepts";
+            continue;
+        }
+        l->n = n;
+        char shown[160];
+        l->unknown = cli_unknown_symbols(line, len, dc->tok, dc->scratch, n, shown, sizeof shown);
+        if (l->unknown) {
+            dc->probs.unknown_symbols += l->unknown;
+            if (cli_problem(&dc->probs, CLI_PROBLEM_UNKNOWN, dc->in.name, dc->in.line,
+                            "%d of %d symbols unknown to the model%s%s%s, decoded as <unk>; %s", l->unknown, n,
+                            shown[0] ? " (" : "", shown, shown[0] ? ")" : "", tokenizer_words(dc->tok)))
+                return 1;
+        }
+        int limit = S_cap ? S_cap : o->max_src;
+        if (limit && n > limit) {
+            if (cli_problem(&dc->probs, CLI_PROBLEM_TOO_LONG, dc->in.name, dc->in.line,
+                            "%d source tokens, more than this run's %d: not decoded (--max-src-len N raises the "
+                            "limit, and memory with it; the model was trained on sources of up to %d)",
+                            n, limit, dc->cfg.max_src_len))
+                return 1;
+            l->problem = "too long";
+            continue;
+        }
+        if (n > dc->cfg.max_src_len) {
+            l->longer = 1;
+            if (cli_problem(&dc->probs, CLI_PROBLEM_LONGER, dc->in.name, dc->in.line,
+                            "%d source tokens, longer than the model's training sources (up to %d): expect mistakes",
+                            n, dc->cfg.max_src_len))
+                return 1;
+        }
+        l->ids = malloc((size_t)n * sizeof *l->ids);
+        if (!l->ids) {
+            fprintf(stderr, "attend decode: out of memory\n");
+            return 1;
+        }
+        memcpy(l->ids, dc->scratch, (size_t)n * sizeof *l->ids);
+        l->decode = 1;
+    }
+    return 0;
+}
+
+/* The longest output of a line of n source tokens. */
+static int line_limit(const decoder *dc, const decode_opts *o, int n) {
+    if (dc->pointer) return n;
+    int lim = o->max_len ? o->max_len : dc->cfg.max_tgt_len > 2 * n ? dc->cfg.max_tgt_len : 2 * n;
+    return lim < dc->L_cap ? lim : dc->L_cap;
+}
+
+/* The text of one output (pointer: the picked source tokens) into dc->text. */
+static int output_text(decoder *dc, const int32_t *src, int S, const int32_t *out, int len) {
     attend_error err = {0};
-    if (score) printf("%.6f\t", *score);
+    attend_status st;
     if (dc->pointer) {
-        for (int t = 0; t < len; t++) printf("%s%d", t ? " " : "", (int)out[t]);
         int32_t *picked = malloc((size_t)(len + 1) * sizeof *picked);
         if (!picked) {
             fprintf(stderr, "attend decode: out of memory\n");
             return 1;
         }
         for (int t = 0; t < len; t++) picked[t] = out[t] >= 0 && out[t] < S ? src[out[t]] : ATTEND_UNK;
-        attend_status st = attend_vocab_decode(dc->sv, dc->tok, picked, len, dc->text, dc->text_cap, &err);
+        st = attend_vocab_decode(dc->sv, dc->tok, picked, len, dc->text, dc->text_cap, &err);
         free(picked);
-        if (st) return cli_lib_fail("decode", &err);
+    } else {
+        st = attend_vocab_decode(dc->tv, dc->tok, out, len, dc->text, dc->text_cap, &err);
+    }
+    return st ? cli_lib_fail("decode", &err) : 0;
+}
+
+static void print_number(double x) {
+    if (x != x || x > 1e300 || x < -1e300) printf("null");
+    else printf("%.6f", x);
+}
+
+/* Prints hypothesis `rank` (1-based) of line l: out [len], its alignment
+ * [len,S] or NULL, its score or NULL (greedy without a score). */
+static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int rank, const int32_t *out, int len,
+                     const attend_real *align, const double *score) {
+    const int32_t *src = l->ids;
+    int S = l->n;
+    int rc = output_text(dc, src, S, out, len);
+    if (rc) return rc;
+    if (o->format == CLI_FORMAT_TSV) {
+        printf("%ld\t%d\t", l->index, rank);
+        if (score) print_number(*score);
+        printf("\t");
+        cli_tsv_field(stdout, l->text, l->text_len);
+        printf("\t");
+        cli_tsv_field(stdout, dc->text, strlen(dc->text));
+        if (dc->pointer) {
+            printf("\t");
+            for (int t = 0; t < len; t++) printf("%s%d", t ? " " : "", (int)out[t]);
+        }
+        printf("\n");
+        return 0;
+    }
+    if (o->format == CLI_FORMAT_JSONL) {
+        printf("%s{\"output\":", rank > 1 ? "," : "");
+        cli_json_string(stdout, dc->text, strlen(dc->text));
+        printf(",\"score\":");
+        if (score) print_number(*score);
+        else printf("null");
+        if (dc->pointer) {
+            printf(",\"positions\":[");
+            for (int t = 0; t < len; t++) printf("%s%d", t ? "," : "", (int)out[t]);
+            printf("]");
+        }
+        if (o->align && align) {
+            printf(",\"alignment\":[");
+            for (int t = 0; t < len; t++) {
+                printf("%s[", t ? "," : "");
+                for (int j = 0; j < S; j++) printf("%s%.4f", j ? "," : "", (double)align[(size_t)t * S + j]);
+                printf("]");
+            }
+            printf("]");
+        }
+        printf("}");
+        return 0;
+    }
+    if (score) printf("%.6f\t", *score);
+    if (dc->pointer) {
+        for (int t = 0; t < len; t++) printf("%s%d", t ? " " : "", (int)out[t]);
         printf("\t%s\n", dc->text);
     } else {
-        if (attend_vocab_decode(dc->tv, dc->tok, out, len, dc->text, dc->text_cap, &err))
-            return cli_lib_fail("decode", &err);
         printf("%s\n", dc->text);
     }
     if (o->align && align) {
@@ -197,91 +358,142 @@ static int print_output(decoder *dc, const decode_opts *o, const int32_t *src, i
     return 0;
 }
 
-/* Greedy decoding of the lines in batches of o->batch. */
-static int decode_greedy(decoder *dc, const decode_opts *o, const sources *s, int L) {
-    int B = o->batch, Smax = s->max_len;
-    int32_t *src = malloc((size_t)B * Smax * sizeof *src), *src_len = malloc((size_t)B * sizeof *src_len);
-    int32_t *out = malloc((size_t)B * L * sizeof *out), *out_len = malloc((size_t)B * sizeof *out_len);
-    int *which = malloc((size_t)B * sizeof *which);
-    attend_real *align = o->align ? malloc((size_t)B * L * Smax * sizeof *align) : NULL;
+/* The start and end of a line's output: jsonl's object around the hypotheses;
+ * text: an empty line when it has none. */
+static void line_begin(const decode_opts *o, const src_line *l) {
+    if (o->format != CLI_FORMAT_JSONL) return;
+    printf("{\"index\":%ld,\"source\":", l->index);
+    cli_json_string(stdout, l->text ? l->text : "", l->text_len);
+    printf(",\"unknown\":%d", l->unknown);
+    if (l->problem) {
+        printf(",\"error\":");
+        cli_json_string(stdout, l->problem, strlen(l->problem));
+    } else if (l->longer) {
+        printf(",\"warning\":\"longer than the training sources\"");
+    }
+    printf(",\"hypotheses\":[");
+}
+
+static void line_end(const decode_opts *o, const src_line *l, int got) {
+    if (o->format == CLI_FORMAT_JSONL) printf("]}\n");
+    else if (o->format == CLI_FORMAT_TEXT && got == 0) printf("\n");
+    else if (o->format == CLI_FORMAT_TSV && got == 0) { /* rank 0: no hypothesis */
+        printf("%ld\t0\t\t", l->index);
+        cli_tsv_field(stdout, l->text ? l->text : "", l->text_len);
+        printf("\t\n");
+    }
+}
+
+/* Greedy decoding of the batch in hand. With a structured format, each output's
+ * score is its forced log-probability (output and end) from attend_model_score. */
+static int decode_greedy(decoder *dc, const decode_opts *o) {
+    int nb = 0, S = 1, maxl = 1;
+    for (int i = 0; i < dc->n_lines; i++) {
+        const src_line *l = &dc->lines[i];
+        if (!l->decode) continue;
+        dc->which[nb++] = i;
+        if (l->n > S) S = l->n;
+        int lim = line_limit(dc, o, l->n);
+        if (lim > maxl) maxl = lim;
+    }
+    if (dc->pointer) maxl = S;
+    for (int k = 0; k < nb; k++) {
+        const src_line *l = &dc->lines[dc->which[k]];
+        dc->src_len[k] = l->n;
+        for (int j = 0; j < S; j++) dc->src[(size_t)k * S + j] = j < l->n ? l->ids[j] : ATTEND_PAD;
+    }
+    attend_error err = {0};
+    if (nb && attend_model_greedy(dc->m, dc->src, dc->src_len, nb, S, maxl, dc->out, dc->out_len, dc->align, &err))
+        return cli_lib_fail("decode", &err);
     int rc = 0;
-    if (!src || !src_len || !out || !out_len || !which || (o->align && !align)) {
-        fprintf(stderr, "attend decode: out of memory\n");
-        rc = 1;
+    for (int i = 0, k = 0; rc == 0 && i < dc->n_lines; i++) {
+        const src_line *l = &dc->lines[i];
+        line_begin(o, l);
+        if (!l->decode) {
+            line_end(o, l, 0);
+            continue;
+        }
+        attend_real *a = dc->align ? dc->align + (size_t)k * maxl * S : NULL; /* [maxl,S] */
+        int sl = l->n, len = dc->out_len[k];
+        int lim = line_limit(dc, o, sl);
+        if (len > lim) len = lim; /* as if decoded alone */
+        if (a) /* rows of this line's own length [len,sl], in place: row t moves down to t*sl */
+            for (int t = 0; t < len; t++) memmove(a + (size_t)t * sl, a + (size_t)t * S, sl * sizeof *a);
+        const int32_t *out = dc->out + (size_t)k * maxl;
+        double score, *sp = NULL;
+        if (o->format != CLI_FORMAT_TEXT && !(len == lim && !dc->pointer)) {
+            if (attend_model_score(dc->m, l->ids, sl, out, len, &score, NULL, &err) == ATTEND_OK) sp = &score;
+        }
+        rc = print_hyp(dc, o, l, 1, out, len, a, sp);
+        line_end(o, l, 1);
+        k++;
     }
-    for (int first = 0; rc == 0 && first < s->n;) {
-        /* the next B non-empty lines; empty lines before them print as empty outputs */
-        int nb = 0, S = 1, last = first;
-        for (; last < s->n && nb < B; last++) {
-            if (s->len[last] == 0) continue;
-            which[nb++] = last;
-            if (s->len[last] > S) S = s->len[last];
-        }
-        for (int k = 0; k < nb; k++) {
-            src_len[k] = s->len[which[k]];
-            for (int j = 0; j < S; j++) src[(size_t)k * S + j] = j < src_len[k] ? s->ids[which[k]][j] : ATTEND_PAD;
-        }
-        attend_error err = {0};
-        int maxl = dc->pointer ? S : L;
-        if (nb && attend_model_greedy(dc->m, src, src_len, nb, S, maxl, out, out_len, align, &err)) {
-            rc = cli_lib_fail("decode", &err);
-            break;
-        }
-        for (int i = first, k = 0; rc == 0 && i < last; i++) {
-            if (s->len[i] == 0) {
-                printf("\n");
-                continue;
-            }
-            attend_real *a = align ? align + (size_t)k * maxl * S : NULL; /* [maxl,S] */
-            int sl = src_len[k];
-            if (a) /* rows of this line's own length [out_len,sl], in place: row t moves down to t*sl */
-                for (int t = 0; t < out_len[k]; t++) memmove(a + (size_t)t * sl, a + (size_t)t * S, sl * sizeof *a);
-            rc = print_output(dc, o, src + (size_t)k * S, sl, out + (size_t)k * maxl, out_len[k], a, NULL);
-            k++;
-        }
-        first = last;
-    }
-    free(src);
-    free(src_len);
-    free(out);
-    free(out_len);
-    free(which);
-    free(align);
     return rc;
 }
 
-/* Beam search, one line at a time. */
-static int decode_beam(decoder *dc, const decode_opts *o, const sources *s, int L) {
-    int K = o->beam, nbest = o->nbest ? o->nbest : 1, Smax = s->max_len;
-    int32_t *out = malloc((size_t)nbest * L * sizeof *out), *out_len = malloc((size_t)nbest * sizeof *out_len);
-    double *score = malloc((size_t)nbest * sizeof *score);
-    attend_real *align = o->align ? malloc((size_t)nbest * L * Smax * sizeof *align) : NULL;
-    int rc = 0;
-    if (!out || !out_len || !score || (o->align && !align)) {
-        fprintf(stderr, "attend decode: out of memory\n");
-        rc = 1;
-    }
-    for (int i = 0; rc == 0 && i < s->n; i++) {
-        int S = s->len[i], got = 0;
-        if (S == 0) {
-            printf("\n");
-            continue;
+/* Beam search of the batch in hand, one line at a time. */
+static int decode_beam(decoder *dc, const decode_opts *o) {
+    int nbest = o->nbest ? o->nbest : 1, rc = 0;
+    for (int i = 0; rc == 0 && i < dc->n_lines; i++) {
+        const src_line *l = &dc->lines[i];
+        line_begin(o, l);
+        int got = 0;
+        if (l->decode) {
+            int L = line_limit(dc, o, l->n);
+            attend_error err = {0};
+            if (attend_model_beam(dc->m, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out, dc->out_len, dc->score,
+                                  dc->align, &got, &err))
+                return cli_lib_fail("decode", &err);
+            int show_score = o->nbest || o->format != CLI_FORMAT_TEXT;
+            for (int h = 0; rc == 0 && h < got; h++)
+                rc = print_hyp(dc, o, l, h + 1, dc->out + (size_t)h * L, dc->out_len[h],
+                               dc->align ? dc->align + (size_t)h * L * l->n : NULL, show_score ? &dc->score[h] : NULL);
         }
-        attend_error err = {0};
-        if (attend_model_beam(dc->m, s->ids[i], S, K, nbest, L, o->alpha, out, out_len, score, align, &got, &err)) {
-            rc = cli_lib_fail("decode", &err);
-            break;
-        }
-        for (int h = 0; rc == 0 && h < got; h++)
-            rc = print_output(dc, o, s->ids[i], S, out + (size_t)h * L, out_len[h],
-                              align ? align + (size_t)h * L * S : NULL, o->nbest ? &score[h] : NULL);
-        if (got == 0 && rc == 0) printf("\n");
+        line_end(o, l, got);
     }
-    free(out);
-    free(out_len);
-    free(score);
-    free(align);
     return rc;
+}
+
+/* Loads the model with this run's capacities; running out of memory names the
+ * options that size it. */
+static int load_sized(decoder *dc, const decode_opts *o) {
+    attend_error err = {0};
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = dc->B;
+    cap.max_src_len = dc->S_cap;
+    cap.max_tgt_len = dc->L_cap;
+    attend_status st = attend_model_load(&dc->m, o->model, &cap, NULL, NULL, NULL, &err);
+    if (st == ATTEND_ERR_ALLOC) {
+        fprintf(stderr,
+                "attend decode: not enough memory for batches of %d lines of up to %d source and %d output tokens: "
+                "lower --batch, --max-src-len or --max-len (%s)\n",
+                dc->B, dc->S_cap, dc->L_cap, err.msg);
+        return 1;
+    }
+    return st ? cli_lib_fail("decode", &err) : 0;
+}
+
+static int decoder_alloc(decoder *dc, const decode_opts *o) {
+    size_t B = (size_t)dc->B, S = (size_t)dc->S_cap, L = (size_t)dc->L_cap;
+    size_t rows = o->beam ? (size_t)(o->nbest ? o->nbest : 1) : B;
+    dc->text_cap = (L > S ? L : S) * (ATTEND_MAX_TOKEN_BYTES + 1) + 1;
+    dc->text = malloc(dc->text_cap);
+    dc->src_tok = malloc(S * sizeof *dc->src_tok);
+    dc->out_tok = malloc(L * sizeof *dc->out_tok);
+    dc->src = malloc(B * S * sizeof *dc->src);
+    dc->src_len = malloc(B * sizeof *dc->src_len);
+    dc->which = malloc(B * sizeof *dc->which);
+    dc->out = malloc(rows * L * sizeof *dc->out);
+    dc->out_len = malloc(rows * sizeof *dc->out_len);
+    dc->score = malloc(rows * sizeof *dc->score);
+    dc->align = o->align ? malloc(rows * L * S * sizeof *dc->align) : NULL;
+    if (!dc->text || !dc->src_tok || !dc->out_tok || !dc->src || !dc->src_len || !dc->which || !dc->out ||
+        !dc->out_len || !dc->score || (o->align && !dc->align)) {
+        fprintf(stderr, "attend decode: out of memory\n");
+        return 1;
+    }
+    return 0;
 }
 
 int cmd_decode(int argc, char **argv) {
@@ -298,43 +510,73 @@ int cmd_decode(int argc, char **argv) {
     }
     decoder dc;
     memset(&dc, 0, sizeof dc);
-    sources s;
-    memset(&s, 0, sizeof s);
+    dc.probs.cmd = "decode";
+    dc.probs.strict = o.strict;
     /* first load: the vocabularies and the trained lengths (a batch of one) */
     if ((rc = cli_load_model("decode", o.model, 1, 0, 0, &dc.m, &dc.sv, &dc.tv, &dc.tok))) return rc;
-    attend_model_config cfg = *attend_model_get_config(dc.m);
+    dc.cfg = *attend_model_get_config(dc.m);
     attend_model_free(dc.m);
     dc.m = NULL;
-    dc.pointer = cfg.decoder == ATTEND_DECODER_POINTER;
-    if ((rc = read_sources(o.input, dc.sv, dc.tok, &s))) goto done;
-    if (s.max_len == 0) { /* nothing but empty lines */
-        for (int i = 0; i < s.n; i++) printf("\n");
-        goto done;
-    }
-    int L = o.max_len ? o.max_len : cfg.max_tgt_len > 2 * s.max_len ? cfg.max_tgt_len : 2 * s.max_len;
-    if (dc.pointer) L = s.max_len;
-    int B = o.beam > o.batch ? o.beam : o.batch;
-    if (B > s.n && !o.beam) B = s.n;
-    if ((rc = cli_load_model("decode", o.model, B, s.max_len, L, &dc.m, NULL, NULL, NULL))) goto done;
-    if (o.batch > B) o.batch = B;
-    dc.text_cap = (size_t)(L > s.max_len ? L : s.max_len) * (ATTEND_MAX_TOKEN_BYTES + 1) + 1;
-    dc.text = malloc(dc.text_cap);
-    dc.src_tok = malloc((size_t)s.max_len * sizeof *dc.src_tok);
-    dc.out_tok = malloc((size_t)L * sizeof *dc.out_tok);
-    if (!dc.text || !dc.src_tok || !dc.out_tok) {
+    dc.pointer = dc.cfg.decoder == ATTEND_DECODER_POINTER;
+    int want = o.batch; /* lines per batch */
+    int S_limit = o.max_src ? o.max_src : DECODE_SRC_FACTOR * dc.cfg.max_src_len;
+    if (!o.max_src && S_limit < DECODE_MIN_SRC) S_limit = DECODE_MIN_SRC;
+    o.max_src = S_limit;
+    dc.lines = calloc((size_t)want, sizeof *dc.lines);
+    dc.scratch = malloc((CLI_MAX_LINE + 1) * sizeof *dc.scratch);
+    if (!dc.lines || !dc.scratch) {
         fprintf(stderr, "attend decode: out of memory\n");
         rc = 1;
         goto done;
     }
-    rc = o.beam ? decode_beam(&dc, &o, &s, L) : decode_greedy(&dc, &o, &s, L);
+    if ((rc = cli_lines_open(&dc.in, "decode", o.input))) goto done;
+    /* the first batch; when it is all the input, the capacities fit it exactly */
+    if ((rc = read_batch(&dc, &o, want, 0))) goto flush;
+    int first_S = 0, first_n = 0;
+    for (int i = 0; i < dc.n_lines; i++)
+        if (dc.lines[i].decode) {
+            first_n++;
+            if (dc.lines[i].n > first_S) first_S = dc.lines[i].n;
+        }
+    if (dc.eof && first_n == 0) { /* nothing to decode */
+        for (int i = 0; i < dc.n_lines; i++) {
+            line_begin(&o, &dc.lines[i]);
+            line_end(&o, &dc.lines[i], 0);
+        }
+        goto flush;
+    }
+    dc.S_cap = dc.eof ? first_S : S_limit;
+    dc.L_cap = o.max_len ? o.max_len : dc.cfg.max_tgt_len > 2 * dc.S_cap ? dc.cfg.max_tgt_len : 2 * dc.S_cap;
+    if (dc.pointer) dc.L_cap = dc.S_cap;
+    dc.B = o.beam ? o.beam : dc.eof ? first_n : want;
+    if ((rc = load_sized(&dc, &o)) || (rc = decoder_alloc(&dc, &o))) goto flush;
+    for (;;) {
+        rc = o.beam ? decode_beam(&dc, &o) : decode_greedy(&dc, &o);
+        if (rc || dc.eof) break;
+        fflush(stdout); /* each batch's outputs go out before the next is read */
+        if ((rc = read_batch(&dc, &o, want, dc.S_cap))) break;
+        if (dc.n_lines == 0) break;
+    }
+flush:
+    cli_problems_summary(&dc.probs);
 done:
-    sources_free(&s);
+    lines_clear(&dc);
+    cli_lines_close(&dc.in);
     attend_model_free(dc.m);
     attend_vocab_free(dc.sv);
     attend_vocab_free(dc.tv);
+    free(dc.lines);
+    free(dc.scratch);
     free(dc.text);
     free(dc.src_tok);
     free(dc.out_tok);
+    free(dc.src);
+    free(dc.src_len);
+    free(dc.which);
+    free(dc.out);
+    free(dc.out_len);
+    free(dc.score);
+    free(dc.align);
     return cli_finish("decode", rc);
 }
 
@@ -357,6 +599,8 @@ static void eval_usage(FILE *f) {
             "  --data-seed N        seed of the pairs (2: the dev set of `attend train --task`\n"
             "                       with its default --data-seed)\n"
             "  --batch N            pairs per batch (64)\n"
+            "  --format F           text (aligned name and value), tsv (name<TAB>value) or\n"
+            "                       jsonl (one object); see docs/FORMAT.md (text)\n"
             "  --help               this message\n"
             "\n"
             "Exit status: 0 ok, 1 the model or the data could not be used, 2 bad usage.\n");
@@ -368,12 +612,13 @@ int cmd_eval(int argc, char **argv) {
     cli_data_opts d;
     cli_data_opts_init(&d);
     const char *model = NULL;
-    int rc = 0, help = 0, batch = 64;
+    int rc = 0, help = 0, batch = 64, format = CLI_FORMAT_TEXT;
     while (rc == 0 && cli_next(&p)) {
         int r = cli_data_option(&p, &d, "--tsv");
         if (r >= 0) rc = r;
         else if (cli_is_help(&p)) help = 1;
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 65536, &batch);
+        else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
         else if (cli_positional(&p) && !model) model = p.arg;
         else rc = cli_unknown(&p);
     }
@@ -430,14 +675,20 @@ int cmd_eval(int argc, char **argv) {
         goto done;
     }
     double secs = cli_now() - t0;
-    printf("pairs             %d\n", st.pairs);
-    printf("loss              %.6f\n", st.loss);
-    printf("tf_token_acc      %.4f\n", st.tf_token_acc);
-    printf("tf_seq_acc        %.4f\n", st.tf_seq_acc);
-    printf("greedy_token_acc  %.4f\n", st.greedy_token_acc);
-    printf("greedy_seq_acc    %.4f\n", st.greedy_seq_acc);
-    printf("attn_entropy      %.4f\n", st.attn_entropy);
-    printf("samples/s         %.0f\n", secs > 0 ? st.pairs / secs : 0);
+    const char *names[8] = {"pairs",           "loss",           "tf_token_acc", "tf_seq_acc",
+                            "greedy_token_acc", "greedy_seq_acc", "attn_entropy", "pairs_per_s"};
+    double vals[8] = {st.pairs,           st.loss,           st.tf_token_acc, st.tf_seq_acc,
+                      st.greedy_token_acc, st.greedy_seq_acc, st.attn_entropy, secs > 0 ? st.pairs / secs : 0};
+    const char *fmts[8] = {"%.0f", "%.6f", "%.4f", "%.4f", "%.4f", "%.4f", "%.4f", "%.0f"};
+    if (format == CLI_FORMAT_JSONL) printf("{");
+    for (int k = 0; k < 8; k++) {
+        if (format == CLI_FORMAT_TEXT) printf("%-18s", k == 7 ? "pairs/s" : names[k]);
+        else if (format == CLI_FORMAT_TSV) printf("%s\t", names[k]);
+        else printf("%s\"%s\":", k ? "," : "", names[k]);
+        printf(fmts[k], vals[k]);
+        if (format != CLI_FORMAT_JSONL) printf("\n");
+    }
+    if (format == CLI_FORMAT_JSONL) printf("}\n");
 done:
     attend_model_free(m);
     attend_vocab_free(sv);

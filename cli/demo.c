@@ -25,7 +25,6 @@
 #define DEMO_COUNT 20000
 #define DEMO_DEV_COUNT 500
 #define DEMO_STEPS 1600
-#define DEMO_WARMUP 100
 #define DEMO_MIN_LR 1e-4
 #define DEMO_EXAMPLES 4
 
@@ -39,17 +38,20 @@ static void demo_usage(FILE *f) {
             "along the anti-diagonal), and saves the model for `attend decode`.\n"
             "About a minute on two cores. The same seed gives the same model.\n"
             "\n"
-            "  --steps N    training steps of %d pairs (%d)\n"
+            "  --steps N    training steps of %d pairs (%d); the warm-up (a tenth, at most %d),\n"
+            "               the cosine decay (the rest) and the evaluations (every fifth, at least\n"
+            "               100 steps apart) follow\n"
             "  --out PATH   model file (attend-demo.safetensors)\n"
             "  --seed N     initialisation and shuffling seed (1)\n"
             "  --help       this message\n"
             "\n"
             "The training is the same as\n"
             "  attend train --task reverse --symbols %d --min-len %d --max-len %d --count %d \\\n"
-            "    --dev-count %d --decoder luong --score general --steps %d --warmup %d \\\n"
-            "    --decay %d --min-lr %g --eval-every 400 --out attend-demo.safetensors\n",
-            DEMO_SYMBOLS, DEMO_MIN_LEN, DEMO_MAX_LEN, DEMO_EXAMPLES, 64, DEMO_STEPS, DEMO_SYMBOLS, DEMO_MIN_LEN,
-            DEMO_MAX_LEN, DEMO_COUNT, DEMO_DEV_COUNT, DEMO_STEPS, DEMO_WARMUP, DEMO_STEPS - DEMO_WARMUP, DEMO_MIN_LR);
+            "    --dev-count %d --decoder luong --score general --steps %d --min-lr %g \\\n"
+            "    --out attend-demo.safetensors\n"
+            "(which derives the same warm-up, decay and evaluations from --steps).\n",
+            DEMO_SYMBOLS, DEMO_MIN_LEN, DEMO_MAX_LEN, DEMO_EXAMPLES, 64, DEMO_STEPS, CLI_WARMUP_MAX, DEMO_SYMBOLS,
+            DEMO_MIN_LEN, DEMO_MAX_LEN, DEMO_COUNT, DEMO_DEV_COUNT, DEMO_STEPS, DEMO_MIN_LR);
 }
 
 /* Picks up to DEMO_EXAMPLES dev pairs of increasing length, one per length band. */
@@ -132,7 +134,6 @@ int cmd_demo(int argc, char **argv) {
     o.score = ATTEND_SCORE_GENERAL;
     o.steps = DEMO_STEPS;
     o.min_lr = DEMO_MIN_LR;
-    o.eval_every = 400;
     o.out = "attend-demo.safetensors";
     cli_parser p;
     cli_init(&p, "demo", argc, argv);
@@ -149,9 +150,7 @@ int cmd_demo(int argc, char **argv) {
         demo_usage(stdout);
         return cli_finish("demo", 0);
     }
-    /* warm-up for the first tenth (at most DEMO_WARMUP steps), cosine decay over the rest */
-    o.warmup = o.steps / 10 < DEMO_WARMUP ? o.steps / 10 : DEMO_WARMUP;
-    o.decay = o.steps - o.warmup;
+    /* warm-up, cosine decay and evaluations from --steps, as `attend train` */
     printf("attend demo: learning to reverse strings with attention\n\n");
     fflush(stdout);
     train_result res;

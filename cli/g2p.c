@@ -118,6 +118,7 @@ typedef struct {
     const char *model;
     int nbest, beam, align, max_len;
     double alpha;
+    int format, strict, skip_malformed;
 } say_opts;
 
 static void say_usage(FILE *f) {
@@ -128,48 +129,125 @@ static void say_usage(FILE *f) {
             "\n"
             "Prints each word in the dictionary's own format: `word PH1 PH2 ...` (ARPAbet\n"
             "phonemes, no stress). Words are lower-cased; letters the model never saw become\n"
-            "<unk>. To pronounce a word spelled like a command, put -- before it.\n"
+            "<unk>. To pronounce a word spelled like a command, put -- before it. Standard\n"
+            "input is read a line at a time (lines of up to %d bytes), so it may be endless.\n"
             "\n"
-            "  --model PATH   the G2P model (default: $ATTEND_G2P_MODEL, else the shipped\n"
-            "                 models/" G2P_MODEL_NAME ")\n"
-            "  --beam K       beam search with K hypotheses (default: greedy)\n"
-            "  --nbest N      the N best pronunciations, as `word PH ...`, `word(2) PH ...`, ...,\n"
-            "                 each followed by `# ` and its log-probability (--beam defaults to\n"
-            "                 max(N, %d))\n"
-            "  --alpha A      beam length normalisation: score = log p / (length+1)^A (0)\n"
-            "  --align        after each pronunciation, which letters each phoneme attended to:\n"
-            "                 a heatmap (letters across, phonemes down, shade by weight) with\n"
-            "                 the most-attended letter per phoneme\n"
-            "  --max-len N    longest pronunciation in phonemes (the model's longest + 1)\n"
-            "  --help         this message\n"
+            "Problems of single words are reported on stderr (as <stdin>:LINE: ... or\n"
+            "<args>:N: ...) and the other words are still pronounced, with a summary line at\n"
+            "the end: letters the model does not know (read as <unk>), words longer than the\n"
+            "model's training words (pronounced), and words over %d characters (not\n"
+            "pronounced). A word with white space or control characters is an error (exit 1).\n"
+            "\n"
+            "  --model PATH       the G2P model (default: $ATTEND_G2P_MODEL, else the shipped\n"
+            "                     models/" G2P_MODEL_NAME ")\n"
+            "  --beam K           beam search with K hypotheses (default: greedy)\n"
+            "  --nbest N          the N best pronunciations, as `word PH ...`, `word(2) PH ...`,\n"
+            "                     ..., each followed by `# ` and its log-probability (--beam\n"
+            "                     defaults to max(N, %d))\n"
+            "  --alpha A          beam length normalisation: score = log p / (length+1)^A (0)\n"
+            "  --align            after each pronunciation, which letters each phoneme attended\n"
+            "                     to: a heatmap (letters across, phonemes down, shade by weight)\n"
+            "                     with the most-attended letter per phoneme; jsonl: an\n"
+            "                     \"alignment\" array per hypothesis\n"
+            "  --max-len N        longest pronunciation in phonemes (the model's longest + 1)\n"
+            "  --format F         text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>WORD<TAB>PHONEMES per\n"
+            "                     pronunciation) or jsonl (one object per word); see\n"
+            "                     docs/FORMAT.md (text)\n"
+            "  --strict           a problem of a word is an error: stop there, exit 1\n"
+            "  --skip-malformed   skip words with white space or control characters (counted)\n"
+            "                     instead of reporting each as an error\n"
+            "  --help             this message\n"
             "\n"
             "Exit status: 0 ok, 1 a word or the model could not be used, 2 bad usage.\n",
-            G2P_BEAM_DEFAULT);
+            CLI_MAX_LINE, ATTEND_G2P_MAX_LEN, G2P_BEAM_DEFAULT);
 }
 
 typedef struct {
     attend_model *m;
     attend_vocab *gv, *pv;
     int L, S, K;          /* longest output, longest word, rows */
+    int trained_S;        /* the model's longest training word */
     int32_t *out, *out_len; /* [K,L], [K] */
     double *score;        /* [K] */
     attend_real *align;   /* [K,L,S] */
     char *text;           /* [text_cap] */
     size_t text_cap;
+    cli_problems probs;
 } speaker;
 
-static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len) {
+/* jsonl: the object of one word up to its hypotheses; tsv: nothing. */
+static void word_begin(const say_opts *o, long index, const char *word, size_t len, int unknown, const char *error) {
+    if (o->format != CLI_FORMAT_JSONL) return;
+    printf("{\"index\":%ld,\"word\":", index);
+    cli_json_string(stdout, word, len);
+    printf(",\"unknown\":%d", unknown);
+    if (error) {
+        printf(",\"error\":");
+        cli_json_string(stdout, error, strlen(error));
+    }
+    printf(",\"hypotheses\":[");
+}
+
+static void word_end(const say_opts *o, long index, const char *word, size_t len, int got) {
+    if (o->format == CLI_FORMAT_JSONL) printf("]}\n");
+    else if (o->format == CLI_FORMAT_TSV && got == 0) {
+        printf("%ld\t0\t\t", index);
+        cli_tsv_field(stdout, word, len);
+        printf("\t\n");
+    }
+}
+
+static size_t code_points(const char *s, size_t len) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+/* Pronounces one word; `where` and `index` name it in messages ("<stdin>", line). */
+static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len, const char *where, long index) {
     attend_error err = {0};
     int32_t src[ATTEND_G2P_MAX_LEN];
     int ns = 0, got = 0;
+    sp->probs.lines++;
+    int show = (int)(len > 80 ? 80 : len);
+    if (code_points(word, len) > (size_t)sp->S) {
+        int e = cli_problem(&sp->probs, CLI_PROBLEM_TOO_LONG, where, index,
+                            "'%.*s%s': %zu characters, more than the %d a word may have: not pronounced", show, word,
+                            len > 80 ? "..." : "", code_points(word, len), sp->S);
+        word_begin(o, index, word, len, 0, "too long");
+        word_end(o, index, word, len, 0);
+        if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word); /* no pronunciation */
+        return e;
+    }
     if (attend_g2p_encode_word(sp->gv, word, len, src, ATTEND_G2P_MAX_LEN, &ns, &err)) {
-        fprintf(stderr, "attend g2p: '%.*s': %s\n", (int)(len > 80 ? 80 : len), word, err.msg);
+        if (o->skip_malformed) {
+            int e = cli_problem(&sp->probs, CLI_PROBLEM_MALFORMED, where, index, "'%.*s': %s: skipped", show, word,
+                                err.msg);
+            word_begin(o, index, word, len, 0, "malformed");
+            word_end(o, index, word, len, 0);
+            if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word);
+            return e;
+        }
+        fprintf(stderr, "attend g2p: %s:%ld: '%.*s': %s (--skip-malformed skips such words)\n", where, index, show,
+                word, err.msg);
+        word_begin(o, index, word, len, 0, "malformed");
+        word_end(o, index, word, len, 0);
         return 1;
     }
-    if (ns > sp->S) {
-        fprintf(stderr, "attend g2p: '%.*s': longer than %d characters\n", (int)len, word, sp->S);
-        return 1;
+    char shown[160];
+    int unknown = cli_unknown_symbols(word, len, ATTEND_TOKENIZE_CHAR, src, ns, shown, sizeof shown);
+    if (unknown) {
+        sp->probs.unknown_symbols += unknown;
+        if (cli_problem(&sp->probs, CLI_PROBLEM_UNKNOWN, where, index,
+                        "'%.*s': %d of %d letters unknown to the model%s%s%s, read as <unk>", show, word, unknown, ns,
+                        shown[0] ? " (" : "", shown, shown[0] ? ")" : ""))
+            return 1;
     }
+    if (ns > sp->trained_S &&
+        cli_problem(&sp->probs, CLI_PROBLEM_LONGER, where, index,
+                    "'%.*s': %d letters, longer than the model's training words (up to %d): expect mistakes", show,
+                    word, ns, sp->trained_S))
+        return 1;
     attend_status st;
     if (o->beam) {
         st = attend_model_beam(sp->m, src, ns, o->beam, o->nbest ? o->nbest : 1, sp->L, o->alpha, sp->out,
@@ -179,24 +257,57 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         st = attend_model_greedy(sp->m, src, &sl, 1, ns, sp->L, sp->out, sp->out_len, o->align ? sp->align : NULL,
                                  &err);
         got = 1;
+        /* a structured format gives greedy outputs their forced log-probability
+         * (phonemes and end); an output cut at the length limit has none */
+        if (o->format != CLI_FORMAT_TEXT && !st &&
+            (sp->out_len[0] >= sp->L ||
+             attend_model_score(sp->m, src, ns, sp->out, sp->out_len[0], &sp->score[0], NULL, &err)))
+            sp->score[0] = NAN;
     }
     if (st) return cli_lib_fail("g2p", &err);
+    word_begin(o, index, word, len, unknown, NULL);
     for (int h = 0; h < got; h++) {
         const int32_t *ph = sp->out + (size_t)h * sp->L;
+        const attend_real *a = sp->align + (size_t)h * sp->L * ns; /* [T,ns] of [L,ns] */
         if (attend_vocab_decode(sp->pv, ATTEND_TOKENIZE_SPACE, ph, sp->out_len[h], sp->text, sp->text_cap, &err))
             return cli_lib_fail("g2p", &err);
+        int scored = o->nbest || o->format != CLI_FORMAT_TEXT;
+        double sc = sp->score[h];
+        if (o->format == CLI_FORMAT_TSV) {
+            printf("%ld\t%d\t", index, h + 1);
+            if (scored && isfinite(sc)) printf("%.6f", sc);
+            printf("\t");
+            cli_tsv_field(stdout, word, len);
+            printf("\t%s\n", sp->text);
+            continue;
+        }
+        if (o->format == CLI_FORMAT_JSONL) {
+            printf("%s{\"phonemes\":", h ? "," : "");
+            cli_json_string(stdout, sp->text, strlen(sp->text));
+            if (isfinite(sc)) printf(",\"score\":%.6f", sc);
+            else printf(",\"score\":null");
+            if (o->align) {
+                printf(",\"alignment\":[");
+                for (int t = 0; t < sp->out_len[h]; t++) {
+                    printf("%s[", t ? "," : "");
+                    for (int j = 0; j < ns; j++) printf("%s%.4f", j ? "," : "", (double)a[(size_t)t * ns + j]);
+                    printf("]");
+                }
+                printf("]");
+            }
+            printf("}");
+            continue;
+        }
         fwrite(word, 1, len, stdout);
         if (h) printf("(%d)", h + 1);
         printf(" %s", sp->text);
-        if (o->nbest) printf("  # %.4f", sp->score[h]);
+        if (o->nbest) printf("  # %.4f", sc);
         printf("\n");
         if (o->align) {
             const char *src_tok[ATTEND_G2P_MAX_LEN], *out_tok[ATTEND_G2P_MAX_LEN];
             int T = sp->out_len[h] < ATTEND_G2P_MAX_LEN ? sp->out_len[h] : ATTEND_G2P_MAX_LEN;
             for (int j = 0; j < ns; j++) src_tok[j] = attend_vocab_token(sp->gv, src[j]);
             for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->pv, ph[t]);
-            /* the rows of this hypothesis [T,ns] out of [L,ns] (greedy: [L,ns] too, N = 1) */
-            const attend_real *a = sp->align + (size_t)h * sp->L * ns;
             char *pic = NULL;
             if (T > 0 && attend_render_heatmap_text(&pic, a, T, ns, src_tok, out_tok, &err))
                 return cli_lib_fail("g2p", &err);
@@ -205,10 +316,11 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             printf("\n");
         }
     }
-    if (got == 0) {
+    if (got == 0 && o->format == CLI_FORMAT_TEXT) {
         fwrite(word, 1, len, stdout);
         printf("\n");
     }
+    word_end(o, index, word, len, got);
     return 0;
 }
 
@@ -235,6 +347,9 @@ static int cmd_say(int argc, char **argv) {
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o.alpha);
         else if (cli_is(&p, "--align")) rc = cli_flag(&p, &o.align);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, ATTEND_G2P_MAX_LEN, &o.max_len);
+        else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o.format);
+        else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o.strict);
+        else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o.skip_malformed);
         else rc = cli_unknown(&p);
     }
     if (rc || help) {
@@ -246,6 +361,10 @@ static int cmd_say(int argc, char **argv) {
     if (o.nbest > o.beam) {
         free(words);
         return cli_usage_error("g2p", "--nbest %d is more than --beam %d", o.nbest, o.beam);
+    }
+    if (o.align && o.format == CLI_FORMAT_TSV) {
+        free(words);
+        return cli_usage_error("g2p", "--align with --format tsv: use --format jsonl for alignments");
     }
     if (o.beam == 1 && !o.nbest) o.beam = 0; /* a beam of one is greedy */
     if (nw && stdin_mode) {
@@ -265,6 +384,11 @@ static int cmd_say(int argc, char **argv) {
     }
     speaker sp;
     memset(&sp, 0, sizeof sp);
+    sp.probs.cmd = "g2p";
+    sp.probs.unit = "word";
+    sp.probs.strict = o.strict;
+    cli_lines in;
+    memset(&in, 0, sizeof in);
     /* learn the trained lengths, then load with room for any word */
     if ((rc = load_g2p("g2p", path, 1, 0, 0, &sp.m, &sp.gv, &sp.pv))) goto done;
     attend_model_config cfg = *attend_model_get_config(sp.m);
@@ -274,6 +398,7 @@ static int cmd_say(int argc, char **argv) {
     sp.m = NULL;
     sp.gv = sp.pv = NULL;
     sp.S = ATTEND_G2P_MAX_LEN;
+    sp.trained_S = cfg.max_src_len;
     sp.L = o.max_len ? o.max_len : cfg.max_tgt_len + 1;
     if (sp.L > ATTEND_G2P_MAX_LEN) sp.L = ATTEND_G2P_MAX_LEN;
     sp.K = o.beam ? o.beam : 1;
@@ -290,28 +415,55 @@ static int cmd_say(int argc, char **argv) {
         goto done;
     }
     if (nw) {
-        for (int i = 0; i < nw; i++) rc |= say_word(&sp, &o, words[i], strlen(words[i]));
+        for (int i = 0; i < nw && !(rc && o.strict); i++)
+            rc |= say_word(&sp, &o, words[i], strlen(words[i]), "<args>", i + 1);
     } else {
-        char *line = NULL;
-        size_t lcap = 0;
-        ssize_t got;
-        while ((got = getline(&line, &lcap, stdin)) >= 0) {
-            size_t len = (size_t)got;
-            while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
-                           line[len - 1] == '\t'))
-                len--;
+        if ((rc = cli_lines_open(&in, "g2p", "-"))) goto done;
+        for (;;) {
+            size_t len = 0;
+            int got = cli_lines_next(&in, &len);
+            if (got == 0) break;
+            if (got == -2) {
+                fprintf(stderr, "attend g2p: %s: read error in line %ld: %s\n", in.name, in.line + 1,
+                        strerror(in.err));
+                rc = 1;
+                break;
+            }
+            if (got == -1) {
+                if (!o.skip_malformed) {
+                    fprintf(stderr,
+                            "attend g2p: %s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
+                            "such lines)\n",
+                            in.name, in.line, CLI_MAX_LINE);
+                    rc = 1;
+                    break;
+                }
+                sp.probs.lines++;
+                if (cli_problem(&sp.probs, CLI_PROBLEM_MALFORMED, in.name, in.line,
+                                "longer than the %d bytes a line may have: skipped", CLI_MAX_LINE) ||
+                    cli_lines_skip_rest(&in)) {
+                    if (in.err) fprintf(stderr, "attend g2p: %s: read error: %s\n", in.name, strerror(in.err));
+                    rc = 1;
+                    break;
+                }
+                continue;
+            }
+            const char *line = in.buf;
+            while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
             size_t start = 0;
             while (start < len && (line[start] == ' ' || line[start] == '\t')) start++;
             if (start == len) {
-                printf("\n");
+                if (o.format == CLI_FORMAT_TEXT) printf("\n");
                 continue;
             }
-            rc |= say_word(&sp, &o, line + start, len - start);
+            rc |= say_word(&sp, &o, line + start, len - start, in.name, in.line);
+            if (rc && o.strict) break;
         }
-        free(line);
     }
+    cli_problems_summary(&sp.probs);
 done:
     free(words);
+    cli_lines_close(&in);
     attend_model_free(sp.m);
     attend_vocab_free(sp.gv);
     attend_vocab_free(sp.pv);

@@ -22,7 +22,7 @@ static void sweep_usage(FILE *f) {
             "Trains one model per source length and decoder under the same budget and reports\n"
             "per length: full-sequence and token accuracy, free-running (greedy) and teacher-\n"
             "forced, the mean attention entropy (next to ln S, the entropy of uniform\n"
-            "attention), training samples/s and wall time. The same seed gives the same numbers\n"
+            "attention), training pairs/s and wall time. The same seed gives the same numbers\n"
             "(times aside). With TSV files, one model per decoder is trained on all of --train\n"
             "and --dev is scored per source-length bucket (previous length, length].\n"
             "\n"
@@ -49,7 +49,8 @@ static void sweep_usage(FILE *f) {
             "  --steps N            optimizer steps (1000)\n"
             "  --batch N            pairs per batch (32)\n"
             "  --lr X               peak Adam learning rate (0.003)\n"
-            "  --warmup N           linear warm-up steps, then cosine decay to --min-lr (100)\n"
+            "  --warmup N           linear warm-up steps, then cosine decay to --min-lr (a tenth\n"
+            "                       of --steps, at most 100)\n"
             "  --min-lr X           final learning rate (0.0001)\n"
             "  --clip X             gradient-norm clipping (1)\n"
             "  --seed N             data, initialisation and shuffling seed (1)\n"
@@ -137,7 +138,7 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
 
 static void print_header(void) {
     printf("%-18s %6s %6s %9s %9s %9s %9s %8s %7s %9s %8s\n", "decoder", "length", "pairs", "seq(gr)", "tok(gr)",
-           "seq(tf)", "tok(tf)", "entropy", "ln S", "samples/s", "wall s");
+           "seq(tf)", "tok(tf)", "entropy", "ln S", "pairs/s", "wall s");
 }
 
 static void print_row(const attend_sweep_row *r) {
@@ -299,7 +300,7 @@ int cmd_sweep(int argc, char **argv) {
     int n_models = 0;
     parse_models("none,additive,dot,general", models, &n_models);
     double lr = 3e-3, min_lr = 1e-4, clip = 1;
-    int warmup = 100, dec_hidden = 0, help = 0, task = ATTEND_TASK_COPY, tokenizer = ATTEND_TOKENIZE_CHAR;
+    int warmup = -1, dec_hidden = 0, help = 0, task = ATTEND_TASK_COPY, tokenizer = ATTEND_TOKENIZE_CHAR;
     const char *csv_path = "sweep.csv", *svg_path = "sweep.svg", *train_path = NULL, *dev_path = NULL, *s;
     int plot = 0, csv_given = 0, n_files = 0;
     const char *files[MAX_LIST];
@@ -360,6 +361,7 @@ int cmd_sweep(int argc, char **argv) {
                                n_files ? files[0] : "");
     if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
+    if (warmup < 0) warmup = cli_warmup_for(c.steps);
     if (warmup >= c.steps) return cli_usage_error("sweep", "--warmup %d must be below --steps %d", warmup, c.steps);
     c.task = (attend_task)task;
     c.dec_hidden = dec_hidden ? dec_hidden : 2 * c.enc_hidden;

@@ -37,6 +37,7 @@ void train_opts_init(train_opts *o) {
     o->clip = 1.0;
     o->seed = 1;
     o->out = "model.safetensors";
+    o->warmup = o->decay = o->eval_every = o->checkpoint_every = -1; /* from --steps */
     o->log_every = 100;
     o->max_nonfinite = 100;
 }
@@ -78,8 +79,9 @@ static void train_usage(FILE *f) {
             "  --optimizer NAME     adam or sgd (adam)\n"
             "  --lr X               peak learning rate (0.003 for adam, 0.1 for sgd)\n"
             "  --clip X             clip the global gradient norm to X; 0 = off (1)\n"
-            "  --warmup N           linear warm-up steps (0)\n"
-            "  --decay N            cosine decay steps after the warm-up; 0 = constant (0)\n"
+            "  --warmup N           linear warm-up steps (a tenth of --steps, at most %d)\n"
+            "  --decay N            cosine decay steps after the warm-up; 0 = constant (the\n"
+            "                       steps after the warm-up)\n"
             "  --min-lr X           learning rate at the end of the decay (0)\n"
             "  --weight-decay X     L2 weight decay (0)\n"
             "  --momentum X         SGD momentum (0)\n"
@@ -88,15 +90,19 @@ static void train_usage(FILE *f) {
             "  --out PATH           model file written at the end (model.safetensors)\n"
             "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
             "                       every --checkpoint-every steps and at the end\n"
-            "  --checkpoint-every N steps between checkpoints (0: only at the end)\n"
+            "  --checkpoint-every N steps between checkpoints (a tenth of --steps, at least %d;\n"
+            "                       0: only at the end)\n"
             "  --resume PATH        continue from a checkpoint of the same data and options, up\n"
             "                       to --steps in total; the result is the same bit for bit. The\n"
             "                       checkpoint's fingerprint of the data and options must match\n"
+            "                       (the schedule comes from --steps: to resume with another\n"
+            "                       --steps, give --warmup and --decay)\n"
             "  --resume-anyway      resume although data or options differ (a warning names them)\n"
             "  --write-special      --out may be a device or FIFO (written in place); without it\n"
             "                       only a regular file is replaced. Every output is checked\n"
             "                       before training: writable, and not an input or another output\n"
-            "  --eval-every N       evaluate on the dev set every N steps (0: only at the end)\n"
+            "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps, at\n"
+            "                       least %d; 0: only at the end)\n"
             "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
             "                       on a terminal a progress bar is redrawn instead\n"
             "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
@@ -105,7 +111,16 @@ static void train_usage(FILE *f) {
             "  --help               this message\n"
             "\n"
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
-            "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n");
+            "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n",
+            CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+}
+
+/* The options left at -1 take their values from --steps (see --help). */
+static void from_steps(train_opts *o) {
+    if (o->warmup < 0) o->warmup = cli_warmup_for(o->steps);
+    if (o->decay < 0) o->decay = o->steps > o->warmup ? o->steps - o->warmup : 0;
+    if (o->eval_every < 0) o->eval_every = cli_eval_every_for(o->steps);
+    if (o->checkpoint_every < 0) o->checkpoint_every = o->checkpoint ? cli_checkpoint_every_for(o->steps) : 0;
 }
 
 /* ------------------------------------------------------------- parsing */
@@ -171,7 +186,7 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
     if (!sort && o->decoder == ATTEND_DECODER_POINTER)
         return cli_usage_error("train", "--decoder pointer outputs source positions: it needs --task sort");
-    if (o->checkpoint_every && !o->checkpoint)
+    if (o->checkpoint_every > 0 && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     return 0;
@@ -212,7 +227,8 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
         attend_vocab_free(dev_vocab); /* the same symbols, the same ids */
         td->tok = ATTEND_TOKENIZE_CHAR;
         td->pointer = d->task == ATTEND_TASK_SORT;
-        printf("data: %s task, %d symbols, lengths %d-%d: %d training pairs (seed %llu), %d dev pairs (seed %llu)\n",
+        printf("data: %s task, %d symbols, sequences of %d-%d symbols: %d training pairs (seed %llu), %d dev pairs "
+               "(seed %llu)\n",
                cli_task_name(d->task), tc.symbols, tc.min_len, tc.max_len, attend_dataset_size(td->train),
                (unsigned long long)(tc.seed - DEV_SEED_OFFSET), attend_dataset_size(td->dev),
                (unsigned long long)tc.seed);
@@ -225,9 +241,11 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     if (!rc && d->dev)
         rc = cli_read_tsv(cmd, &td->dev, d->dev, td->src_vocab, td->tgt_vocab, 0, td->tok, d->skip_malformed);
     if (rc) return rc;
-    printf("data: %s: %d training pairs, %d source and %d target tokens (%s tokenizer)", d->tsv,
-           attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4, attend_vocab_size(td->tgt_vocab) - 4,
-           attend_tokenizer_name(td->tok));
+    printf("data: %s: %d training pairs, vocabularies of %d source and %d target symbols (%s tokenizer), "
+           "sources up to %d and targets up to %d tokens",
+           d->tsv, attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
+           attend_vocab_size(td->tgt_vocab) - 4, attend_tokenizer_name(td->tok), attend_dataset_max_src_len(td->train),
+           attend_dataset_max_tgt_len(td->train));
     if (td->dev) printf("; %s: %d dev pairs", d->dev, attend_dataset_size(td->dev));
     printf("\n");
     return 0;
@@ -268,7 +286,7 @@ static void progress_bar(progress *pg, long step, long total, double sps, double
     for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '.';
     bar[width] = '\0';
     format_eta(e, sizeof e, eta);
-    int n = snprintf(line, sizeof line, "[%s] %ld/%ld loss %.4f  %.0f samples/s  ETA %s", bar, step, total,
+    int n = snprintf(line, sizeof line, "[%s] step %ld/%ld loss %.4f  %.0f pairs/s  ETA %s", bar, step, total,
                      pg->ema_loss, sps, e);
     fprintf(stderr, "\r%s", line);
     if (n < pg->bar_len) fprintf(stderr, "%*s", pg->bar_len - n, "");
@@ -334,6 +352,7 @@ static int check_paths(const char *cmd, const train_opts *o) {
 
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     train_opts o = *opts;
+    from_steps(&o);
     attend_error err = {0};
     train_data td;
     attend_model *m = NULL;
@@ -458,7 +477,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
                 pg.last_draw = now;
             }
         } else if (step % o.log_every == 0 || step == total) {
-            fprintf(stderr, "step %ld/%ld loss %.4f lr %.3g gnorm %.3g samples/s %.0f\n", step, total,
+            fprintf(stderr, "step %ld/%ld loss %.4f lr %.3g gnorm %.3g pairs/s %.0f\n", step, total,
                     pg.tokens ? pg.loss_sum / (double)pg.tokens : NAN, r.opt.lr,
                     pg.good_steps ? pg.gnorm_sum / (double)pg.good_steps : NAN,
                     pg.train_time > 0 ? (double)pg.samples / pg.train_time : 0);
@@ -477,7 +496,8 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     progress_clear(&pg);
     double sps = t_train > 0 ? (double)run_samples / t_train : 0;
     if (attend_trainer_steps(tr) > start_step)
-        printf("trained: steps %ld-%ld in %.1f s (%.0f samples/s, %.1f s with evaluations), %ld skipped\n",
+        printf("trained: steps %ld-%ld in %.1f s (%.0f training pairs/s, %.1f s with evaluations), %ld steps skipped "
+               "(non-finite)\n",
                start_step + 1, attend_trainer_steps(tr), t_train, sps, cli_now() - t_begin,
                attend_trainer_skipped(tr));
     else if (o.resume)

@@ -38,7 +38,7 @@ case $CASE in
 train)
     # shellcheck disable=SC2086
     run 0 "$A" train $TINY --eval-every 100 --log-every 100 --out "$MODEL"
-    has out "^data: reverse task, 8 symbols, lengths 2-8: 2000 training pairs \(seed 1\), 200 dev pairs \(seed 2\)$"
+    has out "^data: reverse task, 8 symbols, sequences of 2-8 symbols: 2000 training pairs \(seed 1\), 200 dev pairs \(seed 2\)$"
     has out "^model: gru encoder 1x32 bidirectional, luong decoder 64, general attention, emb 16: [0-9]+ parameters$"
     has out "^eval step 100: pairs 200  loss "
     has out "^trained: steps 1-300 in "
@@ -46,7 +46,7 @@ train)
     [ -s "$MODEL" ] || fail "no model file"
     ok "trained and saved"
     # stderr is not a terminal here: plain log lines, no progress bar
-    has err "^step 100/300 loss [0-9.]+ lr [0-9.e+-]+ gnorm [0-9.e+-]+ samples/s [0-9]+$"
+    has err "^step 100/300 loss [0-9.]+ lr [0-9.e+-]+ gnorm [0-9.e+-]+ pairs/s [0-9]+$"
     has err "^step 300/300 "
     if grep -q "$(printf '\r')" err; then fail "progress bar on a non-terminal stderr"; fi
     ok "log lines"
@@ -131,7 +131,7 @@ eval)
     done
     has out "^loss +[0-9.]+$"
     has out "^attn_entropy +[0-9.]+$"
-    has out "^samples/s +[0-9]+$"
+    has out "^pairs/s +[0-9]+$"
     ok "task: accuracies >= 0.9"
     run 0 "$A" eval "$MODEL" --tsv "$FIX/reverse_dev.tsv" --batch 16
     has out "^pairs +60$"
@@ -173,7 +173,7 @@ tsv)
         --steps 30 --batch 8 --emb 8 --hidden 16 --dec-hidden 32 --out words.safetensors
     has out "words.tsv: 2 malformed lines skipped$"
     has out "words_dev.tsv: 0 malformed lines skipped$"
-    has out "^data: .*words.tsv: 40 training pairs, 8 source and 8 target tokens \(char tokenizer\); .*words_dev.tsv: 11 dev pairs$"
+    has out "^data: .*words.tsv: 40 training pairs, vocabularies of 8 source and 8 target symbols \(char tokenizer\), sources up to [0-9]+ and targets up to [0-9]+ tokens; .*words_dev.tsv: 11 dev pairs$"
     has out "^dev: pairs 11 "
     has out "^saved: words.safetensors$"
     ok "TSV training with --skip-malformed reports the skipped lines"
@@ -224,7 +224,7 @@ nonfinite)
     run 0 "$A" train --task reverse $SMALL --steps 30 --optimizer sgd --lr 0.1 --clip 0 --resume ck0.safetensors \
         --out nan.safetensors
     has err "^step [0-9]+: (loss|gradient norm) (nan|inf|-inf) is not finite: update skipped"
-    has out "^trained: steps 6-30 in .*, [1-9][0-9]* skipped$"
+    has out "^trained: steps 6-30 in .*, [1-9][0-9]* steps skipped \(non-finite\)$"
     ok "non-finite steps are reported and counted"
     # the same with a limit of 3 in a row stops early, saves nothing after the
     # stop, and its last checkpoint (written before the stop) loads
