@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "attend.h"
 #include "cli.h"
+#include "outputs.h"
 
 static void align_usage(FILE *f) {
     fprintf(f,
@@ -167,6 +168,14 @@ int cmd_align(int argc, char **argv) {
     if (!model || !text) return cli_usage_error("align", "needs MODEL and TEXT (see attend align --help)");
     if (nbest > 1 && !beam) beam = nbest;
     if (beam && nbest > beam) return cli_usage_error("align", "--nbest %d exceeds --beam %d", nbest, beam);
+    {
+        /* the heatmaps are written in place (a FIFO or /dev/stdout works), but
+         * never over the model or each other, and found unwritable before work */
+        const attend_path_use uses[] = {{model, "MODEL", 0, 0},
+                                        {svg, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL},
+                                        {html, "--html", 1, ATTEND_OUTPUT_ALLOW_SPECIAL}};
+        if (cli_check_outputs("align", uses, 3, NULL)) return 1;
+    }
 
     analysis a;
     rc = analysis_open(&a, "align", model, text, beam ? beam : 1, max_len);

@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "attend.h"
 #include "cli.h"
+#include "outputs.h"
 
 #define MAX_LIST 32
 
@@ -359,6 +360,18 @@ int cmd_sweep(int argc, char **argv) {
     if (plot != (n_files > 0))
         return cli_usage_error("sweep", plot ? "--plot needs CSV files" : "unexpected argument '%s'",
                                n_files ? files[0] : "");
+    {
+        /* outputs checked before hours of training; the CSV files --plot reads
+         * and the data are inputs no output may overwrite */
+        attend_path_use uses[4 + MAX_LIST];
+        int n_uses = 0;
+        uses[n_uses++] = (attend_path_use){train_path, "--train", 0, 0};
+        uses[n_uses++] = (attend_path_use){dev_path, "--dev", 0, 0};
+        for (int f = 0; f < n_files; f++) uses[n_uses++] = (attend_path_use){files[f], "--plot CSV", 0, 0};
+        uses[n_uses++] = (attend_path_use){plot && !csv_given ? NULL : csv_path, "--csv", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
+        uses[n_uses++] = (attend_path_use){svg_path, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
+        if (cli_check_outputs("sweep", uses, n_uses, NULL)) return 1;
+    }
     if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
     if (warmup < 0) warmup = cli_warmup_for(c.steps);

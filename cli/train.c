@@ -414,8 +414,15 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         attend_error note = {0};
         if (attend_trainer_resume_checked(tr, o.resume, &ro, &note, &err)) {
             rc = cli_lib_fail(cmd, &err);
-            if (err.status == ATTEND_ERR_ARG && strstr(err.msg, "resuming needs the same data and options"))
+            if (err.status == ATTEND_ERR_ARG && strstr(err.msg, "resuming needs the same data and options")) {
+                if ((opts->warmup < 0 || opts->decay < 0) &&
+                    (strstr(err.msg, "warmup_steps") || strstr(err.msg, "decay_steps")))
+                    fprintf(stderr,
+                            "attend %s: (the warm-up and decay come from --steps when not given: to resume with "
+                            "another --steps, give --warmup and --decay as the checkpoint has them)\n",
+                            cmd);
                 fprintf(stderr, "attend %s: (--resume-anyway resumes all the same)\n", cmd);
+            }
             goto done;
         }
         if (note.status != ATTEND_OK)

@@ -16,6 +16,10 @@
 #   fsize     a file-size limit (ulimit -f, SIGXFSZ not ignored by the shell)
 #             while saving: exit 1 with "File too large", no temporary left;
 #             a dead writer's temporary of --out is removed by the next run (8)
+#   analysis  align --svg/--html and sweep --csv/--svg: an output equal to the
+#             model, the data, a --plot input or the other output, or in a
+#             missing directory, is refused before any work; a device is
+#             written in place (4, 5, 6 for the analysis commands)
 set -u
 CASE=$1
 A=$2
@@ -104,7 +108,11 @@ same)
     has err "^attend train: --checkpoint 'ck.safetensors' and --out '$D/ck.safetensors' are the same file: writing it would lose one of the two outputs$"
     no_training "--out = --checkpoint"
     run 0 "$A" train $TASK --steps 2 --checkpoint ck.safetensors --out m.safetensors
-    run 0 "$A" train $TASK --steps 4 --checkpoint ck.safetensors --resume ck.safetensors --out m.safetensors
+    # the schedule from --steps differs between 2 and 4 steps: refused, with the options that help
+    run 1 "$A" train $TASK --steps 4 --checkpoint ck.safetensors --resume ck.safetensors --out m.safetensors
+    has err "^attend train: ck.safetensors: checkpoint's decay_steps is 2, in this run 4; resuming needs the same data and options$"
+    has err "give --warmup and --decay as the checkpoint has them"
+    run 0 "$A" train $TASK --steps 4 --warmup 0 --decay 2 --checkpoint ck.safetensors --resume ck.safetensors --out m.safetensors
     has out "^resumed: ck.safetensors at step 2$"
     run 1 "$A" train $TASK --steps 6 --resume ck.safetensors --out ck.safetensors
     has err "^attend train: --resume 'ck.safetensors' and --out 'ck.safetensors' are the same file"
@@ -133,6 +141,8 @@ badout)
     chmod 755 ro
     ;;
 resume)
+    # an explicit schedule: the one from --steps would differ between 20 and 30 steps
+    TINY="$TINY --warmup 2 --decay 18"
     R="--train words.tsv --steps 20 --checkpoint ck.safetensors $TINY --out m.safetensors"
     run 0 "$A" train $R
     sort -r words.tsv >reordered.tsv
@@ -153,6 +163,34 @@ resume)
     run 0 "$A" train --train words.tsv --steps 30 --resume ck.safetensors $TINY --out m2.safetensors
     if grep -q "warning\|note" err; then fail "a warning for the same data and options"; fi
     ok "the same data and options: resumed without a word"
+    ;;
+analysis)
+    run 0 "$A" train $TASK --steps 2 --out m.safetensors
+    cp m.safetensors m.orig
+    run 1 "$A" align m.safetensors abcd --svg m.safetensors
+    has err "^attend align: MODEL 'm.safetensors' and --svg 'm.safetensors' are the same file: writing it would destroy the input$"
+    cmp -s m.safetensors m.orig || fail "the model was changed"
+    run 1 "$A" align m.safetensors abcd --svg a.svg --html ./a.svg
+    has err "^attend align: --svg 'a.svg' and --html './a.svg' are the same file: writing it would lose one of the two outputs$"
+    run 1 "$A" align m.safetensors abcd --html missing/a.html
+    has err "^attend align: 'missing/a.html' cannot be written: creating a file in directory 'missing' failed"
+    [ ! -e a.svg ] || fail "align wrote a file before failing"
+    if [ -c /dev/null ]; then
+        run 0 "$A" align m.safetensors abcd --svg /dev/null
+        [ -c /dev/null ] || fail "/dev/null is no longer a device"
+    fi
+    ok "align: an output equal to the model or the other output, or unwritable, refused before work"
+    printf 'x\n' >plot.csv
+    cp plot.csv plot.orig
+    run 1 "$A" sweep --plot plot.csv --svg plot.csv
+    has err "^attend sweep: --plot CSV 'plot.csv' and --svg 'plot.csv' are the same file: writing it would destroy the input$"
+    cmp -s plot.csv plot.orig || fail "the --plot input was changed"
+    run 1 "$A" sweep --train words.tsv --dev words.tsv --csv words.tsv --steps 60
+    has err "^attend sweep: --train 'words.tsv' and --csv 'words.tsv' are the same file"
+    run 1 "$A" sweep --steps 60 --svg missing/s.svg
+    has err "^attend sweep: 'missing/s.svg' cannot be written"
+    [ ! -e sweep.csv ] || fail "sweep started before failing"
+    ok "sweep: an output equal to an input, or unwritable, refused before any training"
     ;;
 fsize)
     run 0 "$A" train $TASK --steps 2 --out full.safetensors
