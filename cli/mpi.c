@@ -1,0 +1,315 @@
+/*
+ * mpi.c — data-parallel `attend train` under mpirun (issue 16; cli/mpi.h,
+ * docs/SCALING.md). Every rank runs the whole command on the whole data; the
+ * library cuts each step's batch into gradient shards, this rank computes its
+ * share, and the exchange below (MPI_Allgatherv of the partial tree sums)
+ * hands every rank every part, so all finish the same fixed tree and apply the
+ * same update: the weights stay identical without being broadcast.
+ *
+ * Process state (rank, count, capture file) lives in one static struct: the
+ * CLI is one process running one command.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "mpi.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+
+#ifdef ATTEND_MPI
+#include <mpi.h>
+#endif
+
+static struct {
+    int active;          /* MPI initialised and not yet finalised */
+    int rank, ranks;
+    int agreed;          /* a failure every rank found together: leave, do not abort */
+    FILE *capture;       /* ranks > 0: their stderr until the end */
+    int real_stderr;     /* the stderr fd before the capture */
+    double exchange_s;   /* time in the exchange */
+    long exchanges;
+    size_t exchange_bytes; /* received per exchange by this rank */
+} g = {0, 0, 1, 0, NULL, -1, 0, 0, 0};
+
+int cli_mpi_rank(void) { return g.rank; }
+int cli_mpi_ranks(void) { return g.ranks; }
+
+void cli_mpi_usage(FILE *f) {
+    fprintf(f,
+            "\n"
+            "data-parallel (docs/SCALING.md):\n"
+            "  --grad-shards K      cut each batch into K shards whose gradients are summed in a\n"
+            "                       fixed order (0: one per rank; 1 without mpirun). The same K\n"
+            "                       gives the same model bit for bit on any number of ranks\n"
+            "                       dividing it; --batch must be divisible by K\n"
+            "  mpirun -np N attend train ...  (a build with -DATTEND_MPI=ON%s) splits every\n"
+            "                       batch over N processes; rank 0 alone prints and writes\n",
+#ifdef ATTEND_MPI
+            ", as this one"
+#else
+            "; this one is not"
+#endif
+    );
+}
+
+/* Checks that hold for one process too. */
+static int check_shards(const char *cmd, int batch, int *shards) {
+    if (*shards == 0) *shards = g.ranks;
+    if (*shards > batch)
+        return cli_usage_error(cmd, "--grad-shards %d is more than --batch %d rows", *shards, batch);
+    if (*shards % g.ranks)
+        return cli_usage_error(cmd, "%d ranks do not divide --grad-shards %d (each rank takes the same number of "
+                               "shards)", g.ranks, *shards);
+    if (batch % *shards)
+        return cli_usage_error(cmd, "--batch %d is not divisible by %d gradient shards%s", batch, *shards,
+                               *shards == g.ranks && g.ranks > 1 ? " (one per rank; --grad-shards sets another count)"
+                                                                 : "");
+    return 0;
+}
+
+#ifndef ATTEND_MPI
+
+int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards) {
+    (void)argc, (void)argv;
+    return check_shards(cmd, batch, shards);
+}
+
+int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards) {
+    attend_error err = {0};
+    if (shards > 1 && attend_trainer_set_parallel(tr, shards, 0, 1, NULL, NULL, &err)) return cli_lib_fail(cmd, &err);
+    return 0;
+}
+
+int cli_mpi_end(const char *cmd, int rc) {
+    (void)cmd;
+    return rc;
+}
+
+#else /* ATTEND_MPI */
+
+/* Started by a launcher (mpirun, srun, hydra)? A plain `attend train` in an
+ * MPI build stays one process and never touches MPI. */
+static int launched(void) {
+    const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
+static uint64_t fnv1a(const char *s) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Every rank leaves MPI with the same status (rank 0 has said why). */
+static int leave_agreed(int rc) {
+    g.agreed = 1;
+    return rc;
+}
+
+/* The option that argument i of argv belongs to, for messages. */
+static void option_at(char *buf, size_t n, int argc, char **argv, int i) {
+    if (i >= argc) snprintf(buf, n, "(fewer arguments)");
+    else if (argv[i][0] == '-' || i == 0) snprintf(buf, n, "%s", argv[i]);
+    else if (i > 0 && argv[i - 1][0] == '-' && argv[i - 1][1] == '-') snprintf(buf, n, "%s '%s'", argv[i - 1], argv[i]);
+    else snprintf(buf, n, "argument %d '%s'", i, argv[i]);
+}
+
+/* Ranks other than 0 print nothing: stdout discarded, stderr kept aside and
+ * shown only if this rank fails alone. */
+static void silence(void) {
+    fflush(stdout);
+    fflush(stderr);
+    if (!freopen("/dev/null", "w", stdout)) { /* keep going: the output is then merely duplicated */
+    }
+    g.capture = tmpfile();
+    if (g.capture) {
+        g.real_stderr = dup(2);
+        if (g.real_stderr < 0 || dup2(fileno(g.capture), 2) < 0) {
+            fclose(g.capture);
+            g.capture = NULL;
+        }
+    }
+}
+
+static attend_status mpi_fail(attend_error *err, const char *what, int code) {
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "code %d", code);
+    snprintf(err->msg, sizeof err->msg, "rank %d: %s failed: %.160s", g.rank, what, s);
+    err->status = ATTEND_ERR_IO;
+    return ATTEND_ERR_IO;
+}
+
+/* The library's exchange: every rank's part to every rank, rank 0's first. */
+static attend_status exchange(void *user, const attend_real *part, size_t part_len, attend_real *all,
+                              const size_t *lens, int nranks, attend_error *err) {
+    (void)user;
+    int *counts = malloc(2 * (size_t)nranks * sizeof *counts);
+    if (!counts) {
+        snprintf(err->msg, sizeof err->msg, "rank %d: out of memory for the exchange", g.rank);
+        err->status = ATTEND_ERR_ALLOC;
+        return ATTEND_ERR_ALLOC;
+    }
+    int *displs = counts + nranks;
+    size_t off = 0;
+    for (int i = 0; i < nranks; i++) {
+        if (lens[i] > (size_t)INT32_MAX || off > (size_t)INT32_MAX) {
+            free(counts);
+            snprintf(err->msg, sizeof err->msg, "rank %d: the exchange's %zu reals exceed MPI's int counts", g.rank,
+                     off + lens[i]);
+            err->status = ATTEND_ERR_CAPACITY;
+            return ATTEND_ERR_CAPACITY;
+        }
+        counts[i] = (int)lens[i];
+        displs[i] = (int)off;
+        off += lens[i];
+    }
+    MPI_Datatype t = sizeof(attend_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
+    double t0 = MPI_Wtime();
+    int rc = MPI_Allgatherv(part, (int)part_len, t, all, counts, displs, t, MPI_COMM_WORLD);
+    g.exchange_s += MPI_Wtime() - t0;
+    g.exchanges++;
+    g.exchange_bytes = (off - part_len) * sizeof(attend_real);
+    free(counts);
+    return rc == MPI_SUCCESS ? ATTEND_OK : mpi_fail(err, "MPI_Allgatherv", rc);
+}
+
+int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards) {
+    if (!launched()) return check_shards(cmd, batch, shards);
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        fprintf(stderr, "attend %s: MPI_Init failed\n", cmd);
+        return 1;
+    }
+    g.active = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g.ranks);
+    /* a failed collective is reported and ends the job, not only this rank */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (g.rank > 0) silence();
+
+    /* the same command everywhere: rank 0's argument hashes to all, each rank
+     * reports the first argument where it differs */
+    int n = argc;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    uint64_t *h = calloc((size_t)(n > argc ? n : argc) + 1, sizeof *h);
+    int first = -1;
+    if (!h) first = 0; /* cannot compare: refuse rather than guess */
+    else {
+        for (int i = 0; i < argc; i++) h[i] = fnv1a(argv[i]);
+        MPI_Bcast(h, n, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+        for (int i = 0; first < 0 && i < (n < argc ? n : argc); i++)
+            if (h[i] != fnv1a(argv[i])) first = i;
+        if (first < 0 && n != argc) first = n < argc ? n : argc;
+    }
+    free(h);
+    int *firsts = malloc((size_t)g.ranks * sizeof *firsts);
+    if (!firsts) {
+        fprintf(stderr, "attend %s: rank %d: out of memory\n", cmd, g.rank);
+        return 1;
+    }
+    MPI_Allgather(&first, 1, MPI_INT, firsts, 1, MPI_INT, MPI_COMM_WORLD);
+    int bad = 0;
+    for (int r = 1; r < g.ranks; r++) {
+        if (firsts[r] < 0) continue;
+        if (g.rank == 0) {
+            char opt[160];
+            option_at(opt, sizeof opt, argc, argv, firsts[r]);
+            fprintf(stderr,
+                    "attend %s: rank %d was started with other options than rank 0: they differ at %s (rank 0's "
+                    "value); every rank must run the same command\n",
+                    cmd, r, opt);
+        }
+        bad = 1;
+    }
+    free(firsts);
+    if (bad) return leave_agreed(2);
+    /* the same on every rank now, so every rank decides alike; rank 0 says why */
+    int rc = check_shards(cmd, batch, shards);
+    if (rc) return leave_agreed(rc);
+    return 0;
+}
+
+int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards) {
+    attend_error err = {0};
+    if (!g.active) {
+        if (shards > 1 && attend_trainer_set_parallel(tr, shards, 0, 1, NULL, NULL, &err))
+            return cli_lib_fail(cmd, &err);
+        return 0;
+    }
+    if (attend_trainer_set_parallel(tr, shards, g.rank, g.ranks, exchange, NULL, &err)) return cli_lib_fail(cmd, &err);
+    /* the same data everywhere: a rank may see another file under the same name */
+    uint64_t mine = attend_trainer_data_fingerprint(tr);
+    uint64_t *all = malloc((size_t)g.ranks * sizeof *all);
+    if (!all) {
+        fprintf(stderr, "attend %s: rank %d: out of memory\n", cmd, g.rank);
+        return 1;
+    }
+    int mrc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    if (mrc != MPI_SUCCESS) {
+        free(all);
+        mpi_fail(&err, "MPI_Allgather", mrc);
+        return cli_lib_fail(cmd, &err);
+    }
+    int bad = 0;
+    for (int r = 1; r < g.ranks; r++)
+        if (all[r] != all[0]) {
+            if (g.rank == 0)
+                fprintf(stderr,
+                        "attend %s: rank %d read other training data than rank 0 (fingerprint %016llx, rank 0's "
+                        "%016llx): every rank needs the same data\n",
+                        cmd, r, (unsigned long long)all[r], (unsigned long long)all[0]);
+            bad = 1;
+        }
+    free(all);
+    if (bad) return leave_agreed(1);
+    if (g.rank == 0) {
+        printf("data-parallel: %d ranks, %d gradient shards per step, %zu reals per tree node\n", g.ranks, shards,
+               attend_trainer_node_len(tr));
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* Shows this rank's captured messages on the real stderr, each line prefixed
+ * with the rank. */
+static void replay(void) {
+    if (!g.capture || g.real_stderr < 0) return;
+    fflush(stderr);
+    rewind(g.capture);
+    char line[1024];
+    FILE *out = fdopen(g.real_stderr, "w");
+    if (!out) return;
+    int bol = 1;
+    while (fgets(line, sizeof line, g.capture)) {
+        if (bol) fprintf(out, "[rank %d] ", g.rank);
+        fputs(line, out);
+        bol = strchr(line, '\n') != NULL;
+    }
+    fflush(out);
+}
+
+int cli_mpi_end(const char *cmd, int rc) {
+    if (!g.active) return rc;
+    if (rc && !g.agreed && g.ranks > 1) {
+        /* this rank alone failed: the others may wait for it in a collective */
+        replay();
+        MPI_Abort(MPI_COMM_WORLD, rc);
+        return rc;
+    }
+    if (g.rank == 0 && g.exchanges > 0) {
+        printf("exchange: %ld steps, %.3f ms per step, %zu bytes received per step per rank\n", g.exchanges,
+               1e3 * g.exchange_s / (double)g.exchanges, g.exchange_bytes);
+        if (cli_finish(cmd, 0)) rc = rc ? rc : 1;
+    }
+    MPI_Finalize();
+    g.active = 0;
+    return rc;
+}
+
+#endif /* ATTEND_MPI */
