@@ -2,9 +2,11 @@
  * mpi.c — data-parallel `attend train` under mpirun (issue 16; cli/mpi.h,
  * docs/SCALING.md). Every rank runs the whole command on the whole data; the
  * library cuts each step's batch into gradient shards, this rank computes its
- * share, and the exchange below (MPI_Allgatherv of the partial tree sums)
- * hands every rank every part, so all finish the same fixed tree and apply the
- * same update: the weights stay identical without being broadcast.
+ * share, and the exchange below gives every rank the same tree sum of all
+ * the parts, so all apply the same update: the weights stay identical without
+ * being broadcast. The exchange reduce-scatters and allgathers in the
+ * library's fixed tree order (MPI_Allreduce's order is not guaranteed, and
+ * would change with the rank count).
  *
  * Process state (rank, count, capture file) lives in one static struct: the
  * CLI is one process running one command.
@@ -146,38 +148,75 @@ static attend_status mpi_fail(attend_error *err, const char *what, int code) {
     return ATTEND_ERR_IO;
 }
 
-/* The library's exchange: every rank's part to every rank, rank 0's first. */
-static attend_status exchange(void *user, const attend_real *part, size_t part_len, attend_real *all,
-                              const size_t *lens, int nranks, attend_error *err) {
+/* Buffers of the exchange, sized at the first step. */
+static struct {
+    int *counts;          /* [4 * ranks] alltoallv send/recv counts and displacements */
+    int *gcounts;         /* [2 * ranks] allgatherv counts and displacements */
+    attend_real *send;    /* [my nodes * L] my nodes, chunk by chunk */
+    attend_real *recv;    /* [all nodes * my chunk] */
+} xb;
+
+static attend_status fail_msg(attend_error *err, attend_status st, const char *what) {
+    snprintf(err->msg, sizeof err->msg, "rank %d: %s", g.rank, what);
+    err->status = st;
+    return st;
+}
+
+/* The library's exchange, bandwidth-optimal and in the fixed order: the node
+ * is cut into one chunk per rank; MPI_Alltoallv hands rank j chunk j of every
+ * rank's nodes; rank j sums them in the library's tree (attend_trainer_reduce,
+ * element by element the same sums as the whole vectors'); MPI_Allgatherv
+ * hands every rank every reduced chunk. Each rank sends and receives
+ * 2 (P-1)/P of a gradient, as a ring allreduce does. */
+static attend_status exchange(void *user, attend_trainer *tr, const attend_real *part, attend_real *sum,
+                              attend_error *err) {
     (void)user;
-    int *counts = malloc(2 * (size_t)nranks * sizeof *counts);
-    if (!counts) {
-        snprintf(err->msg, sizeof err->msg, "rank %d: out of memory for the exchange", g.rank);
-        err->status = ATTEND_ERR_ALLOC;
-        return ATTEND_ERR_ALLOC;
+    int P = g.ranks, me = g.rank;
+    size_t L = attend_trainer_node_len(tr);
+    if (L > (size_t)INT32_MAX / 2) return fail_msg(err, ATTEND_ERR_CAPACITY, "a gradient over MPI's int counts");
+    size_t my_nodes = attend_trainer_part_len(tr, me) / L, all_nodes = 0;
+    for (int r = 0; r < P; r++) all_nodes += attend_trainer_part_len(tr, r) / L;
+#define CHUNK_A(j) ((size_t)(j) * L / (size_t)P)
+#define CHUNK_N(j) (CHUNK_A((j) + 1) - CHUNK_A(j))
+    if (!xb.counts) {
+        xb.counts = malloc(6 * (size_t)P * sizeof *xb.counts);
+        xb.send = malloc((my_nodes ? my_nodes : 1) * L * sizeof *xb.send);
+        xb.recv = malloc(all_nodes * (CHUNK_N(0) + 1) * sizeof *xb.recv);
+        if (!xb.counts || !xb.send || !xb.recv) return fail_msg(err, ATTEND_ERR_ALLOC, "out of memory for the exchange");
+        xb.gcounts = xb.counts + 4 * P;
     }
-    int *displs = counts + nranks;
-    size_t off = 0;
-    for (int i = 0; i < nranks; i++) {
-        if (lens[i] > (size_t)INT32_MAX || off > (size_t)INT32_MAX) {
-            free(counts);
-            snprintf(err->msg, sizeof err->msg, "rank %d: the exchange's %zu reals exceed MPI's int counts", g.rank,
-                     off + lens[i]);
-            err->status = ATTEND_ERR_CAPACITY;
-            return ATTEND_ERR_CAPACITY;
-        }
-        counts[i] = (int)lens[i];
-        displs[i] = (int)off;
-        off += lens[i];
+    if (all_nodes * (CHUNK_N(0) + 1) > (size_t)INT32_MAX)
+        return fail_msg(err, ATTEND_ERR_CAPACITY, "the exchange's counts exceed MPI's int counts");
+    int *scount = xb.counts, *sdispl = scount + P, *rcount = sdispl + P, *rdispl = rcount + P;
+    size_t off = 0, roff = 0;
+    for (int j = 0; j < P; j++) { /* to rank j: chunk j of each of my nodes */
+        scount[j] = (int)(my_nodes * CHUNK_N(j));
+        sdispl[j] = (int)off;
+        for (size_t k = 0; k < my_nodes; k++, off += CHUNK_N(j))
+            memcpy(xb.send + off, part + k * L + CHUNK_A(j), CHUNK_N(j) * sizeof *xb.send);
+        /* from rank j: my chunk of each of its nodes */
+        size_t their = attend_trainer_part_len(tr, j) / L;
+        rcount[j] = (int)(their * CHUNK_N(me));
+        rdispl[j] = (int)roff;
+        roff += their * CHUNK_N(me);
+        xb.gcounts[j] = (int)CHUNK_N(j);
+        xb.gcounts[P + j] = (int)CHUNK_A(j);
     }
     MPI_Datatype t = sizeof(attend_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
     double t0 = MPI_Wtime();
-    int rc = MPI_Allgatherv(part, (int)part_len, t, all, counts, displs, t, MPI_COMM_WORLD);
+    int rc = MPI_Alltoallv(xb.send, scount, sdispl, t, xb.recv, rcount, rdispl, t, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, "MPI_Alltoallv", rc);
+    /* rank order is DFS order: the received nodes are the tree's leaves in order */
+    attend_status st = attend_trainer_reduce(tr, xb.recv, CHUNK_N(me), sum + CHUNK_A(me), err);
+    if (st) return st;
+    rc = MPI_Allgatherv(MPI_IN_PLACE, 0, t, sum, xb.gcounts, xb.gcounts + P, t, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, "MPI_Allgatherv", rc);
     g.exchange_s += MPI_Wtime() - t0;
     g.exchanges++;
-    g.exchange_bytes = (off - part_len) * sizeof(attend_real);
-    free(counts);
-    return rc == MPI_SUCCESS ? ATTEND_OK : mpi_fail(err, "MPI_Allgatherv", rc);
+    g.exchange_bytes = (roff - my_nodes * CHUNK_N(me) + L - CHUNK_N(me)) * sizeof(attend_real);
+#undef CHUNK_A
+#undef CHUNK_N
+    return ATTEND_OK;
 }
 
 int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards) {
@@ -309,6 +348,9 @@ int cli_mpi_end(const char *cmd, int rc) {
     }
     MPI_Finalize();
     g.active = 0;
+    free(xb.counts);
+    free(xb.send);
+    free(xb.recv);
     return rc;
 }
 

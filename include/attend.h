@@ -1005,10 +1005,10 @@ long attend_trainer_nonfinite_run(const attend_trainer *tr);
  * its range (DFS order), each node attend_trainer_node_len() reals long: the
  * gradient followed by ATTEND_TRAINER_NODE_STATS statistics (loss*tokens,
  * tokens, correct tokens, rows, correct rows, entropy*tokens). The library
- * does no communication: the exchange is an allgather of the parts, supplied
- * by the caller (the `attend` CLI's MPI layer, cli/mpi.c), either as a
- * callback run inside attend_trainer_step, or by calling the two phases
- * attend_trainer_step_part / attend_trainer_step_finish itself.
+ * does no communication: the caller supplies the exchange (the `attend`
+ * CLI's MPI layer, cli/mpi.c), either as a callback run inside
+ * attend_trainer_step, or by calling the phases attend_trainer_step_part /
+ * attend_trainer_step_finish (or _reduce + _step_apply) itself.
  *
  * shards = 1, nranks = 1 (the default) is the ordinary single-batch step.
  * Errors: ATTEND_ERR_ARG for shards < 1, nranks < 1, rank outside [0, nranks),
@@ -1016,13 +1016,16 @@ long attend_trainer_nonfinite_run(const attend_trainer *tr);
  * Not thread-safe with other calls on the same trainer.
  */
 #define ATTEND_TRAINER_NODE_STATS 6
-/* The allgather: part [part_len] is this rank's; all [sum of lens] receives
- * every rank's part, rank 0's first; lens [nranks] are the parts' lengths
- * (attend_trainer_part_len of each rank). Returns a status; on failure it
- * fills err (and the step fails with it). */
-typedef attend_status (*attend_trainer_exchange_fn)(void *user, const attend_real *part, size_t part_len,
-                                                    attend_real *all, const size_t *lens, int nranks,
-                                                    attend_error *err);
+/* The exchange: part [attend_trainer_part_len(tr, rank)] is this rank's;
+ * fill sum [attend_trainer_node_len(tr)] with the tree sum of every rank's
+ * parts, the same on every rank. Either gather the parts (rank 0's first) and
+ * call attend_trainer_reduce with n = node_len, or, bandwidth-optimal, cut the
+ * node into one chunk per rank: each element's tree is independent, so rank j
+ * reduces chunk j of every node (n = the chunk's length) and the reduced
+ * chunks are gathered (cli/mpi.c: MPI_Alltoallv + MPI_Allgatherv). Returns a
+ * status; on failure it fills err and the step fails with it. */
+typedef attend_status (*attend_trainer_exchange_fn)(void *user, attend_trainer *tr, const attend_real *part,
+                                                    attend_real *sum, attend_error *err);
 attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int rank, int nranks,
                                           attend_trainer_exchange_fn exchange, void *user, attend_error *err);
 /* Reals in one tree node (parameters + ATTEND_TRAINER_NODE_STATS) and in the
@@ -1040,6 +1043,14 @@ attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **p
  * the summed loss over the summed tokens). */
 attend_status attend_trainer_step_finish(attend_trainer *tr, const attend_real *all, attend_step_report *rep,
                                          attend_error *err);
+/* Phase 2 in pieces: the fixed tree over nodes, every maximal node of every
+ * rank in rank order, n reals each (n <= node_len: a node, or one chunk of
+ * every node), into out [n] (may not overlap nodes unless there is one node);
+ * then the optimizer step with sum [node_len], the whole tree's sum. */
+attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes, size_t n, attend_real *out,
+                                    attend_error *err);
+attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *sum, attend_step_report *rep,
+                                        attend_error *err);
 /* The training data's fingerprint (FNV-1a 64, as recorded in checkpoints):
  * ranks compare it to find one that read other data. 0 for NULL. */
 uint64_t attend_trainer_data_fingerprint(const attend_trainer *tr);

@@ -41,7 +41,7 @@ struct attend_trainer {
     size_t node_len;      /* nparams + ATTEND_TRAINER_NODE_STATS */
     int depth;            /* scratch levels: ceil(log2 shards) + 1 */
     attend_real *part;    /* [my nodes * node_len] */
-    attend_real *all;     /* [nnodes * node_len] (the exchange's output) */
+    attend_real *sum;     /* [node_len] the step's summed gradient and statistics */
     attend_real *scratch; /* [depth * node_len] */
     size_t *lens;         /* [nranks] */
     int nb;               /* rows of the step in progress */
@@ -143,7 +143,7 @@ void attend_trainer_free(attend_trainer *tr) {
     free(tr->node_lo);
     free(tr->node_hi);
     free(tr->part);
-    free(tr->all);
+    free(tr->sum);
     free(tr->scratch);
     free(tr->lens);
     free(tr);
@@ -247,11 +247,11 @@ attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int ra
     free(tr->node_lo);
     free(tr->node_hi);
     free(tr->part);
-    free(tr->all);
+    free(tr->sum);
     free(tr->scratch);
     free(tr->lens);
     tr->node_rank = tr->node_lo = tr->node_hi = NULL;
-    tr->part = tr->all = tr->scratch = NULL;
+    tr->part = tr->sum = tr->scratch = NULL;
     tr->lens = NULL;
     tr->shards = shards;
     tr->rank = rank;
@@ -273,9 +273,9 @@ attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int ra
     }
     size_t L = tr->node_len;
     tr->part = malloc((size_t)(mine ? mine : 1) * L * sizeof(attend_real));
-    tr->all = malloc((size_t)tr->nnodes * L * sizeof(attend_real));
+    tr->sum = malloc(L * sizeof(attend_real));
     tr->scratch = malloc((size_t)tr->depth * L * sizeof(attend_real));
-    if (!(tr->node_rank && tr->node_lo && tr->node_hi && tr->lens && tr->part && tr->all && tr->scratch)) {
+    if (!(tr->node_rank && tr->node_lo && tr->node_hi && tr->lens && tr->part && tr->sum && tr->scratch)) {
         tr->shards = tr->nranks = 1; /* back to the plain step */
         tr->rank = 0;
         return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory (%d nodes of %zu reals)", who, tr->nnodes, L);
@@ -323,23 +323,35 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     return ATTEND_OK;
 }
 
-/* The sum of shards [lo,hi) in the fixed tree order into out [node_len]:
- * computed here (all NULL) or, for the maximal nodes, taken from all
- * (*next counts them in DFS order). */
+/* The sum of shards [lo,hi) in the fixed tree order into out: computed here
+ * (nodes NULL; n = node_len) or, for the maximal nodes, taken from nodes, n
+ * reals each (*next counts them in DFS order). */
 static attend_status tree_sum(attend_trainer *tr, int lo, int hi, int level, attend_real *out,
-                              const attend_real *all, int *next, attend_error *err) {
-    size_t L = tr->node_len;
-    if (all && shard_owner(tr, lo) == shard_owner(tr, hi - 1)) {
-        memcpy(out, all + (size_t)(*next)++ * L, L * sizeof *out);
+                              const attend_real *nodes, size_t n, int *next, attend_error *err) {
+    if (nodes && shard_owner(tr, lo) == shard_owner(tr, hi - 1)) {
+        memcpy(out, nodes + (size_t)(*next)++ * n, n * sizeof *out);
         return ATTEND_OK;
     }
-    if (!all && hi - lo == 1) return shard_grad(tr, lo, out, err);
+    if (!nodes && hi - lo == 1) return shard_grad(tr, lo, out, err);
     int mid = lo + (hi - lo) / 2;
-    attend_real *right = tr->scratch + (size_t)level * L;
-    TRY(tree_sum(tr, lo, mid, level + 1, out, all, next, err));
-    TRY(tree_sum(tr, mid, hi, level + 1, right, all, next, err));
-    for (size_t i = 0; i < L; i++) out[i] += right[i];
+    attend_real *right = tr->scratch + (size_t)level * tr->node_len;
+    TRY(tree_sum(tr, lo, mid, level + 1, out, nodes, n, next, err));
+    TRY(tree_sum(tr, mid, hi, level + 1, right, nodes, n, next, err));
+    for (size_t i = 0; i < n; i++) out[i] += right[i];
     return ATTEND_OK;
+}
+
+attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes, size_t n, attend_real *out,
+                                    attend_error *err) {
+    CHECK(tr && nodes && out, err, ATTEND_ERR_NULL, "attend_trainer_reduce: %s is NULL",
+          !tr ? "trainer" : !nodes ? "nodes" : "out");
+    CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_reduce: call attend_trainer_set_parallel first");
+    CHECK(n <= tr->node_len, err, ATTEND_ERR_ARG, "attend_trainer_reduce: n=%zu is more than a node's %zu reals", n,
+          tr->node_len);
+    int next = 0;
+    if (tr->nnodes == 1) memmove(out, nodes, n * sizeof *out);
+    else TRY(tree_sum(tr, 0, tr->shards, 0, out, nodes, n, &next, err));
+    return at_ok(err);
 }
 
 attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **part, attend_error *err) {
@@ -361,7 +373,7 @@ attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **p
     attend_real *out = tr->part;
     for (int i = 0; i < tr->nnodes; i++) {
         if (tr->node_rank[i] != tr->rank) continue;
-        TRY(tree_sum(tr, tr->node_lo[i], tr->node_hi[i], 0, out, NULL, NULL, err));
+        TRY(tree_sum(tr, tr->node_lo[i], tr->node_hi[i], 0, out, NULL, L, NULL, err));
         out += L;
     }
     *part = tr->part;
@@ -371,13 +383,16 @@ attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **p
 attend_status attend_trainer_step_finish(attend_trainer *tr, const attend_real *all, attend_step_report *rep,
                                          attend_error *err) {
     CHECK(tr && all, err, ATTEND_ERR_NULL, "attend_trainer_step_finish: %s is NULL", !tr ? "trainer" : "all");
-    CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_step_finish: call attend_trainer_set_parallel first");
+    TRY(attend_trainer_reduce(tr, all, tr->node_len, tr->sum, err));
+    return attend_trainer_step_apply(tr, tr->sum, rep, err);
+}
+
+attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *sum, attend_step_report *rep,
+                                        attend_error *err) {
+    CHECK(tr && sum, err, ATTEND_ERR_NULL, "attend_trainer_step_apply: %s is NULL", !tr ? "trainer" : "sum");
+    CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_step_apply: call attend_trainer_set_parallel first");
     attend_model *m = tr->m;
     size_t P = m->nparams;
-    attend_real *sum = tr->scratch + (size_t)(tr->depth - 1) * tr->node_len; /* the deepest level is free at the root */
-    int next = 0;
-    if (tr->nnodes == 1) memcpy(sum, all, tr->node_len * sizeof *sum);
-    else TRY(tree_sum(tr, 0, tr->shards, 0, sum, all, &next, err));
     attend_step_report r;
     memset(&r, 0, sizeof r);
     double tokens = sum[P + 1];
@@ -419,12 +434,9 @@ attend_status attend_trainer_step_finish(attend_trainer *tr, const attend_real *
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
     const attend_real *part;
     TRY(attend_trainer_step_part(tr, &part, err));
-    const attend_real *all = part;
-    if (tr->nranks > 1) {
-        TRY(tr->exchange(tr->exchange_user, part, tr->lens[tr->rank], tr->all, tr->lens, tr->nranks, err));
-        all = tr->all;
-    }
-    return attend_trainer_step_finish(tr, all, rep, err);
+    if (tr->nranks == 1) TRY(attend_trainer_reduce(tr, part, tr->node_len, tr->sum, err));
+    else TRY(tr->exchange(tr->exchange_user, tr, part, tr->sum, err));
+    return attend_trainer_step_apply(tr, tr->sum, rep, err);
 }
 
 /* ------------------------------------------------------------ checkpoints */

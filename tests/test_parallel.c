@@ -51,9 +51,9 @@ static void free_rank(rank_setup *s) {
     attend_vocab_free(s->vocab);
 }
 
-static attend_status unused_exchange(void *user, const attend_real *part, size_t part_len, attend_real *all,
-                                     const size_t *lens, int nranks, attend_error *err) {
-    (void)user, (void)part, (void)part_len, (void)all, (void)lens, (void)nranks;
+static attend_status unused_exchange(void *user, attend_trainer *tr, const attend_real *part, attend_real *sum,
+                                     attend_error *err) {
+    (void)user, (void)tr, (void)part, (void)sum;
     snprintf(err->msg, sizeof err->msg, "the two phases were to be called by hand");
     return ATTEND_ERR_ARG;
 }
@@ -173,12 +173,15 @@ static void test_ranks_agree(void) {
     for (int i = 0; i < 4; i++) free(w[i]);
 }
 
-/* ---- the exchange callback: one thread per rank, an allgather by barrier */
+/* ---- the exchange callback: one thread per rank, the MPI layer's algorithm
+ * (cli/mpi.c) with barriers: every part to every rank, rank j reduces chunk j
+ * of every node, the reduced chunks to every rank */
 
 typedef struct {
     pthread_barrier_t bar;
-    attend_real *all;
-    int fail_rank; /* this rank's exchange fails; -1: none */
+    attend_real *all; /* [nodes * L] every rank's parts, rank order */
+    attend_real *sum; /* [L] the reduced chunks */
+    int fail_rank;    /* the exchange fails (everywhere: a collective); -1: none */
 } exchange_hub;
 
 typedef struct {
@@ -189,24 +192,33 @@ typedef struct {
     attend_error err;
 } rank_thread;
 
-static attend_status hub_exchange(void *user, const attend_real *part, size_t part_len, attend_real *all,
-                                  const size_t *lens, int nranks, attend_error *err) {
+static attend_status hub_exchange(void *user, attend_trainer *tr, const attend_real *part, attend_real *sum,
+                                  attend_error *err) {
     rank_thread *t = user;
-    size_t off = 0, total = 0;
+    int nranks = 2;
+    size_t L = attend_trainer_node_len(tr), off = 0, total = 0;
     for (int i = 0; i < nranks; i++) {
-        if (i < t->rank) off += lens[i];
-        total += lens[i];
+        if (i < t->rank) off += attend_trainer_part_len(tr, i);
+        total += attend_trainer_part_len(tr, i);
     }
-    memcpy(t->hub->all + off, part, part_len * sizeof *part);
+    size_t nodes = total / L;
+    memcpy(t->hub->all + off, part, attend_trainer_part_len(tr, t->rank) * sizeof *part);
     pthread_barrier_wait(&t->hub->bar);
-    memcpy(all, t->hub->all, total * sizeof *all);
+    /* chunk j: elements [j*L/2, (j+1)*L/2) of every node */
+    size_t a = (size_t)t->rank * L / nranks, b = (size_t)(t->rank + 1) * L / nranks;
+    attend_real *mine = malloc(nodes * (b - a) * sizeof *mine);
+    attend_status st = mine ? ATTEND_OK : ATTEND_ERR_ALLOC;
+    for (size_t k = 0; mine && k < nodes; k++) memcpy(mine + k * (b - a), t->hub->all + k * L + a, (b - a) * sizeof *mine);
+    if (!st) st = attend_trainer_reduce(tr, mine, b - a, t->hub->sum + a, err);
+    free(mine);
     pthread_barrier_wait(&t->hub->bar);
-    if (t->hub->fail_rank >= 0) { /* a collective fails everywhere */
+    memcpy(sum, t->hub->sum, L * sizeof *sum);
+    pthread_barrier_wait(&t->hub->bar);
+    if (!st && t->hub->fail_rank >= 0) {
         snprintf(err->msg, sizeof err->msg, "rank %d: the exchange failed", t->rank);
-        err->status = ATTEND_ERR_IO;
-        return ATTEND_ERR_IO;
+        err->status = st = ATTEND_ERR_IO;
     }
-    return ATTEND_OK;
+    return st;
 }
 
 static void *rank_main(void *arg) {
@@ -224,6 +236,7 @@ static void test_exchange_callback(void) {
         exchange_hub hub;
         hub.fail_rank = fail;
         hub.all = calloc(4 * (P + ATTEND_TRAINER_NODE_STATS), sizeof *hub.all);
+        hub.sum = calloc(P + ATTEND_TRAINER_NODE_STATS, sizeof *hub.sum);
         pthread_barrier_init(&hub.bar, NULL, 2);
         rank_thread t[2];
         pthread_t th[2];
@@ -250,6 +263,7 @@ static void test_exchange_callback(void) {
         for (int i = 0; i < 2; i++) free_rank(&t[i].s);
         pthread_barrier_destroy(&hub.bar);
         free(hub.all);
+        free(hub.sum);
     }
     free(want);
 }

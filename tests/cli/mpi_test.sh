@@ -5,7 +5,8 @@
 #   sh tests/cli/mpi_test.sh CASE ATTEND WORK_DIR
 #
 #   same      -np 1, 2, 4 with the same --grad-shards 4: the same model bytes
-#             as one plain process with --grad-shards 4; only rank 0 prints
+#             as one plain process with --grad-shards 4; only rank 0 prints;
+#             -np 3 with 6 shards likewise
 #   resume    -np 2 for 6 steps with a checkpoint, resumed with -np 1 and with
 #             -np 4 to 12 steps: the bytes of an uninterrupted -np 2 run
 #   kill      kill -9 of rank 1 mid-run: the job exits non-zero within the
@@ -54,6 +55,12 @@ same)
         [ "$(lines err)" -eq 1 ] || fail "-np $np: stderr has more than rank 0's progress line"
         ok "-np $np: the same bytes, rank 0 alone printed"
     done
+    # 3 ranks of 6 shards: rank blocks that are not tree nodes (several nodes
+    # per rank, chunks of uneven length)
+    run 0 "$A" train $TASK --batch 12 --steps 6 --grad-shards 6 --out six.st
+    run 0 $MPI -np 3 "$A" train $TASK --batch 12 --steps 6 --grad-shards 6 --out six3.st
+    cmp -s six.st six3.st || fail "-np 3, 6 shards: the model differs from one process's"
+    ok "-np 3 with 6 shards: the same bytes as one process"
     # the shards change the sum's grouping only: one shard is another model
     run 0 "$A" train $TASK --steps 10 --out one.st
     cmp -s one.st plain.st && fail "1 and 4 shards gave identical bytes: was the batch sharded at all?"
