@@ -22,7 +22,7 @@ awk '!/^;;;/ && NF >= 2 { w = $1; sub(/\([0-9]+\)$/, "", w); p = "";
        for (i = 2; i <= NF; i++) { if (!($i in id)) id[$i] = sprintf("%c", 65 + n++); p = p id[$i] }
        print w "\t" p }' "$HERE/data/g2p/cmudict-sample.dict" >"$W/g2p.tsv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-R="train --train $W/g2p.tsv --emb 64 --hidden 128 --dec-hidden 256 --attn 128 --batch 64 --steps $STEPS --log-every 100000"
+R="train --train $W/g2p.tsv --emb 64 --hidden 128 --dec-hidden 256 --attn 128 --batch 64 --steps $STEPS --log-every 100000 --out $W/model.st"
 echo "data: $(wc -l <"$W/g2p.tsv") pairs; $STEPS steps of batch 64"
 show() { grep -E '^(model|data-parallel|trained|exchange):' "$W/out" | sed "s/^/  /"; }
 echo "plain, 1 shard:"

@@ -116,7 +116,8 @@ data)
     WHERE='cd r$OMPI_COMM_WORLD_RANK && exec "$0" "$@"'
     run 1 $MPI -np 2 sh -c "$WHERE" "$A" train --train w.tsv $TINY --steps 3
     has err "^\[rank 1\] attend train: .*w\.tsv"
-    has err "MPI_ABORT|MPI_Abort|aborted"
+    # (mpirun's own banner about the abort is not checked: under load its
+    # help system can fail with "Out of resource")
     ok "rank 1 cannot read w.tsv: the job fails with its message"
     sed 's/a/b/' r0/w.tsv >r1/w.tsv
     run 1 $MPI -np 2 sh -c "$WHERE" "$A" train --train w.tsv $TINY --steps 3
