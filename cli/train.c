@@ -14,7 +14,7 @@
 
 #include "attend.h"
 #include "cli.h"
-#include "mpi.h"
+#include "mpirun.h"
 #include "outputs.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */

@@ -1006,7 +1006,7 @@ long attend_trainer_nonfinite_run(const attend_trainer *tr);
  * gradient followed by ATTEND_TRAINER_NODE_STATS statistics (loss*tokens,
  * tokens, correct tokens, rows, correct rows, entropy*tokens). The library
  * does no communication: the caller supplies the exchange (the `attend`
- * CLI's MPI layer, cli/mpi.c), either as a callback run inside
+ * CLI's MPI layer, cli/mpirun.c), either as a callback run inside
  * attend_trainer_step, or by calling the phases attend_trainer_step_part /
  * attend_trainer_step_finish (or _reduce + _step_apply) itself.
  *
@@ -1022,7 +1022,7 @@ long attend_trainer_nonfinite_run(const attend_trainer *tr);
  * call attend_trainer_reduce with n = node_len, or, bandwidth-optimal, cut the
  * node into one chunk per rank: each element's tree is independent, so rank j
  * reduces chunk j of every node (n = the chunk's length) and the reduced
- * chunks are gathered (cli/mpi.c: MPI_Alltoallv + MPI_Allgatherv). Returns a
+ * chunks are gathered (cli/mpirun.c: MPI_Alltoallv + MPI_Allgatherv). Returns a
  * status; on failure it fills err and the step fails with it. */
 typedef attend_status (*attend_trainer_exchange_fn)(void *user, attend_trainer *tr, const attend_real *part,
                                                     attend_real *sum, attend_error *err);

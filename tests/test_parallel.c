@@ -174,7 +174,7 @@ static void test_ranks_agree(void) {
 }
 
 /* ---- the exchange callback: one thread per rank, the MPI layer's algorithm
- * (cli/mpi.c) with barriers: every part to every rank, rank j reduces chunk j
+ * (cli/mpirun.c) with barriers: every part to every rank, rank j reduces chunk j
  * of every node, the reduced chunks to every rank */
 
 typedef struct {

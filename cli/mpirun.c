@@ -1,5 +1,5 @@
 /*
- * mpi.c — data-parallel `attend train` under mpirun (issue 16; cli/mpi.h,
+ * mpirun.c — data-parallel `attend train` under mpirun (issue 16; cli/mpirun.h,
  * docs/SCALING.md). Every rank runs the whole command on the whole data; the
  * library cuts each step's batch into gradient shards, this rank computes its
  * share, and the exchange below gives every rank the same tree sum of all
@@ -12,7 +12,7 @@
  * CLI is one process running one command.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "mpi.h"
+#include "mpirun.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
-/* mpi.h — data-parallel training under mpirun (issue 16, docs/SCALING.md).
+/* mpirun.h — data-parallel training under mpirun (issue 16, docs/SCALING.md).
  * The library knows no MPI: it splits a step into gradient shards summed in a
- * fixed tree and asks for an allgather (attend_trainer_set_parallel); this
+ * fixed tree and asks for the exchange (attend_trainer_set_parallel); this
  * layer supplies it with MPI, checks at start-up that every rank runs the same
  * command on the same data, keeps ranks other than 0 silent, and turns a
  * rank's failure into the whole job's. Built without ATTEND_MPI (the default)
  * it is a stand-in for one process: --grad-shards still works there. */
-#ifndef ATTEND_CLI_MPI_H
-#define ATTEND_CLI_MPI_H
+#ifndef ATTEND_CLI_MPIRUN_H
+#define ATTEND_CLI_MPIRUN_H
 
 #include <stdio.h>
 
