@@ -9,9 +9,11 @@ t_s: measured compute seconds per sample on one core (bench/mpi_scaling.sh:
 1 / the plain run's training samples/s). T_comm for G gradient bytes over links
 of bw bytes/s with a per-message latency alpha:
 
-    ring allreduce (bandwidth-optimal)  2 (P-1)/P * G/bw + 2 (P-1) alpha
-    shipped exchange (ring allgather of one tree node per rank, --grad-shards = P)
-                                        (P-1) * G/bw + (P-1) alpha
+    ring allreduce                      2 (P-1)/P * G/bw + 2 (P-1) alpha
+
+which is also the shipped exchange's cost (cli/mpirun.c, --grad-shards = P: one
+tree node per rank; MPI_Alltoallv of 1/P chunks, then MPI_Allgatherv of the
+reduced chunks: each rank sends and receives 2 (P-1)/P G in 2 (P-1) messages).
 
 Efficiency E(P) = T(1) / (P T(P)), T(1) = B t_s (one rank exchanges nothing).
 
@@ -22,18 +24,16 @@ the largest power-of-two rank count with E >= 0.9.
 import argparse
 
 
-def t_comm(kind, P, G, bw, alpha):
+def t_comm(P, G, bw, alpha):
     if P == 1:
         return 0.0
-    if kind == "ring":
-        return 2 * (P - 1) / P * G / bw + 2 * (P - 1) * alpha
-    return (P - 1) * G / bw + (P - 1) * alpha
+    return 2 * (P - 1) / P * G / bw + 2 * (P - 1) * alpha
 
 
-def eff(kind, B, P, ts, G, bw, alpha):
+def eff(B, P, ts, G, bw, alpha):
     if B % P:
         return None
-    return B * ts / (P * (B / P * ts + t_comm(kind, P, G, bw, alpha)))
+    return B * ts / (P * (B / P * ts + t_comm(P, G, bw, alpha)))
 
 
 def main():
@@ -50,29 +50,30 @@ def main():
     print(f"t_s = {ts * 1e3:.3f} ms/sample, G = {G} bytes, alpha = {a.alpha_us:g} us\n")
     for gbit in (10, 25):
         bw = gbit * 1e9 / 8
-        for kind, name in (("ring", "ring allreduce"), ("gather", "shipped allgather")):
-            print(f"### {gbit} Gbit/s, {name}: efficiency E(P)\n")
-            print("| batch B | " + " | ".join(f"P={P}" for P in ranks) + " | largest P with E >= 0.9 |")
-            print("|---" * (len(ranks) + 2) + "|")
-            for B in batches:
-                cells, best = [], 1
-                for P in ranks:
-                    e = eff(kind, B, P, ts, G, bw, alpha)
-                    cells.append("-" if e is None else f"{e:.2f}")
-                    if e is not None and e >= 0.9:
-                        best = P
-                print(f"| {B} | " + " | ".join(cells) + f" | {best} |")
-            print()
-    # per-rank batch below which E < 0.9 at large P (T_comm -> its P-limit)
+        print(f"### {gbit} Gbit/s: efficiency E(P) (step time in ms at B=64 and B=512 below)\n")
+        print("| batch B | " + " | ".join(f"P={P}" for P in ranks) + " | largest P with E >= 0.9 |")
+        print("|---" * (len(ranks) + 2) + "|")
+        for B in batches:
+            cells, best = [], 1
+            for P in ranks:
+                e = eff(B, P, ts, G, bw, alpha)
+                cells.append("-" if e is None else f"{e:.2f}")
+                if e is not None and e >= 0.9:
+                    best = P
+            print(f"| {B} | " + " | ".join(cells) + f" | {best} |")
+        for B in (64, 512):
+            print(f"| T(P) ms, B={B} | " + " | ".join(
+                f"{1e3 * (B / P * ts + t_comm(P, G, bw, alpha)):.1f}" for P in ranks) + " | |")
+        print()
     print("### per-rank batch b = B/P below which E < 0.9 (E = 1 / (1 + T_comm / (b t_s)))\n")
-    print("| link | P | ring allreduce: b_min | shipped allgather: b_min |")
+    print("| link | P=2 | P=8 | P=64 |")
     print("|---|---|---|---|")
     for gbit in (10, 25):
         bw = gbit * 1e9 / 8
-        for P in (2, 8, 64):
-            r = 9 * t_comm("ring", P, G, bw, alpha) / ts
-            g = 9 * t_comm("gather", P, G, bw, alpha) / ts
-            print(f"| {gbit} Gbit/s | {P} | {r:.0f} | {g:.0f} |")
+        print(f"| {gbit} Gbit/s | " + " | ".join(f"{9 * t_comm(P, G, bw, alpha) / ts:.0f}" for P in (2, 8, 64)) + " |")
+    print(f"\nT_comm per step: " + ", ".join(
+        f"{gbit} Gbit/s P=2 {1e3 * t_comm(2, G, gbit * 1e9 / 8, alpha):.2f} ms, P=64 "
+        f"{1e3 * t_comm(64, G, gbit * 1e9 / 8, alpha):.2f} ms" for gbit in (10, 25)))
 
 
 if __name__ == "__main__":
