@@ -91,6 +91,9 @@ int cli_mpi_end(const char *cmd, int rc) {
     return rc;
 }
 
+int cli_mpi_any(int flag) { return flag; }
+void cli_mpi_share(double *v) { (void)v; }
+
 #else /* ATTEND_MPI */
 
 /* Started by a launcher (mpirun, srun, hydra)? A plain `attend train` in an
@@ -313,6 +316,16 @@ int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards) {
         fflush(stdout);
     }
     return 0;
+}
+
+int cli_mpi_any(int flag) {
+    int any = flag;
+    if (g.active && MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) any = flag;
+    return any;
+}
+
+void cli_mpi_share(double *v) {
+    if (g.active) MPI_Bcast(v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 /* Shows this rank's captured messages on the real stderr, each line prefixed

@@ -1,4 +1,4 @@
-/* mpirun.h — data-parallel training under mpirun (issue 16, docs/SCALING.md).
+/* mpirun.h — data-parallel training (attend train, g2p train) under mpirun (issue 16, docs/SCALING.md).
  * The library knows no MPI: it splits a step into gradient shards summed in a
  * fixed tree and asks for the exchange (attend_trainer_set_parallel); this
  * layer supplies it with MPI, checks at start-up that every rank runs the same
@@ -28,6 +28,12 @@ int cli_mpi_ranks(void);  /* 1 without MPI */
  * data's fingerprint across ranks (a rank that read other data is named).
  * Returns 0 or the exit status. */
 int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards);
+
+/* Agreement in a loop that must stop on every rank at the same step: 1 if
+ * flag is set on any rank (flag itself in one process); rank 0's *v on every
+ * rank. */
+int cli_mpi_any(int flag);
+void cli_mpi_share(double *v);
 
 /* Last thing: rc is the command's exit status. A failure on one rank alone
  * (its data unreadable, a step failed) shows that rank's messages and aborts

@@ -14,6 +14,8 @@
 #   data      the training file readable on rank 0 only (each rank in its own
 #             directory, the same relative path): the job fails with rank 1's
 #             message; other data under the same name is refused naming rank 1
+#   g2p       `attend g2p train` -np 2 (2 epochs of the sample dictionary, a
+#             tiny model): the bytes of one process with --grad-shards 2
 #   options   rank 1 started with another --seed (from its environment): refused
 #             at start-up naming rank 1 and --seed; --batch not divisible by the
 #             shards or the shards by the ranks is a usage error (2)
@@ -138,6 +140,18 @@ options)
     run 2 "$A" train $TASK --grad-shards 3 --steps 3
     has err "--batch 8 is not divisible by 3 gradient shards"
     ok "--grad-shards 3, --batch 8 in one process: usage error"
+    ;;
+g2p)
+    DICT=$(abs "$(dirname "$0")/../../data/g2p/cmudict-sample.dict")
+    G="g2p train --dict $DICT --epochs 2 --emb 8 --hidden 8 --dec-hidden 16 --attn 8 --batch 16 --eval-words 60"
+    G="$G --warmup 10 --log-every 100000 --checkpoint-every 0"
+    run 0 "$A" $G --grad-shards 2 --out plain.st
+    ok "g2p train, one plain process, 2 shards"
+    run 0 $MPI -np 2 "$A" $G --out np2.st --checkpoint np2.ck
+    cmp -s plain.st np2.st || fail "g2p train -np 2: the model differs from one process's"
+    [ "$(grep -c '^epoch 2 step' out)" -eq 1 ] || fail "g2p train -np 2: ranks other than 0 printed"
+    [ -s np2.ck ] || fail "g2p train -np 2: no checkpoint"
+    ok "g2p train -np 2: the same bytes, rank 0 alone printed and wrote"
     ;;
 *)
     echo "unknown case $CASE" >&2
