@@ -27,6 +27,7 @@ CASE=$1
 A=$2
 WORK=$3
 . "$(dirname "$0")/lib.sh"
+DICT=$(abs "$(dirname "$0")/../../data/g2p/cmudict-sample.dict")
 A=$(abs "$A")
 WORK=$(abs "$WORK")
 D=$WORK/$CASE
@@ -142,7 +143,6 @@ options)
     ok "--grad-shards 3, --batch 8 in one process: usage error"
     ;;
 g2p)
-    DICT=$(abs "$(dirname "$0")/../../data/g2p/cmudict-sample.dict")
     G="g2p train --dict $DICT --epochs 2 --emb 8 --hidden 8 --dec-hidden 16 --attn 8 --batch 16 --eval-words 60"
     G="$G --warmup 10 --log-every 100000 --checkpoint-every 0"
     run 0 "$A" $G --grad-shards 2 --out plain.st
