@@ -32,10 +32,11 @@ static struct {
     int agreed;          /* a failure every rank found together: leave, do not abort */
     FILE *capture;       /* ranks > 0: their stderr until the end */
     int real_stderr;     /* the stderr fd before the capture */
-    double exchange_s;   /* time in the exchange */
+    double exchange_s;   /* time in the exchange's transfers */
+    double wait_s;       /* time waiting for the slowest rank before it */
     long exchanges;
     size_t exchange_bytes; /* received per exchange by this rank */
-} g = {0, 0, 1, 0, NULL, -1, 0, 0, 0};
+} g = {0, 0, 1, 0, NULL, -1, 0, 0, 0, 0};
 
 int cli_mpi_rank(void) { return g.rank; }
 int cli_mpi_ranks(void) { return g.ranks; }
@@ -206,8 +207,15 @@ static attend_status exchange(void *user, attend_trainer *tr, const attend_real 
         xb.gcounts[P + j] = (int)CHUNK_A(j);
     }
     MPI_Datatype t = sizeof(attend_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
+    /* a barrier first, so that the transfer's time is not the wait for the
+     * slowest rank's gradient (one latency-bound message round, ~microseconds) */
     double t0 = MPI_Wtime();
-    int rc = MPI_Alltoallv(xb.send, scount, sdispl, t, xb.recv, rcount, rdispl, t, MPI_COMM_WORLD);
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, "MPI_Barrier", rc);
+    double t1 = MPI_Wtime();
+    g.wait_s += t1 - t0;
+    t0 = t1;
+    rc = MPI_Alltoallv(xb.send, scount, sdispl, t, xb.recv, rcount, rdispl, t, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) return mpi_fail(err, "MPI_Alltoallv", rc);
     /* rank order is DFS order: the received nodes are the tree's leaves in order */
     attend_status st = attend_trainer_reduce(tr, xb.recv, CHUNK_N(me), sum + CHUNK_A(me), err);
@@ -355,8 +363,10 @@ int cli_mpi_end(const char *cmd, int rc) {
         return rc;
     }
     if (g.rank == 0 && g.exchanges > 0) {
-        printf("exchange: %ld steps, %.3f ms per step, %zu bytes received per step per rank\n", g.exchanges,
-               1e3 * g.exchange_s / (double)g.exchanges, g.exchange_bytes);
+        printf("exchange: %ld steps, %.3f ms per step transferring %zu bytes received per rank, %.3f ms per step "
+               "waiting for the slowest rank\n",
+               g.exchanges, 1e3 * g.exchange_s / (double)g.exchanges, g.exchange_bytes,
+               1e3 * g.wait_s / (double)g.exchanges);
         if (cli_finish(cmd, 0)) rc = rc ? rc : 1;
     }
     MPI_Finalize();
