@@ -36,7 +36,8 @@ static struct {
     double wait_s;       /* time waiting for the slowest rank before it */
     long exchanges;
     size_t exchange_bytes; /* received per exchange by this rank */
-} g = {0, 0, 1, 0, NULL, -1, 0, 0, 0, 0};
+    const char *cmd;       /* for messages */
+} g = {0, 0, 1, 0, NULL, -1, 0, 0, 0, 0, "train"};
 
 int cli_mpi_rank(void) { return g.rank; }
 int cli_mpi_ranks(void) { return g.ranks; }
@@ -143,6 +144,16 @@ static void silence(void) {
     }
 }
 
+/* Non-zero, with a message naming the rank and the call, if rc is an error. */
+static int collective_failed(const char *cmd, const char *what, int rc) {
+    if (rc == MPI_SUCCESS) return 0;
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "code %d", rc);
+    fprintf(stderr, "attend %s: rank %d: %s failed: %s\n", cmd, g.rank, what, s);
+    return 1;
+}
+
 static attend_status mpi_fail(attend_error *err, const char *what, int code) {
     char s[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -237,6 +248,7 @@ int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards
         return 1;
     }
     g.active = 1;
+    g.cmd = cmd;
     MPI_Comm_rank(MPI_COMM_WORLD, &g.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g.ranks);
     /* a failed collective is reported and ends the job, not only this rank */
@@ -246,24 +258,29 @@ int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards
     /* the same command everywhere: rank 0's argument hashes to all, each rank
      * reports the first argument where it differs */
     int n = argc;
-    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (collective_failed(cmd, "MPI_Bcast", MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD))) return 1;
+    /* a failure from here on is this rank's alone: 1 makes cli_mpi_end abort the job */
     uint64_t *h = calloc((size_t)(n > argc ? n : argc) + 1, sizeof *h);
-    int first = -1;
-    if (!h) first = 0; /* cannot compare: refuse rather than guess */
-    else {
-        for (int i = 0; i < argc; i++) h[i] = fnv1a(argv[i]);
-        MPI_Bcast(h, n, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-        for (int i = 0; first < 0 && i < (n < argc ? n : argc); i++)
-            if (h[i] != fnv1a(argv[i])) first = i;
-        if (first < 0 && n != argc) first = n < argc ? n : argc;
-    }
-    free(h);
     int *firsts = malloc((size_t)g.ranks * sizeof *firsts);
-    if (!firsts) {
+    if (!h || !firsts) {
+        free(h);
+        free(firsts);
         fprintf(stderr, "attend %s: rank %d: out of memory\n", cmd, g.rank);
         return 1;
     }
-    MPI_Allgather(&first, 1, MPI_INT, firsts, 1, MPI_INT, MPI_COMM_WORLD);
+    int first = -1;
+    for (int i = 0; i < argc; i++) h[i] = fnv1a(argv[i]);
+    int rc = MPI_Bcast(h, n, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    for (int i = 0; first < 0 && i < (n < argc ? n : argc); i++)
+        if (h[i] != fnv1a(argv[i])) first = i;
+    if (first < 0 && n != argc) first = n < argc ? n : argc;
+    free(h);
+    if (!collective_failed(cmd, "MPI_Bcast", rc))
+        rc = MPI_Allgather(&first, 1, MPI_INT, firsts, 1, MPI_INT, MPI_COMM_WORLD);
+    if (collective_failed(cmd, "MPI_Allgather", rc)) {
+        free(firsts);
+        return 1;
+    }
     int bad = 0;
     for (int r = 1; r < g.ranks; r++) {
         if (firsts[r] < 0) continue;
@@ -280,7 +297,7 @@ int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards
     free(firsts);
     if (bad) return leave_agreed(2);
     /* the same on every rank now, so every rank decides alike; rank 0 says why */
-    int rc = check_shards(cmd, batch, shards);
+    rc = check_shards(cmd, batch, shards);
     if (rc) return leave_agreed(rc);
     return 0;
 }
@@ -326,14 +343,21 @@ int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards) {
     return 0;
 }
 
+/* A collective that fails inside a loop leaves the ranks out of step: end the job. */
+static void or_abort(int rc, const char *what) {
+    if (rc == MPI_SUCCESS) return;
+    collective_failed(g.cmd, what, rc);
+    cli_mpi_end(g.cmd, 1);
+}
+
 int cli_mpi_any(int flag) {
     int any = flag;
-    if (g.active && MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) any = flag;
+    if (g.active) or_abort(MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
     return any;
 }
 
 void cli_mpi_share(double *v) {
-    if (g.active) MPI_Bcast(v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (g.active) or_abort(MPI_Bcast(v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
 }
 
 /* Shows this rank's captured messages on the real stderr, each line prefixed
