@@ -47,15 +47,15 @@ void cli_mpi_usage(FILE *f) {
             "\n"
             "data-parallel (docs/SCALING.md):\n"
             "  --grad-shards K      cut each batch into K shards whose gradients are summed in a\n"
-            "                       fixed order (0: one per rank; 1 without mpirun). The same K\n"
-            "                       gives the same model bit for bit on any number of ranks\n"
-            "                       dividing it; --batch must be divisible by K\n"
-            "  mpirun -np N attend train ...  (a build with -DATTEND_MPI=ON%s) splits every\n"
-            "                       batch over N processes; rank 0 alone prints and writes\n",
+            "                       fixed order (default: one per rank). The same K gives the\n"
+            "                       same model bit for bit on any number of ranks dividing it;\n"
+            "                       --batch must be divisible by K\n"
+            "Under `mpirun -np N` (a build with -DATTEND_MPI=ON%s) each batch is split\n"
+            "over N processes; rank 0 alone prints and writes.\n",
 #ifdef ATTEND_MPI
             ", as this one"
 #else
-            "; this one is not"
+            "; not this one"
 #endif
     );
 }
