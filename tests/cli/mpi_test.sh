@@ -36,6 +36,9 @@ mkdir -p "$D" || exit 1
 cd "$D" || exit 1
 PASSED=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# containers often forbid the cross-memory attach of OpenMPI's shared-memory
+# transport ("Read -1, expected ..."): copy through the shared segment instead
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # no timeout(1) limit may be hit: a hang is a failure, not a pass
 MPI="timeout 60 mpirun --oversubscribe"
 TINY="--emb 8 --hidden 12 --dec-hidden 16 --attn 8 --batch 8 --log-every 1000"
