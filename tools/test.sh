@@ -85,7 +85,7 @@ for config in "${configs[@]}"; do
               flags=(-DCMAKE_C_COMPILER=gcc "-DCMAKE_C_FLAGS=-fsanitize=thread -DATTEND_NO_CLONES"
                      -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DATTEND_BLAS=OFF -DATTEND_WERROR=ON
                      -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
-    mpi)      dir=build-mpi;      targets=(--target attend_cli test_parallel); only='^(cli_mpi_|test_parallel$)'
+    mpi)      dir=build-mpi;      targets=(--target attend_cli test_parallel); only='^(cli_mpi_|cli_grad_shards$|test_parallel$)'
               flags=(-DATTEND_BLAS=OFF -DATTEND_MPI=ON -DATTEND_WERROR=ON) ;;
     valgrind) echo "=== valgrind (build-portable, subset) ==="; run_valgrind; continue ;;
     *) echo "tools/test.sh: unknown configuration '$config' (openblas, portable, asan, tsan, mpi, valgrind)" >&2; exit 2 ;;

@@ -14,6 +14,8 @@
 #   data      the training file readable on rank 0 only (each rank in its own
 #             directory, the same relative path): the job fails with rank 1's
 #             message; other data under the same name is refused naming rank 1
+#   plain     (no mpirun, every configuration) --grad-shards in one process:
+#             deterministic, not the 1-shard bytes, usage errors, --help
 #   g2p       `attend g2p train` -np 2 (2 epochs of the sample dictionary, a
 #             tiny model): the bytes of one process with --grad-shards 2
 #   options   rank 1 started with another --seed (from its environment): refused
@@ -144,6 +146,23 @@ options)
     run 2 "$A" train $TASK --grad-shards 3 --steps 3
     has err "--batch 8 is not divisible by 3 gradient shards"
     ok "--grad-shards 3, --batch 8 in one process: usage error"
+    ;;
+plain)
+    # no mpirun: any build takes --grad-shards (registered in every configuration)
+    run 0 "$A" train $TASK --steps 6 --grad-shards 4 --out a.st
+    run 0 "$A" train $TASK --steps 6 --grad-shards 4 --out b.st
+    cmp -s a.st b.st || fail "--grad-shards 4 twice: other bytes"
+    run 0 "$A" train $TASK --steps 6 --out one.st
+    cmp -s a.st one.st && fail "--grad-shards 4 and 1 gave identical bytes: was the batch sharded at all?"
+    ok "--grad-shards 4 in one process: deterministic, and not the 1-shard step"
+    run 2 "$A" train $TASK --grad-shards 3 --steps 3
+    has err "--batch 8 is not divisible by 3 gradient shards"
+    run 2 "$A" train $TASK --grad-shards 16 --steps 3
+    has err "--grad-shards 16 is more than --batch 8 rows"
+    ok "--grad-shards 3 and 16 with --batch 8: usage errors"
+    run 0 "$A" train --help
+    has out "^  --grad-shards K"
+    ok "--help lists --grad-shards"
     ;;
 g2p)
     G="g2p train --dict $DICT --epochs 2 --emb 8 --hidden 8 --dec-hidden 16 --attn 8 --batch 16 --eval-words 60"
