@@ -19,6 +19,7 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "mpirun.h"
 #include "outputs.h" /* issue 17: output checks */
 
 #define G2P_MODEL_NAME "g2p-cmudict.safetensors"
@@ -576,6 +577,7 @@ typedef struct {
     int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
     double lr, min_lr, clip, max_minutes;
     uint64_t seed;
+    int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
 } g2p_train_opts;
 
 static void g2p_train_defaults(g2p_train_opts *o) {
@@ -646,6 +648,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr (a bar on a terminal), results to stdout.\n",
             d.emb, d.hidden, d.layers, d.dec_hidden, d.attn, d.epochs, d.batch, d.lr, d.warmup, d.min_lr, d.clip,
             d.patience, d.max_minutes, (unsigned long long)d.seed, d.out, d.checkpoint_every, d.log_every);
+    cli_mpi_usage(f);
 }
 
 static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
@@ -676,6 +679,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
         else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
+        else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 4096, &o->grad_shards);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -731,8 +735,12 @@ static int cmd_train_g2p(int argc, char **argv) {
     char buf[PATH_MAX + 64];
     const char *path = find_dict(cmd, o.dict, buf, sizeof buf);
     if (!path) return 1;
+    if ((rc = cli_mpi_begin(cmd, argc, argv, o.batch, &o.grad_shards))) return cli_mpi_end(cmd, rc);
+    int writer = cli_mpi_rank() == 0; /* rank 0 alone writes (cli/mpirun.h) */
+    if (!writer) o.checkpoint = NULL;
     /* issue 17 (cli/outputs.h): every file checked before any work */
-    if (cli_check_train_files(cmd, "--dict", path, NULL, o.resume, o.checkpoint, o.out, 0, NULL)) return 1;
+    if (cli_check_train_files(cmd, "--dict", path, NULL, o.resume, o.checkpoint, writer ? o.out : NULL, 0, NULL))
+        return cli_mpi_end(cmd, 1);
     attend_error err = {0};
     attend_g2p_dict *d = NULL;
     attend_vocab *gv = NULL, *pv = NULL;
@@ -791,6 +799,7 @@ static int cmd_train_g2p(int argc, char **argv) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d, emb %d: %zu "
            "parameters (%.2f MB)\n",
            o.layers, o.hidden, o.dec_hidden, o.attn, o.emb, attend_model_param_count(m),
@@ -824,6 +833,7 @@ static int cmd_train_g2p(int argc, char **argv) {
         attend_model_free(bm);
         attend_vocab_free(bg);
         attend_vocab_free(bp);
+        cli_mpi_share(&best_wer); /* rank 0's --out decides for all */
     }
     fflush(stdout);
 
@@ -877,7 +887,7 @@ static int cmd_train_g2p(int argc, char **argv) {
                 goto done;
             }
         }
-        int out_of_time = o.max_minutes > 0 && t_train > 60 * o.max_minutes;
+        int out_of_time = cli_mpi_any(o.max_minutes > 0 && t_train > 60 * o.max_minutes);
         if (step % steps_per_epoch == 0 || step == total || out_of_time) {
             attend_g2p_counts c;
             double te = cli_now();
@@ -887,7 +897,7 @@ static int cmd_train_g2p(int argc, char **argv) {
             if (better) {
                 best_wer = wer;
                 bad_epochs = 0;
-                if (attend_model_save(m, o.out, gv, pv, ATTEND_TOKENIZE_CHAR, &err)) {
+                if (writer && attend_model_save(m, o.out, gv, pv, ATTEND_TOKENIZE_CHAR, &err)) {
                     bar_clear(&pg);
                     rc = cli_lib_fail(cmd, &err);
                     goto done;
@@ -925,7 +935,7 @@ done:
     attend_vocab_free(gv);
     attend_vocab_free(pv);
     attend_g2p_dict_free(d);
-    return cli_finish(cmd, rc);
+    return cli_mpi_end(cmd, cli_finish(cmd, rc));
 }
 
 /* ====================================================================== eval */

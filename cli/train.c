@@ -14,6 +14,7 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "mpirun.h"
 #include "outputs.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
@@ -113,6 +114,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
             "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n",
             CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+    cli_mpi_usage(f);
 }
 
 /* The options left at -1 take their values from --steps (see --help). */
@@ -163,6 +165,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
+        else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -408,6 +411,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     print_model(m, &o);
     if (o.resume) {
         attend_resume_options ro = {td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, o.resume_anyway};
@@ -547,5 +551,7 @@ int cmd_train(int argc, char **argv) {
         return cli_finish("train", 0);
     }
     if ((rc = check_combination(&o))) return rc;
-    return cli_finish("train", train_run("train", &o, NULL));
+    if ((rc = cli_mpi_begin("train", argc, argv, o.batch, &o.grad_shards))) return cli_mpi_end("train", rc);
+    if (cli_mpi_rank() > 0) o.checkpoint = o.out = NULL, o.eval_every = 0; /* rank 0 alone writes */
+    return cli_mpi_end("train", cli_finish("train", train_run("train", &o, NULL)));
 }

@@ -989,6 +989,72 @@ long attend_trainer_skipped(const attend_trainer *tr);
 attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run, attend_error *err);
 long attend_trainer_nonfinite_run(const attend_trainer *tr);
 
+/*
+ * Data-parallel steps (issue 16; docs/SCALING.md). A step's batch (the next
+ * batch_size pairs of the epoch's order, the same on every rank) is cut into
+ * `shards` contiguous row ranges: shard k holds rows [k*nb/shards,
+ * (k+1)*nb/shards) of the nb rows. Each shard's gradient is computed alone
+ * (scaled by the token count of the WHOLE batch, so the shards' gradients sum
+ * to the batch gradient) and the shards are summed in one fixed pairwise tree:
+ * sum(lo,hi) = sum(lo,mid) + sum(mid,hi), mid = lo + (hi-lo)/2. The result
+ * depends on `shards` only, never on how many processes share the work, so
+ * 1, 2 or 4 ranks with the same `shards` give the same weights bit for bit.
+ *
+ * Rank r of nranks (nranks divides shards) owns shards [r*shards/nranks,
+ * (r+1)*shards/nranks). Its "part" is the sum of each maximal tree node inside
+ * its range (DFS order), each node attend_trainer_node_len() reals long: the
+ * gradient followed by ATTEND_TRAINER_NODE_STATS statistics (loss*tokens,
+ * tokens, correct tokens, rows, correct rows, entropy*tokens). The library
+ * does no communication: the caller supplies the exchange (the `attend`
+ * CLI's MPI layer, cli/mpirun.c), either as a callback run inside
+ * attend_trainer_step, or by calling the phases attend_trainer_step_part /
+ * attend_trainer_step_finish (or _reduce + _step_apply) itself.
+ *
+ * shards = 1, nranks = 1 (the default) is the ordinary single-batch step.
+ * Errors: ATTEND_ERR_ARG for shards < 1, nranks < 1, rank outside [0, nranks),
+ * nranks not dividing shards, or exchange NULL with nranks > 1; ALLOC.
+ * Not thread-safe with other calls on the same trainer.
+ */
+#define ATTEND_TRAINER_NODE_STATS 6
+/* The exchange: part [attend_trainer_part_len(tr, rank)] is this rank's;
+ * fill sum [attend_trainer_node_len(tr)] with the tree sum of every rank's
+ * parts, the same on every rank. Either gather the parts (rank 0's first) and
+ * call attend_trainer_reduce with n = node_len, or, bandwidth-optimal, cut the
+ * node into one chunk per rank: each element's tree is independent, so rank j
+ * reduces chunk j of every node (n = the chunk's length) and the reduced
+ * chunks are gathered (cli/mpirun.c: MPI_Alltoallv + MPI_Allgatherv). Returns a
+ * status; on failure it fills err and the step fails with it. */
+typedef attend_status (*attend_trainer_exchange_fn)(void *user, attend_trainer *tr, const attend_real *part,
+                                                    attend_real *sum, attend_error *err);
+attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int rank, int nranks,
+                                          attend_trainer_exchange_fn exchange, void *user, attend_error *err);
+/* Reals in one tree node (parameters + ATTEND_TRAINER_NODE_STATS) and in the
+ * part of rank r under the current setting (0 for a bad r). */
+size_t attend_trainer_node_len(const attend_trainer *tr);
+size_t attend_trainer_part_len(const attend_trainer *tr, int rank);
+/* Phase 1: computes this rank's part of the next step into a buffer the
+ * trainer owns (*part, valid until the next call; attend_trainer_part_len
+ * reals). Changes no weight and no data position. */
+attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **part, attend_error *err);
+/* Phase 2: all [sum over ranks of part_len] holds every rank's part in rank
+ * order; finishes the tree, applies the optimizer step (skipping it as
+ * attend_trainer_step does when the summed loss or gradient is not finite)
+ * and advances the data position. rep as for attend_trainer_step (tf.loss is
+ * the summed loss over the summed tokens). */
+attend_status attend_trainer_step_finish(attend_trainer *tr, const attend_real *all, attend_step_report *rep,
+                                         attend_error *err);
+/* Phase 2 in pieces: the fixed tree over nodes, every maximal node of every
+ * rank in rank order, n reals each (n <= node_len: a node, or one chunk of
+ * every node), into out [n] (may not overlap nodes unless there is one node);
+ * then the optimizer step with sum [node_len], the whole tree's sum. */
+attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes, size_t n, attend_real *out,
+                                    attend_error *err);
+attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *sum, attend_step_report *rep,
+                                        attend_error *err);
+/* The training data's fingerprint (FNV-1a 64, as recorded in checkpoints):
+ * ranks compare it to find one that read other data. 0 for NULL. */
+uint64_t attend_trainer_data_fingerprint(const attend_trainer *tr);
+
 /* Writes a checkpoint (a model file with "attend.format" = "checkpoint" plus
  * optimizer tensors "optim.*"), atomically: an interrupted save leaves the
  * previous checkpoint intact. attend_model_load reads a checkpoint as a model.

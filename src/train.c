@@ -31,6 +31,21 @@ struct attend_trainer {
     int idx_buf_n;
     int *idx;      /* [batch_size] */
     uint64_t data_hash; /* FNV-1a 64 of the pairs in order (fingerprint_data) */
+    /* data-parallel steps (attend_trainer_set_parallel); shards = nranks = 1: off */
+    int shards, rank, nranks;
+    attend_trainer_exchange_fn exchange;
+    void *exchange_user;
+    int nnodes;           /* maximal tree nodes over all ranks (DFS order) */
+    int *node_rank;       /* [nnodes] owner of each */
+    int *node_lo, *node_hi; /* [nnodes] their shard ranges */
+    size_t node_len;      /* nparams + ATTEND_TRAINER_NODE_STATS */
+    int depth;            /* scratch levels: ceil(log2 shards) + 1 */
+    attend_real *part;    /* [my nodes * node_len] */
+    attend_real *sum;     /* [node_len] the step's summed gradient and statistics */
+    attend_real *scratch; /* [depth * node_len] */
+    size_t *lens;         /* [nranks] */
+    int nb;               /* rows of the step in progress */
+    int global_count;     /* its counted target tokens */
 };
 
 /* FNV-1a 64 over bytes, continuing from h. */
@@ -113,6 +128,7 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     attend_rng_seed(&tr->rng, seed);
     shuffle(tr);
     tr->data_hash = fingerprint_data(train);
+    tr->shards = tr->nranks = 1;
     *out = tr;
     return at_ok(err);
 }
@@ -123,6 +139,13 @@ void attend_trainer_free(attend_trainer *tr) {
     attend_batch_release(&tr->batch);
     free(tr->perm);
     free(tr->idx);
+    free(tr->node_rank);
+    free(tr->node_lo);
+    free(tr->node_hi);
+    free(tr->part);
+    free(tr->sum);
+    free(tr->scratch);
+    free(tr->lens);
     free(tr);
 }
 
@@ -138,8 +161,11 @@ attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run,
     return at_ok(err);
 }
 
+static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
+
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
+    if (tr->shards > 1 || tr->nranks > 1) return parallel_step(tr, rep, err);
     attend_model *m = tr->m;
     int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
     /* the next batch_size pairs of the epoch's order (a short last batch is kept) */
@@ -181,6 +207,236 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
           tr->nonfinite_run, r.step - tr->nonfinite_run + 1, r.step, r.tf.loss, r.opt.grad_norm,
           r.step - tr->nonfinite_run);
     return at_ok(err);
+}
+
+/* ------------------------------------------------- data-parallel steps */
+
+uint64_t attend_trainer_data_fingerprint(const attend_trainer *tr) { return tr ? tr->data_hash : 0; }
+size_t attend_trainer_node_len(const attend_trainer *tr) { return tr ? tr->m->nparams + ATTEND_TRAINER_NODE_STATS : 0; }
+
+/* The rank owning shard k. */
+static int shard_owner(const attend_trainer *tr, int k) { return k / (tr->shards / tr->nranks); }
+
+/* Lists the maximal tree nodes inside one rank's range, in DFS order; with
+ * list NULL only counts them. */
+static int list_nodes(attend_trainer *tr, int lo, int hi, int n, int fill) {
+    if (shard_owner(tr, lo) == shard_owner(tr, hi - 1)) {
+        if (fill) {
+            tr->node_rank[n] = shard_owner(tr, lo);
+            tr->node_lo[n] = lo;
+            tr->node_hi[n] = hi;
+        }
+        return n + 1;
+    }
+    int mid = lo + (hi - lo) / 2;
+    return list_nodes(tr, mid, hi, list_nodes(tr, lo, mid, n, fill), fill);
+}
+
+attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int rank, int nranks,
+                                          attend_trainer_exchange_fn exchange, void *user, attend_error *err) {
+    const char *who = "attend_trainer_set_parallel";
+    CHECK(tr, err, ATTEND_ERR_NULL, "%s: trainer is NULL", who);
+    CHECK(shards >= 1 && nranks >= 1 && rank >= 0 && rank < nranks, err, ATTEND_ERR_ARG,
+          "%s: shards=%d, rank=%d, nranks=%d: need shards >= 1 and 0 <= rank < nranks", who, shards, rank, nranks);
+    CHECK(shards % nranks == 0, err, ATTEND_ERR_ARG, "%s: %d ranks do not divide %d gradient shards", who, nranks,
+          shards);
+    CHECK(shards <= tr->batch_size, err, ATTEND_ERR_ARG, "%s: %d gradient shards for a batch of %d rows", who,
+          shards, tr->batch_size);
+    CHECK(exchange || nranks == 1, err, ATTEND_ERR_ARG, "%s: %d ranks need an exchange function", who, nranks);
+    free(tr->node_rank);
+    free(tr->node_lo);
+    free(tr->node_hi);
+    free(tr->part);
+    free(tr->sum);
+    free(tr->scratch);
+    free(tr->lens);
+    tr->node_rank = tr->node_lo = tr->node_hi = NULL;
+    tr->part = tr->sum = tr->scratch = NULL;
+    tr->lens = NULL;
+    tr->shards = shards;
+    tr->rank = rank;
+    tr->nranks = nranks;
+    tr->exchange = exchange;
+    tr->exchange_user = user;
+    tr->node_len = attend_trainer_node_len(tr);
+    tr->nnodes = list_nodes(tr, 0, shards, 0, 0);
+    tr->depth = 1;
+    while ((1 << (tr->depth - 1)) < shards) tr->depth++;
+    int mine = 0;
+    tr->node_rank = malloc((size_t)tr->nnodes * sizeof(int));
+    tr->node_lo = malloc((size_t)tr->nnodes * sizeof(int));
+    tr->node_hi = malloc((size_t)tr->nnodes * sizeof(int));
+    tr->lens = calloc((size_t)nranks, sizeof(size_t));
+    if (tr->node_rank && tr->node_lo && tr->node_hi) {
+        list_nodes(tr, 0, shards, 0, 1);
+        for (int i = 0; i < tr->nnodes; i++) mine += tr->node_rank[i] == rank;
+    }
+    size_t L = tr->node_len;
+    tr->part = malloc((size_t)(mine ? mine : 1) * L * sizeof(attend_real));
+    tr->sum = malloc(L * sizeof(attend_real));
+    tr->scratch = malloc((size_t)tr->depth * L * sizeof(attend_real));
+    if (!(tr->node_rank && tr->node_lo && tr->node_hi && tr->lens && tr->part && tr->sum && tr->scratch)) {
+        tr->shards = tr->nranks = 1; /* back to the plain step */
+        tr->rank = 0;
+        return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory (%d nodes of %zu reals)", who, tr->nnodes, L);
+    }
+    for (int i = 0; i < tr->nnodes; i++) tr->lens[tr->node_rank[i]] += L;
+    return at_ok(err);
+}
+
+size_t attend_trainer_part_len(const attend_trainer *tr, int rank) {
+    return tr && rank >= 0 && rank < tr->nranks && tr->lens ? tr->lens[rank] : 0;
+}
+
+/* Rows [*r0, *r1) of shard k in a batch of nb rows. */
+static void shard_rows(const attend_trainer *tr, int k, int nb, int *r0, int *r1) {
+    *r0 = (int)((long long)k * nb / tr->shards);
+    *r1 = (int)((long long)(k + 1) * nb / tr->shards);
+}
+
+/* One shard's gradient and statistics into out [node_len]. */
+static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, attend_error *err) {
+    attend_model *m = tr->m;
+    size_t P = m->nparams;
+    int r0, r1;
+    shard_rows(tr, k, tr->nb, &r0, &r1);
+    memset(out, 0, tr->node_len * sizeof *out);
+    if (r1 == r0) return ATTEND_OK; /* a short last batch: an empty shard adds nothing */
+    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
+    attend_tf_stats tf;
+    attend_model_zero_grad(m);
+    TRY(attend_model_forward(m, &tr->batch, &tf, err));
+    if (isfinite(tf.loss)) {
+        m->fwd_count = tr->global_count; /* the mean over the whole batch */
+        TRY(attend_model_backward(m, err));
+        memcpy(out, m->grads, P * sizeof *out);
+    } else {
+        for (size_t i = 0; i < P; i++) out[i] = (attend_real)NAN; /* the whole step is skipped */
+    }
+    out[P + 0] = (attend_real)(tf.loss * tf.tokens);
+    out[P + 1] = (attend_real)tf.tokens;
+    out[P + 2] = (attend_real)tf.correct_tokens;
+    out[P + 3] = (attend_real)tf.seqs;
+    out[P + 4] = (attend_real)tf.correct_seqs;
+    out[P + 5] = (attend_real)(tf.attn_entropy * tf.tokens);
+    return ATTEND_OK;
+}
+
+/* The sum of shards [lo,hi) in the fixed tree order into out: computed here
+ * (nodes NULL; n = node_len) or, for the maximal nodes, taken from nodes, n
+ * reals each (*next counts them in DFS order). */
+static attend_status tree_sum(attend_trainer *tr, int lo, int hi, int level, attend_real *out,
+                              const attend_real *nodes, size_t n, int *next, attend_error *err) {
+    if (nodes && shard_owner(tr, lo) == shard_owner(tr, hi - 1)) {
+        memcpy(out, nodes + (size_t)(*next)++ * n, n * sizeof *out);
+        return ATTEND_OK;
+    }
+    if (!nodes && hi - lo == 1) return shard_grad(tr, lo, out, err);
+    int mid = lo + (hi - lo) / 2;
+    attend_real *right = tr->scratch + (size_t)level * tr->node_len;
+    TRY(tree_sum(tr, lo, mid, level + 1, out, nodes, n, next, err));
+    TRY(tree_sum(tr, mid, hi, level + 1, right, nodes, n, next, err));
+    for (size_t i = 0; i < n; i++) out[i] += right[i];
+    return ATTEND_OK;
+}
+
+attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes, size_t n, attend_real *out,
+                                    attend_error *err) {
+    CHECK(tr && nodes && out, err, ATTEND_ERR_NULL, "attend_trainer_reduce: %s is NULL",
+          !tr ? "trainer" : !nodes ? "nodes" : "out");
+    CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_reduce: call attend_trainer_set_parallel first");
+    CHECK(n <= tr->node_len, err, ATTEND_ERR_ARG, "attend_trainer_reduce: n=%zu is more than a node's %zu reals", n,
+          tr->node_len);
+    int next = 0;
+    if (tr->nnodes == 1) memmove(out, nodes, n * sizeof *out);
+    else TRY(tree_sum(tr, 0, tr->shards, 0, out, nodes, n, &next, err));
+    return at_ok(err);
+}
+
+attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **part, attend_error *err) {
+    CHECK(tr && part, err, ATTEND_ERR_NULL, "attend_trainer_step_part: %s is NULL", !tr ? "trainer" : "part");
+    CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_step_part: call attend_trainer_set_parallel first");
+    int pointer = tr->m->cfg.decoder == ATTEND_DECODER_POINTER;
+    if (tr->pos >= tr->n) shuffle(tr);
+    int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
+    tr->nb = nb;
+    tr->global_count = 0;
+    for (int i = 0; i < nb; i++) { /* counted tokens: the targets (+ EOS unless pointers) */
+        tr->idx[i] = tr->perm[tr->pos + i];
+        const int32_t *src, *tgt;
+        int sl, tl;
+        TRY(attend_dataset_get(tr->data, tr->idx[i], &src, &sl, &tgt, &tl, err));
+        tr->global_count += tl + (pointer ? 0 : 1);
+    }
+    size_t L = tr->node_len;
+    attend_real *out = tr->part;
+    for (int i = 0; i < tr->nnodes; i++) {
+        if (tr->node_rank[i] != tr->rank) continue;
+        TRY(tree_sum(tr, tr->node_lo[i], tr->node_hi[i], 0, out, NULL, L, NULL, err));
+        out += L;
+    }
+    *part = tr->part;
+    return at_ok(err);
+}
+
+attend_status attend_trainer_step_finish(attend_trainer *tr, const attend_real *all, attend_step_report *rep,
+                                         attend_error *err) {
+    CHECK(tr && all, err, ATTEND_ERR_NULL, "attend_trainer_step_finish: %s is NULL", !tr ? "trainer" : "all");
+    TRY(attend_trainer_reduce(tr, all, tr->node_len, tr->sum, err));
+    return attend_trainer_step_apply(tr, tr->sum, rep, err);
+}
+
+attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *sum, attend_step_report *rep,
+                                        attend_error *err) {
+    CHECK(tr && sum, err, ATTEND_ERR_NULL, "attend_trainer_step_apply: %s is NULL", !tr ? "trainer" : "sum");
+    CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_step_apply: call attend_trainer_set_parallel first");
+    attend_model *m = tr->m;
+    size_t P = m->nparams;
+    attend_step_report r;
+    memset(&r, 0, sizeof r);
+    double tokens = sum[P + 1];
+    r.tf.tokens = (int)tokens;
+    r.tf.loss = tokens > 0 ? (double)sum[P] / tokens : NAN;
+    r.tf.correct_tokens = (int)sum[P + 2];
+    r.tf.seqs = (int)sum[P + 3];
+    r.tf.correct_seqs = (int)sum[P + 4];
+    r.tf.attn_entropy = tokens > 0 ? (double)sum[P + 5] / tokens : 0;
+    memcpy(m->grads, sum, P * sizeof *sum);
+    attend_error oerr;
+    attend_status st = ATTEND_ERR_NONFINITE;
+    if (isfinite(r.tf.loss)) st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
+    else {
+        r.opt.grad_norm = NAN;
+        r.opt.lr = attend_optim_lr_at(&tr->opt_cfg, attend_optim_steps(tr->opt));
+    }
+    if (st == ATTEND_ERR_NONFINITE) {
+        tr->skipped++;
+        tr->nonfinite_run++;
+        r.skipped = 1;
+    } else if (st != ATTEND_OK) {
+        return at_fail(err, st, "%s", oerr.msg);
+    } else {
+        tr->nonfinite_run = 0;
+    }
+    tr->pos += tr->nb;
+    r.step = attend_trainer_steps(tr);
+    r.epoch = tr->epoch;
+    if (rep) *rep = r;
+    CHECK(tr->max_nonfinite == 0 || tr->nonfinite_run < tr->max_nonfinite, err, ATTEND_ERR_NONFINITE,
+          "attend_trainer_step: %ld non-finite steps in a row (steps %ld-%ld; last: loss %g, gradient norm %g): "
+          "training stopped; the weights are those of step %ld",
+          tr->nonfinite_run, r.step - tr->nonfinite_run + 1, r.step, r.tf.loss, r.opt.grad_norm,
+          r.step - tr->nonfinite_run);
+    return at_ok(err);
+}
+
+static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
+    const attend_real *part;
+    TRY(attend_trainer_step_part(tr, &part, err));
+    if (tr->nranks == 1) TRY(attend_trainer_reduce(tr, part, tr->node_len, tr->sum, err));
+    else TRY(tr->exchange(tr->exchange_user, tr, part, tr->sum, err));
+    return attend_trainer_step_apply(tr, tr->sum, rep, err);
 }
 
 /* ------------------------------------------------------------ checkpoints */

@@ -11,17 +11,20 @@
 #                   with its own clone; any data race fails the run). Built with
 #                   ATTEND_NO_CLONES: gcc's target_clones resolvers (ifuncs) run
 #                   before TSan's runtime is set up and crash at load time
+#   build-mpi/      portable GEMM, -DATTEND_MPI=ON, -Werror: builds the command and
+#                   test_parallel and runs only those and the mpi tests
+#                   (tests/cmake/mpi.cmake: mpirun -np 1/2/4, 4 oversubscribed)
 #   valgrind        a fast subset (the file loaders, hostile files, faults, data
 #                   and every fuzz corpus replay) of build-portable/ under
 #                   valgrind --error-exitcode=1 --leak-check=full: zero reports
 # Prints ctest's summary per configuration and, last, one line
 # "total: N passed, N failed". Exits non-zero if any test failed.
-# Usage: bash tools/test.sh [config ...]   (default: openblas portable asan tsan valgrind)
+# Usage: bash tools/test.sh [config ...]   (default: openblas portable asan tsan mpi valgrind)
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(openblas portable asan tsan valgrind)
+[ ${#configs[@]} -gt 0 ] || configs=(openblas portable asan tsan mpi valgrind)
 
 passed=0
 failed=0
@@ -82,8 +85,10 @@ for config in "${configs[@]}"; do
               flags=(-DCMAKE_C_COMPILER=gcc "-DCMAKE_C_FLAGS=-fsanitize=thread -DATTEND_NO_CLONES"
                      -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DATTEND_BLAS=OFF -DATTEND_WERROR=ON
                      -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    mpi)      dir=build-mpi;      targets=(--target attend_cli test_parallel); only='^(cli_mpi_|cli_grad_shards$|test_parallel$)'
+              flags=(-DATTEND_BLAS=OFF -DATTEND_MPI=ON -DATTEND_WERROR=ON) ;;
     valgrind) echo "=== valgrind (build-portable, subset) ==="; run_valgrind; continue ;;
-    *) echo "tools/test.sh: unknown configuration '$config' (openblas, portable, asan, tsan, valgrind)" >&2; exit 2 ;;
+    *) echo "tools/test.sh: unknown configuration '$config' (openblas, portable, asan, tsan, mpi, valgrind)" >&2; exit 2 ;;
   esac
   echo "=== $config ($dir) ==="
   if [ ${#cc[@]} -gt 0 ] && ! command -v "${cc[0]}" >/dev/null; then
