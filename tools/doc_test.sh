@@ -54,6 +54,7 @@ SANITIZED=0
 #   packages  apt-get install: the packages must be installed (dpkg -s); if
 #             some are not, the line is reported as not checked
 #   slow      run, but in sanitizer builds checked as `help`
+#   mpi       mpirun ... ./build-X/attend ARGS: `./build/attend ARGS --help`
 CHECKS=$(printf '%s\n' \
     '^bash tools/test\.sh( |$)	syntax	the test runner itself: it runs this test' \
     '^bash bench/run\.sh( |$)	options	builds build-bench and runs PyTorch (python3-torch) for minutes' \
@@ -65,7 +66,8 @@ CHECKS=$(printf '%s\n' \
     '^(sudo )?apt-get update( |$)	packages	needs the network' \
     '(^|/)attend sweep( |$)	help	trains 24 models: about an hour' \
     '(^|/)attend train --task reverse --symbols 10 --min-len 5 --max-len 15 --count 20000 	help	the training `attend demo` runs (README), about a minute' \
-    '(^|/)attend demo( |$)	slow	trains for about a minute')
+    '(^|/)attend demo( |$)	slow	trains for about a minute' \
+    '^mpirun 	mpi	needs the -DATTEND_MPI=ON build: the attend command is checked with --help here, the MPI runs are the cli_mpi_* tests (tools/test.sh mpi)')
 
 # FIXTURES: files the examples name as the reader's own data, and what they are
 # here (paths relative to SOURCE_DIR).
@@ -227,6 +229,11 @@ check_line() {
         case $how in
         run) res=$(run_part "$part") ;;
         help) res=$(run_part "$part --help") ;;
+        mpi)
+            # mpirun's own options dropped, the MPI build's binary replaced by the one under test
+            local cmd
+            cmd=$(printf '%s\n' "$part" | sed -E 's#^mpirun( +-[^ ]+( +[0-9]+)?)* +\./build-[a-z]+/attend #./build/attend #')
+            case $cmd in ./build/attend\ *) res=$(run_part "$cmd --help") ;; *) res="not an mpirun line of attend: $part" ;; esac ;;
         syntax)
             local s
             s=$(printf '%s\n' "$part" | awk '{ print $2 }')

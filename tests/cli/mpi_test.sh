@@ -43,7 +43,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # no timeout(1) limit may be hit: a hang is a failure, not a pass
 MPI="timeout 60 mpirun --oversubscribe"
-TINY="--emb 8 --hidden 12 --dec-hidden 16 --attn 8 --batch 8 --log-every 1000"
+# an explicit (constant) schedule: the one derived from --steps would differ
+# between a run and its resumption to more steps
+TINY="--emb 8 --hidden 12 --dec-hidden 16 --attn 8 --batch 8 --log-every 1000 --warmup 0 --decay 0"
 TASK="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 60 --dev-count 10 $TINY"
 
 # lines OUT: how many lines a run printed
