@@ -480,10 +480,10 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
              "{\"optimizer\":\"%s\",\"batch_size\":%d,\"data_size\":%d,\"seed\":%llu,\"lr\":%.17g,"
              "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d,\"min_lr\":%.17g,"
              "\"weight_decay\":%.17g,\"momentum\":%.17g,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,"
-             "\"data_fnv1a64\":\"%016llx\"}",
+             "\"data_fnv1a64\":\"%016llx\",\"grad_shards\":%d}",
              o->kind == ATTEND_OPT_ADAM ? "adam" : "sgd", tr->batch_size, tr->n, (unsigned long long)tr->seed, o->lr,
              o->clip_norm, o->warmup_steps, o->decay_steps, o->min_lr, o->weight_decay, o->momentum, o->beta1,
-             o->beta2, o->eps, (unsigned long long)tr->data_hash);
+             o->beta2, o->eps, (unsigned long long)tr->data_hash, tr->shards);
     attend_st_meta meta[1] = {{"attend.train", train_json}};
     return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta, 1, err);
 }
@@ -603,6 +603,17 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
         if (!v) fp_missing(&d, nums[i].name);
         else if (v->d != nums[i].now)
             fp_add(&d, nums[i].name, "%s is %.9g, in this run %.9g", nums[i].name, v->d, nums[i].now);
+    }
+    {
+        /* the gradient shards group the batch's sums (attend_trainer_set_parallel):
+         * another count is another rounding, not the same run; absent = 1 */
+        const at_json_node *v = at_json_get(r, "grad_shards");
+        CHECK(!v || v->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT,
+              "%s: metadata attend.train: grad_shards is not a number", path);
+        double k = v ? v->d : 1;
+        if (k != tr->shards)
+            fp_add(&d, "grad_shards", "grad_shards is %.9g, in this run %d (the gradients are summed in other groups)",
+                   k, tr->shards);
     }
     if (d.count && !(opt && opt->anyway))
         return at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint's %s%s%s%s; resuming needs the same data and options",

@@ -15,7 +15,8 @@
 #             directory, the same relative path): the job fails with rank 1's
 #             message; other data under the same name is refused naming rank 1
 #   plain     (no mpirun, every configuration) --grad-shards in one process:
-#             deterministic, not the 1-shard bytes, usage errors, --help
+#             deterministic, not the 1-shard bytes, usage errors, --help;
+#             resuming with another --grad-shards is refused (the fingerprint)
 #   g2p       `attend g2p train` -np 2 (2 epochs of the sample dictionary, a
 #             tiny model): the bytes of one process with --grad-shards 2
 #   options   rank 1 started with another --seed (from its environment): refused
@@ -165,6 +166,11 @@ plain)
     run 0 "$A" train --help
     has out "^  --grad-shards K"
     ok "--help lists --grad-shards"
+    run 0 "$A" train $TASK --steps 6 --grad-shards 4 --checkpoint k4.ck --out k4.st
+    run 1 "$A" train $TASK --steps 12 --grad-shards 2 --resume k4.ck --out k2.st
+    has err "^attend train: k4.ck: checkpoint's grad_shards is 4, in this run 2 \(the gradients are summed in other groups\); resuming needs the same data and options$"
+    run 0 "$A" train $TASK --steps 12 --grad-shards 4 --resume k4.ck --out k4b.st
+    ok "resuming with another --grad-shards: refused naming both counts; the same count resumes"
     ;;
 g2p)
     G="g2p train --dict $DICT --epochs 2 --emb 8 --hidden 8 --dec-hidden 16 --attn 8 --batch 16 --eval-words 60"
