@@ -944,8 +944,7 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
             }
         /* forward: logits = feat W_oᵀ + b_o */
         at_gemm(1, 0, V, F, N * T, 1, dlogits, V, a->feat, F, 1, m->g.out_w, F);
-        for (size_t r = 0; r < (size_t)N * T; r++)
-            for (int v = 0; v < V; v++) m->g.out_b[v] += dlogits[r * V + v];
+        at_rows_sum(m->g.out_b, dlogits, (size_t)N * T, V);
         at_gemm(0, 0, N * T, F, V, 1, dlogits, V, m->p.out_w, F, 0, a->dfeat, F);
     }
     memset(a->ds, 0, (size_t)N * Hd * sizeof(attend_real));

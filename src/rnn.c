@@ -71,11 +71,12 @@ size_t at_cell_scratch_size(attend_cell_kind kind, int N, int H) {
 
 /* The gate nonlinearities of rows [n0,n1), fused in one pass per row over the
  * two pre-activation halves x [N,G*H] and a [N,G*H] (see at_cell_step_forward). */
-AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_real *restrict h_out,
-                                         attend_real *restrict c_out, attend_real *restrict saved,
-                                         const attend_real *restrict xg, const attend_real *restrict hg,
-                                         const attend_real *restrict h_prev, const attend_real *restrict c_prev,
-                                         const uint8_t *active, int n0, int n1) {
+AT_KERNEL_VOID(static, cell_gates_forward,
+               (attend_cell_kind kind, int H, attend_real *restrict h_out, attend_real *restrict c_out,
+                attend_real *restrict saved, const attend_real *restrict xg, const attend_real *restrict hg,
+                const attend_real *restrict h_prev, const attend_real *restrict c_prev, const uint8_t *active,
+                int n0, int n1),
+               (kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, n0, n1)) {
     // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], hg [N,G*H], h_prev [N,H],
     // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
     const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
@@ -109,17 +110,16 @@ AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_re
             }
         } else {
             attend_real *restrict co = c_out + (size_t)n * H; // [H]
-            const attend_real *restrict cp = c_prev ? c_prev + (size_t)n * H : NULL;
-            attend_real cmask = cp ? 1 : 0;
-            if (!cp) cp = co; /* read as 0 · cp: never used uninitialised below */
+            /* c_prev NULL: read a zero row (f ⊙ 0, as PyTorch computes with c0 = 0) */
             if (!c_prev) memset(co, 0, rowb);
+            const attend_real *cp = c_prev ? c_prev + (size_t)n * H : co; // [H]
 #pragma omp simd
             for (int j = 0; j < H; j++) {
                 attend_real i = at_vsigmoid(x[j] + a[j]);
                 attend_real f = at_vsigmoid(x[H + j] + a[H + j]);
                 attend_real g = at_vtanh(x[2 * H + j] + a[2 * H + j]);
                 attend_real o = at_vsigmoid(x[3 * H + j] + a[3 * H + j]);
-                attend_real c = (cmask != 0 ? f * cp[j] : 0) + i * g;
+                attend_real c = f * cp[j] + i * g;
                 attend_real tc = at_vtanh(c);
                 co[j] = c;
                 ho[j] = o * tc;
@@ -149,15 +149,39 @@ void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *
                      cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, lo, hi));
 }
 
+/* The LSTM's gate gradients of one row, d [4H], from dc in d[H..2H) (the
+ * forget gate's slot, overwritten); has_c is a constant at each call, so the
+ * loop holds no condition. */
+static AT_ALWAYS_INLINE void lstm_gates_backward(attend_real *restrict d, const attend_real *restrict dh,
+                                                 const attend_real *restrict sv, const attend_real *restrict cp,
+                                                 int H, int has_c) {
+    // d [4H], dh [H], sv [5H], cp [H] (has_c) or NULL
+#pragma omp simd
+    for (int j = 0; j < H; j++) {
+        attend_real i = sv[j], f = sv[H + j], gg = sv[2 * H + j], o = sv[3 * H + j];
+        attend_real tc = sv[4 * H + j], dc = d[H + j];
+        // h' = o ⊙ tanh(c')
+        attend_real d_o = dh[j] * tc;
+        // c' = f ⊙ c + i ⊙ g
+        attend_real di = dc * gg, df = has_c ? dc * cp[j] : 0, dg = dc * i;
+        // i, f, o = σ(·), g = tanh(·) of xg + hg
+        d[j] = di * i * (1 - i);
+        d[H + j] = df * f * (1 - f);
+        d[2 * H + j] = dg * (1 - gg * gg);
+        d[3 * H + j] = d_o * o * (1 - o);
+    }
+}
+
 /* Backward of the gate nonlinearities of rows [n0,n1): da [N,G*H] (the
  * pre-activation gradient, 0 on inactive rows), dxg +=, dh_prev +=, dc_prev +=
  * (any of the three may be NULL). */
-AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_real *restrict da,
-                                          attend_real *restrict dxg, attend_real *restrict dh_prev,
-                                          attend_real *restrict dc_prev, const attend_real *restrict dh_out,
-                                          const attend_real *restrict dc_out, const attend_real *restrict saved,
-                                          const attend_real *restrict h_prev, const attend_real *restrict c_prev,
-                                          const uint8_t *active, int n0, int n1) {
+AT_KERNEL_VOID(static, cell_gates_backward,
+               (attend_cell_kind kind, int H, attend_real *restrict da, attend_real *restrict dxg,
+                attend_real *restrict dh_prev, attend_real *restrict dc_prev, const attend_real *restrict dh_out,
+                const attend_real *restrict dc_out, const attend_real *restrict saved,
+                const attend_real *restrict h_prev, const attend_real *restrict c_prev, const uint8_t *active,
+                int n0, int n1),
+               (kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev, c_prev, active, n0, n1)) {
     const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
     for (int n = n0; n < n1; n++) {
         attend_real *restrict d = da + (size_t)n * GH;                       // [G*H]
@@ -166,10 +190,16 @@ AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_r
         if (active && !active[n]) {
             // forward: h_out = h_prev, c_out = c_prev (passed through)
             memset(d, 0, (size_t)GH * sizeof *d);
-            if (dhp)
+            if (dhp) {
+#pragma omp simd
                 for (int j = 0; j < H; j++) dhp[j] += dh[j];
-            if (kind == ATTEND_CELL_LSTM && dc_prev && dc_out)
-                for (int j = 0; j < H; j++) dc_prev[(size_t)n * H + j] += dc_out[(size_t)n * H + j];
+            }
+            if (kind == ATTEND_CELL_LSTM && dc_prev && dc_out) {
+                attend_real *restrict dcp = dc_prev + (size_t)n * H;
+                const attend_real *restrict dco = dc_out + (size_t)n * H;
+#pragma omp simd
+                for (int j = 0; j < H; j++) dcp[j] += dco[j];
+            }
             continue;
         }
         const attend_real *restrict sv = saved + (size_t)n * W; // [W]
@@ -207,21 +237,28 @@ AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_r
             const attend_real *restrict cp = c_prev ? c_prev + (size_t)n * H : NULL;   // [H]
             const attend_real *restrict dco = dc_out ? dc_out + (size_t)n * H : NULL;  // [H]
             attend_real *restrict dcp = dc_prev ? dc_prev + (size_t)n * H : NULL;      // [H]
-            for (int j = 0; j < H; j++) {
-                attend_real i = sv[j], f = sv[H + j], gg = sv[2 * H + j], o = sv[3 * H + j];
-                attend_real tc = sv[4 * H + j];
-                // h' = o ⊙ tanh(c')
-                attend_real d_o = dh[j] * tc;
-                attend_real dc = (dco ? dco[j] : 0) + dh[j] * o * (1 - tc * tc);
-                // c' = f ⊙ c + i ⊙ g
-                attend_real di = dc * gg, df = cp ? dc * cp[j] : 0, dg = dc * i;
-                if (dcp) dcp[j] += dc * f;
-                // i, f, o = σ(·), g = tanh(·) of xg + hg
-                d[j] = di * i * (1 - i);
-                d[H + j] = df * f * (1 - f);
-                d[2 * H + j] = dg * (1 - gg * gg);
-                d[3 * H + j] = d_o * o * (1 - o);
+            /* dc, the gradient reaching c', first into d[H..2H) (the forget
+             * gate's slot), so that no loop holds a condition */
+            attend_real *restrict dcv = d + H; // [H]
+            if (dco) {
+#pragma omp simd
+                for (int j = 0; j < H; j++) {
+                    attend_real o = sv[3 * H + j], tc = sv[4 * H + j];
+                    dcv[j] = dco[j] + dh[j] * o * (1 - tc * tc);
+                }
+            } else {
+#pragma omp simd
+                for (int j = 0; j < H; j++) {
+                    attend_real o = sv[3 * H + j], tc = sv[4 * H + j];
+                    dcv[j] = 0 + dh[j] * o * (1 - tc * tc);
+                }
             }
+            if (dcp) {
+#pragma omp simd
+                for (int j = 0; j < H; j++) dcp[j] += dcv[j] * sv[H + j];
+            }
+            if (cp) lstm_gates_backward(d, dh, sv, cp, H, 1);
+            else lstm_gates_backward(d, dh, sv, NULL, H, 0);
             if (dxg) {
                 attend_real *restrict dx = dxg + (size_t)n * GH; // [G*H]
 #pragma omp simd
