@@ -252,14 +252,21 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
         return at_ok(err);
     }
     CHECK(saved, err, ATTEND_ERR_NULL, "%s: additive score needs saved (attend_scores_saved_size values), got NULL", who);
-    int A = cfg->A;
-    attend_real *qp = saved;                                /* [N,T,A] */
-    attend_real *th = saved + (size_t)N * T * A;            /* [N,T,S,A] */
+    at_additive_scores(cfg, p, scores, saved, q, kp, N, T, S, 1);
+    return at_ok(err);
+}
+
+void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
+                        attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
+                        int keep_tanh) {
+    // scores [N,T,S], saved [N,T,A] + [N,T,S,A] (keep_tanh), q [N,T,Dq], kp [N,S,A]
+    const int A = cfg->A, Dq = cfg->Dq;
+    attend_real *qp = saved;                                        /* [N,T,A] */
+    attend_real *th = keep_tanh ? saved + (size_t)N * T * A : NULL; /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
     at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
     AT_PARALLEL_ROWS((double)N * T * S * A * 12, N * T, 1,
                      additive_forward(scores, th, qp, kp, p->v, lo, hi, T, S, A));
-    return at_ok(err);
 }
 
 attend_status attend_scores_backward(const attend_score_config *cfg, const attend_score_params *p,

@@ -74,11 +74,11 @@ size_t at_cell_scratch_size(attend_cell_kind kind, int N, int H) {
 AT_KERNEL_VOID(static, cell_gates_forward,
                (attend_cell_kind kind, int H, attend_real *restrict h_out, attend_real *restrict c_out,
                 attend_real *restrict saved, const attend_real *restrict xg, const attend_real *restrict hg,
-                const attend_real *restrict h_prev, const attend_real *restrict c_prev, const uint8_t *active,
-                int n0, int n1),
-               (kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, n0, n1)) {
-    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], hg [N,G*H], h_prev [N,H],
-    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
+                const attend_real *restrict b_hh, const attend_real *restrict h_prev,
+                const attend_real *restrict c_prev, const uint8_t *active, int n0, int n1),
+               (kind, H, h_out, c_out, saved, xg, hg, b_hh, h_prev, c_prev, active, n0, n1)) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], hg [N,G*H] (h_prev W_hhᵀ, no bias),
+    // b_hh [G*H], h_prev [N,H], c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
     const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
     const size_t rowb = (size_t)H * sizeof(attend_real);
     for (int n = n0; n < n1; n++) {
@@ -98,9 +98,9 @@ AT_KERNEL_VOID(static, cell_gates_forward,
         if (kind == ATTEND_CELL_GRU) {
 #pragma omp simd
             for (int j = 0; j < H; j++) {
-                attend_real r = at_vsigmoid(x[j] + a[j]);
-                attend_real z = at_vsigmoid(x[H + j] + a[H + j]);
-                attend_real hn = a[2 * H + j];
+                attend_real r = at_vsigmoid(x[j] + (a[j] + b_hh[j]));
+                attend_real z = at_vsigmoid(x[H + j] + (a[H + j] + b_hh[H + j]));
+                attend_real hn = a[2 * H + j] + b_hh[2 * H + j];
                 attend_real nn = at_vtanh(x[2 * H + j] + r * hn);
                 ho[j] = (1 - z) * nn + z * hp[j];
                 sv[j] = r;
@@ -115,10 +115,10 @@ AT_KERNEL_VOID(static, cell_gates_forward,
             const attend_real *cp = c_prev ? c_prev + (size_t)n * H : co; // [H]
 #pragma omp simd
             for (int j = 0; j < H; j++) {
-                attend_real i = at_vsigmoid(x[j] + a[j]);
-                attend_real f = at_vsigmoid(x[H + j] + a[H + j]);
-                attend_real g = at_vtanh(x[2 * H + j] + a[2 * H + j]);
-                attend_real o = at_vsigmoid(x[3 * H + j] + a[3 * H + j]);
+                attend_real i = at_vsigmoid(x[j] + (a[j] + b_hh[j]));
+                attend_real f = at_vsigmoid(x[H + j] + (a[H + j] + b_hh[H + j]));
+                attend_real g = at_vtanh(x[2 * H + j] + (a[2 * H + j] + b_hh[2 * H + j]));
+                attend_real o = at_vsigmoid(x[3 * H + j] + (a[3 * H + j] + b_hh[3 * H + j]));
                 attend_real c = f * cp[j] + i * g;
                 attend_real tc = at_vtanh(c);
                 co[j] = c;
@@ -140,13 +140,13 @@ void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *
     // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
     // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
-    attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
-    AT_PARALLEL_ROWS((double)N * GH, N, 1, {
-        for (int n = lo; n < hi; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
-    });
-    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
+    /* hg [N,G*H] = h_prev W_hhᵀ; the gates add b_hh (the value a GEMM onto
+     * bias rows would round to, without writing the rows first) */
+    attend_real *hg = scratch;
+    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 0, hg, GH);
     AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
-                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, lo, hi));
+                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, cell->b_hh, h_prev, c_prev,
+                                        active, lo, hi));
 }
 
 /* The LSTM's gate gradients of one row, d [4H], from dc in d[H..2H) (the

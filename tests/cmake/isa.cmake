@@ -11,7 +11,8 @@
 # width; under the sanitizers (build-asan/) vectorization is not expected.
 set(ATTEND_HOT_KERNELS
   additive_forward additive_backward masked_softmax_rows first_bad_row softmax_backward_rows
-  cell_gates_forward cell_gates_backward adam_update sgd_update sum_squares scale at_isa_probe)
+  cell_gates_forward cell_gates_backward adam_update sgd_update sum_squares scale scatter_rows tanh_rows
+  at_isa_probe)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND NOT ATTEND_SANITIZE)
   find_program(ATTEND_OBJDUMP NAMES objdump)
   if(ATTEND_OBJDUMP)
