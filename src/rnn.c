@@ -482,9 +482,11 @@ void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reve
         if (dout)
             for (int n = 0; n < N; n++) {
                 if (!ws.act[n]) continue;
-                const attend_real *d =
+                const attend_real *restrict d =
                     dout + ((size_t)n * S + step_time(reverse, len, n, k)) * out_stride; // [H]
-                for (int j = 0; j < H; j++) dh_cur[(size_t)n * H + j] += d[j];
+                attend_real *restrict dh = dh_cur + (size_t)n * H;                       // [H]
+#pragma omp simd
+                for (int j = 0; j < H; j++) dh[j] += d[j];
             }
         memset(ws.xs, 0, (size_t)N * GH * sizeof *ws.xs);
         memset(dh_nxt, 0, NH * sizeof *dh_nxt);
@@ -507,10 +509,8 @@ void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reve
         dc_nxt = tmp;
     }
     // forward: hs[0] = h0, cs[0] = c0
-    if (dh0)
-        for (size_t i = 0; i < NH; i++) dh0[i] += dh_cur[i];
-    if (lstm && dc0)
-        for (size_t i = 0; i < NH; i++) dc0[i] += dc_cur[i];
+    if (dh0) at_rows_sum(dh0, dh_cur, 1, (int)NH);
+    if (lstm && dc0) at_rows_sum(dc0, dc_cur, 1, (int)NH);
 
     // forward: xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih
     // (dxg stays at the start of scratch for a caller that takes it from there)
