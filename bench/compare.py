@@ -102,11 +102,14 @@ def peak_gflops(bench):
     out = subprocess.run([bench, "peak", "--threads", str(cores)], capture_output=True, text=True, check=True).stdout
     probe = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
     ghz = probe["clock_ghz"] or nominal * 1e-3
-    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    family = int(next((ln for ln in cpuinfo.splitlines() if ln.startswith("cpu family")), "x: 0").split(":")[1])
+    amd = "AuthenticAMD" in cpuinfo
+    # Zen 4 (AMD family 25) runs AVX-512 in two 256-bit halves: 8 lanes per FMA
+    lanes = 16 if "avx512f" in flags and not (amd and family == 25) else 8 if "avx2" in flags else 4
     units = 2
     return dict(model=model, cores=cores, nominal_mhz=nominal, ghz=ghz, lanes=lanes, units=units,
                 gflops=cores * ghz * units * lanes * 2, avx2_gflops=cores * ghz * units * 8 * 2,
-                fma_loop=probe["avx512_nt"] if lanes == 16 else probe["avx2_nt"])
+                fma_loop=probe["avx512_nt"] if "avx512f" in flags else probe["avx2_nt"])
 
 
 def openblas_core(env_extra):
