@@ -73,11 +73,12 @@ size_t at_cell_scratch_size(attend_cell_kind kind, int N, int H) {
  * two pre-activation halves x [N,G*H] and a [N,G*H] (see at_cell_step_forward). */
 AT_KERNEL_VOID(static, cell_gates_forward,
                (attend_cell_kind kind, int H, attend_real *restrict h_out, attend_real *restrict c_out,
-                attend_real *restrict saved, const attend_real *restrict xg, const attend_real *restrict hg,
-                const attend_real *restrict b_hh, const attend_real *restrict h_prev,
+                attend_real *restrict saved, const attend_real *restrict xg, size_t xg_stride,
+                const attend_real *restrict hg, const attend_real *restrict b_hh, const attend_real *restrict h_prev,
                 const attend_real *restrict c_prev, const uint8_t *active, int n0, int n1),
-               (kind, H, h_out, c_out, saved, xg, hg, b_hh, h_prev, c_prev, active, n0, n1)) {
-    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], hg [N,G*H] (h_prev W_hhᵀ, no bias),
+               (kind, H, h_out, c_out, saved, xg, xg_stride, hg, b_hh, h_prev, c_prev, active, n0, n1)) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N rows of G*H, xg_stride apart],
+    // hg [N,G*H] (h_prev W_hhᵀ, no bias),
     // b_hh [G*H], h_prev [N,H], c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
     const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
     const size_t rowb = (size_t)H * sizeof(attend_real);
@@ -92,8 +93,8 @@ AT_KERNEL_VOID(static, cell_gates_forward,
             }
             continue;
         }
-        const attend_real *restrict x = xg + (size_t)n * GH; // [G*H]
-        const attend_real *restrict a = hg + (size_t)n * GH; // [G*H]
+        const attend_real *restrict x = xg + (size_t)n * xg_stride; // [G*H]
+        const attend_real *restrict a = hg + (size_t)n * GH;        // [G*H]
         attend_real *restrict sv = saved + (size_t)n * W;    // [W]
         if (kind == ATTEND_CELL_GRU) {
 #pragma omp simd
@@ -133,20 +134,30 @@ AT_KERNEL_VOID(static, cell_gates_forward,
     }
 }
 
-void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
-                          attend_real *saved, const attend_real *xg, const attend_real *h_prev,
-                          const attend_real *c_prev, const uint8_t *active, int N,
-                          attend_real *scratch) {
-    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
-    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
+/* at_cell_step_forward with the rows of xg xg_stride values apart (the layer
+ * reads a step's rows in place when they are evenly spaced, instead of
+ * gathering them). */
+static void cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out, attend_real *saved,
+                              const attend_real *xg, size_t xg_stride, const attend_real *h_prev,
+                              const attend_real *c_prev, const uint8_t *active, int N, attend_real *scratch) {
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
     /* hg [N,G*H] = h_prev W_hhᵀ; the gates add b_hh (the value a GEMM onto
      * bias rows would round to, without writing the rows first) */
     attend_real *hg = scratch;
     at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 0, hg, GH);
     AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
-                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, cell->b_hh, h_prev, c_prev,
-                                        active, lo, hi));
+                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, xg_stride, hg, cell->b_hh, h_prev,
+                                        c_prev, active, lo, hi));
+}
+
+void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
+                          attend_real *saved, const attend_real *xg, const attend_real *h_prev,
+                          const attend_real *c_prev, const uint8_t *active, int N,
+                          attend_real *scratch) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
+    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
+    cell_step_forward(cell, h_out, c_out, saved, xg, (size_t)at_cell_gates(cell->kind) * cell->H, h_prev, c_prev,
+                      active, N, scratch);
 }
 
 /* The LSTM's gate gradients of one row, d [4H], from dc in d[H..2H) (the
@@ -423,18 +434,26 @@ static void layer_forward(const at_cell *cell, int reverse, attend_real *out, in
     }
 
     const int K = max_len(len, N);
+    int same_len = 1; /* every row at the same time at each step, reversed or not */
+    for (int n = 1; n < N; n++) same_len &= len[n] == len[0];
     for (int k = 0; k < K; k++) {
         int count = step_mask(ws.act, len, N, k);
-        for (int n = 0; n < N; n++) // gather this step's rows of xg
-            if (ws.act[n])
-                memcpy(ws.xs + (size_t)n * GH,
-                       ws.xg + ((size_t)n * S + step_time(reverse, len, n, k)) * GH,
-                       (size_t)GH * sizeof(attend_real));
+        const attend_real *xk = ws.xs; // this step's rows of xg, GH or S*GH apart
+        size_t xk_stride = (size_t)GH;
+        if (count == N && (!reverse || same_len)) { /* evenly spaced: read them in place */
+            xk = ws.xg + (size_t)step_time(reverse, len, 0, k) * GH;
+            xk_stride = (size_t)S * GH;
+        } else {
+            for (int n = 0; n < N; n++) // gather this step's rows of xg
+                if (ws.act[n])
+                    memcpy(ws.xs + (size_t)n * GH,
+                           ws.xg + ((size_t)n * S + step_time(reverse, len, n, k)) * GH,
+                           (size_t)GH * sizeof(attend_real));
+        }
         attend_real *h_next = ws.hs + (size_t)(k + 1) * NH; // [N,H]
-        at_cell_step_forward(cell, h_next, ws.cs ? ws.cs + (size_t)(k + 1) * NH : NULL,
-                             ws.gates + (size_t)(keep_gates ? k : 0) * N * W, ws.xs, ws.hs + (size_t)k * NH,
-                             ws.cs ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N,
-                             ws.cell);
+        cell_step_forward(cell, h_next, ws.cs ? ws.cs + (size_t)(k + 1) * NH : NULL,
+                          ws.gates + (size_t)(keep_gates ? k : 0) * N * W, xk, xk_stride, ws.hs + (size_t)k * NH,
+                          ws.cs ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N, ws.cell);
         for (int n = 0; n < N; n++)
             if (ws.act[n])
                 memcpy(out + ((size_t)n * S + step_time(reverse, len, n, k)) * out_stride,
