@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -88,24 +87,6 @@ static int take_threads(int *argc, char **argv) {
     return 0;
 }
 
-/* libgomp reads its wait policy once, when it is loaded: by default a thread
- * that reaches the end of a parallel loop spins for its partner, and when the
- * partner's core is busy with another process every step waits for the
- * scheduler (measured: training on 2 threads fell to a tenth of 1 thread's
- * speed). Passive waiting (sleep, woken at once) keeps 2 threads at least as
- * fast as 1 under load (docs/PERFORMANCE.md, "Threads"). So, unless the user
- * chose a policy, the command re-executes itself once with
- * OMP_WAIT_POLICY=passive; if that fails it goes on as it is. */
-static void passive_waiting(char **argv) {
-#if defined(_OPENMP) && defined(__linux__)
-    if (omp_get_num_procs() < 2 || getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-    execv("/proc/self/exe", argv);
-#else
-    (void)argv;
-#endif
-}
-
 static int threads_in_use(void) {
 #ifdef _OPENMP
     return omp_get_max_threads();
@@ -115,7 +96,6 @@ static int threads_in_use(void) {
 }
 
 int main(int argc, char **argv) {
-    passive_waiting(argv);
     if (take_threads(&argc, argv) != 0) return 2;
     if (argc < 2) {
         usage(stderr);
