@@ -38,6 +38,10 @@
 #define BENCH_X86 1
 #endif
 
+/* The start of every JSON line: the side and the instruction-set level the
+ * kernels run at (ATTEND_ISA). */
+static void json_head(void) { printf("{\"side\":\"ours\",\"isa\":\"%s\",", attend_isa()); }
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -173,7 +177,7 @@ static double bench_train(const opts *o, int quiet) {
     double med = median(dt, o->steps);
     if (!isfinite(rep.tf.loss)) die("training loss is not finite", NULL);
     if (!quiet)
-        printf("{\"side\":\"ours\",\"bench\":\"train\",\"decoder\":\"%s\",\"len\":%d,\"batch\":%d,\"steps\":%d,"
+        json_head(), printf("\"bench\":\"train\",\"decoder\":\"%s\",\"len\":%d,\"batch\":%d,\"steps\":%d,"
                "\"samples_per_s\":%.2f,\"step_ms_median\":%.4f,\"loss\":%.5f,\"backend\":\"%s\"}\n",
                o->decoder, o->len, o->batch, o->steps, sps, 1e3 * med, rep.tf.loss, attend_gemm_backend());
     free(dt);
@@ -211,11 +215,11 @@ static void bench_decode(const opts *o, int beam, int quiet) {
     double med = median(dt, o->iters);
     if (!quiet) {
         if (beam)
-            printf("{\"side\":\"ours\",\"bench\":\"beam\",\"decoder\":\"%s\",\"width\":%d,\"len\":%d,\"max_len\":%d,"
+            json_head(), printf("\"bench\":\"beam\",\"decoder\":\"%s\",\"width\":%d,\"len\":%d,\"max_len\":%d,"
                    "\"latency_ms\":%.4f,\"best_score\":%.5f}\n",
                    o->decoder, o->width, L, ML, 1e3 * med, score[0]);
         else
-            printf("{\"side\":\"ours\",\"bench\":\"greedy\",\"decoder\":\"%s\",\"batch\":%d,\"len\":%d,\"max_len\":%d,"
+            json_head(), printf("\"bench\":\"greedy\",\"decoder\":\"%s\",\"batch\":%d,\"len\":%d,\"max_len\":%d,"
                    "\"latency_ms\":%.4f,\"seqs_per_s\":%.2f}\n",
                    o->decoder, N, L, ML, 1e3 * med, N / med);
     }
@@ -320,7 +324,7 @@ static void bench_kernel(const opts *o, int smoke, int quiet) {
     }
     double med = median(dt, o->iters);
     if (!quiet)
-        printf("{\"side\":\"ours\",\"bench\":\"kernel\",\"name\":\"%s\",\"shape\":\"%s\",\"gflop\":%.4f,"
+        json_head(), printf("\"bench\":\"kernel\",\"name\":\"%s\",\"shape\":\"%s\",\"gflop\":%.4f,"
                "\"ms\":%.4f,\"gflops\":%.3f}\n",
                o->name, shape, flops * 1e-9, 1e3 * med, flops * 1e-9 / med);
     free(dt);
@@ -482,14 +486,14 @@ static void bench_peak(const opts *o, int smoke, int quiet) {
     double ghz = clock_ghz(smoke ? 1000 : 50000000);
     double l2 = has512 ? read_gbs(192 * 1024, smoke ? 2 : 20000) : 0, gemv = sgemv_us();
     if (!quiet)
-        printf("{\"side\":\"ours\",\"bench\":\"peak\",\"threads\":%d,\"avx2_1t\":%.2f,\"avx2_nt\":%.2f,"
+        json_head(), printf("\"bench\":\"peak\",\"threads\":%d,\"avx2_1t\":%.2f,\"avx2_nt\":%.2f,"
                "\"avx512_1t\":%.2f,\"avx512_nt\":%.2f,\"clock_ghz\":%.3f,\"read_192k_gbs\":%.1f,"
                "\"sgemv_384x128_us\":%.3f,\"sgemv_gbs\":%.1f}\n",
                threads, g2_1, g2_n, g5_1, g5_n, ghz, l2, gemv, gemv > 0 ? 384.0 * 128 * 4 / gemv * 1e-3 : 0);
 #else
     (void)o;
     (void)smoke;
-    if (!quiet) printf("{\"side\":\"ours\",\"bench\":\"peak\",\"threads\":0}\n");
+    if (!quiet) json_head(), printf("\"bench\":\"peak\",\"threads\":0}\n");
 #endif
 }
 

@@ -18,6 +18,12 @@ by default the one OpenBLAS picks for this CPU (OPENBLAS_CORETYPE removed from
 the environment; --coretype env keeps the environment's, --coretype NAME forces
 one); its name is printed with the table.
 
+--isa avx2,avx512 measures each instruction-set level in turn, both sides
+restricted to it: attend through ATTEND_ISA (src/isa.h), PyTorch through
+ATEN_CPU_CAPABILITY, and OpenBLAS (both sides) through OPENBLAS_CORETYPE=Haswell
+at avx2 (at avx512 OpenBLAS's own choice, unless --coretype says otherwise);
+one table per level. Without --isa each side runs at its default level.
+
 Peak FP32 rate of the machine (the "% of peak" column) is computed:
 cores x clock x FMA units x SIMD lanes x 2 (a fused multiply-add is two FLOPs),
 with the lanes from the CPU flags (AVX-512: 16 float lanes, AVX2: 8), 2 FMA
@@ -96,11 +102,14 @@ def peak_gflops(bench):
     out = subprocess.run([bench, "peak", "--threads", str(cores)], capture_output=True, text=True, check=True).stdout
     probe = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
     ghz = probe["clock_ghz"] or nominal * 1e-3
-    lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+    family = int(next((ln for ln in cpuinfo.splitlines() if ln.startswith("cpu family")), "x: 0").split(":")[1])
+    amd = "AuthenticAMD" in cpuinfo
+    # Zen 4 (AMD family 25) runs AVX-512 in two 256-bit halves: 8 lanes per FMA
+    lanes = 16 if "avx512f" in flags and not (amd and family == 25) else 8 if "avx2" in flags else 4
     units = 2
     return dict(model=model, cores=cores, nominal_mhz=nominal, ghz=ghz, lanes=lanes, units=units,
                 gflops=cores * ghz * units * lanes * 2, avx2_gflops=cores * ghz * units * 8 * 2,
-                fma_loop=probe["avx512_nt"] if lanes == 16 else probe["avx2_nt"])
+                fma_loop=probe["avx512_nt"] if "avx512f" in flags else probe["avx2_nt"])
 
 
 def openblas_core(env_extra):
@@ -149,19 +158,36 @@ def main():
                     help="OpenBLAS kernels for both sides: auto (default: OPENBLAS_CORETYPE unset, OpenBLAS picks "
                          "for this CPU), env (keep the environment's OPENBLAS_CORETYPE), or a core name "
                          "(Haswell, SkylakeX, ...)")
+    ap.add_argument("--isa", default="default",
+                    help="instruction-set levels to measure, e.g. avx2,avx512 (both sides restricted to each in turn: "
+                         "ATTEND_ISA, ATEN_CPU_CAPABILITY, OPENBLAS_CORETYPE=Haswell at avx2); default: each side's "
+                         "own default")
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "results"))
     a = ap.parse_args()
-    if a.coretype == "auto":
-        core_env = {"OPENBLAS_CORETYPE": None}
-    elif a.coretype == "env":
-        core_env = {}
-    else:
-        core_env = {"OPENBLAS_CORETYPE": a.coretype}
-    a.core = openblas_core(core_env)
-    a.core_how = {"auto": "OPENBLAS_CORETYPE unset: OpenBLAS's own choice for this CPU",
-                  "env": "OPENBLAS_CORETYPE from the environment: %s" % os.environ.get("OPENBLAS_CORETYPE", "unset")
-                  }.get(a.coretype, "OPENBLAS_CORETYPE=%s" % a.coretype)
-    print("OpenBLAS kernels for both sides: %s (%s)" % (a.core, a.core_how), file=sys.stderr)
+    levels = a.isa.split(",")
+    for lv in levels:
+        if lv not in ("default", "baseline", "avx2", "avx512"):
+            sys.exit("compare.py: --isa: unknown level %r (baseline, avx2, avx512)" % lv)
+    # per level: (attend env, torch env, OpenBLAS env for both, OpenBLAS kernel name, how it was chosen)
+    a.level_env = {}
+    for lv in levels:
+        coretype = a.coretype
+        if coretype == "auto" and lv in ("avx2", "baseline"):
+            coretype = "Haswell" if lv == "avx2" else "Prescott"
+        if coretype == "auto":
+            core_env = {"OPENBLAS_CORETYPE": None}
+        elif coretype == "env":
+            core_env = {}
+        else:
+            core_env = {"OPENBLAS_CORETYPE": coretype}
+        how = {"auto": "OPENBLAS_CORETYPE unset: OpenBLAS's own choice for this CPU",
+               "env": "OPENBLAS_CORETYPE from the environment: %s" % os.environ.get("OPENBLAS_CORETYPE", "unset")
+               }.get(coretype, "OPENBLAS_CORETYPE=%s" % coretype)
+        ours = {} if lv == "default" else {"ATTEND_ISA": lv}
+        torch_env = {} if lv == "default" else {"ATEN_CPU_CAPABILITY": "default" if lv == "baseline" else lv}
+        core = openblas_core(core_env)
+        a.level_env[lv] = (ours, torch_env, core_env, core, how)
+        print("level %s: OpenBLAS kernels for both sides: %s (%s)" % (lv, core, how), file=sys.stderr)
     q = a.quick
     thread_counts = [int(t) for t in a.threads.split(",")]
     st = (4, 1) if q else (10, 2)   # training steps, warm-up
@@ -183,35 +209,38 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     raw_path = os.path.join(a.out, "raw.jsonl")
     raw = open(raw_path, "w")
-    res = {}  # (case, side, threads) -> list of (json, rss)
-    loads = []
+    res = {}  # (level, case, side, threads) -> list of json
+    loads = {lv: [] for lv in levels}
     t_start = time.time()
     for rep in range(a.reps):
-        for ci, (name, args, (n, w), kind) in enumerate(cases):
-            cnt = ["--steps", str(n), "--warmup", str(w)] if kind == "train" else ["--iters", str(n), "--warmup", str(w)]
-            order = [(side, t) for t in thread_counts for side in ("ours", "torch")]
-            if (rep + ci) % 2:
-                order.reverse()
-            for side, threads in order:
-                if side == "ours":
-                    cmd = [a.bench] + args + cnt
-                    env = dict(core_env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
-                else:
-                    cmd = [PY, PEER] + args + cnt + ["--threads", str(threads)]
-                    # torch.set_num_threads does not reach the OpenBLAS under torch's matmuls
-                    env = dict(core_env, OPENBLAS_NUM_THREADS=str(threads))
-                j, rss, l0, l1 = rss_run(cmd, env)
-                loads += [l0, l1]
-                j.update(rep=rep, case=name, threads=threads, rss_mib=rss, load_before=l0, load_after=l1,
-                         openblas_core=a.core)
-                raw.write(json.dumps(j) + "\n")
-                raw.flush()
-                res.setdefault((name, side, threads), []).append(j)
-                print("[%4.0fs] rep %d %-26s %-5s %dt  %s" % (time.time() - t_start, rep, name, side, threads,
-                                                                 summary(j)), file=sys.stderr, flush=True)
+        for lv in levels:
+            ours_env, torch_env, core_env, core, _ = a.level_env[lv]
+            for ci, (name, args, (n, w), kind) in enumerate(cases):
+                cnt = (["--steps", str(n), "--warmup", str(w)] if kind == "train"
+                       else ["--iters", str(n), "--warmup", str(w)])
+                order = [(side, t) for t in thread_counts for side in ("ours", "torch")]
+                if (rep + ci) % 2:
+                    order.reverse()
+                for side, threads in order:
+                    if side == "ours":
+                        cmd = [a.bench] + args + cnt
+                        env = dict(core_env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1", **ours_env)
+                    else:
+                        cmd = [PY, PEER] + args + cnt + ["--threads", str(threads)]
+                        # torch.set_num_threads does not reach the OpenBLAS under torch's matmuls
+                        env = dict(core_env, OPENBLAS_NUM_THREADS=str(threads), **torch_env)
+                    j, rss, l0, l1 = rss_run(cmd, env)
+                    loads[lv] += [l0, l1]
+                    j.update(rep=rep, level=lv, case=name, threads=threads, rss_mib=rss, load_before=l0,
+                             load_after=l1, openblas_core=core)
+                    raw.write(json.dumps(j) + "\n")
+                    raw.flush()
+                    res.setdefault((lv, name, side, threads), []).append(j)
+                    print("[%4.0fs] rep %d %-7s %-26s %-5s %dt  %s" % (
+                        time.time() - t_start, rep, lv, name, side, threads, summary(j)), file=sys.stderr, flush=True)
     raw.close()
     pk = peak_gflops(a.bench)
-    table = render(cases, res, pk, loads, a)
+    table = "".join(render(cases, res, pk, loads[lv], a, lv) for lv in levels)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write(table)
     print(table)
@@ -230,12 +259,12 @@ def metric(kind):
             "greedy256": ("seqs_per_s", True, "seqs/s"), "kernel": ("gflops", True, "GFLOP/s")}[kind]
 
 
-def best(res, name, side, key, higher):
-    """The side's best thread count by median; returns (median, threads, runs)."""
+def best(res, lv, name, side, key, higher, only=None):
+    """The side's best thread count by median (or thread count `only`); returns (median, threads, runs)."""
     out = None
-    for t in (1, 2):
-        runs = res.get((name, side, t), [])
-        if not runs:
+    for t in (1, 2, 3, 4, 6, 8, 16, 32, 64):
+        runs = res.get((lv, name, side, t), [])
+        if not runs or (only is not None and t != only):
             continue
         med = statistics.median(r[key] for r in runs)
         if out is None or (med > out[0] if higher else med < out[0]):
@@ -243,46 +272,67 @@ def best(res, name, side, key, higher):
     return out
 
 
-def render(cases, res, pk, loads, a):
+def render(cases, res, pk, loads, a, lv):
+    ours_env, torch_env, core_env, core, how = a.level_env[lv]
+    avx2 = lv in ("avx2", "baseline") or (lv == "default" and pk["lanes"] < 16)
+    peak = pk["avx2_gflops"] if avx2 else pk["gflops"]
     lines = []
+    if lv == "default":
+        lines.append("### Each side at its default instruction-set level")
+    else:
+        lines.append("### Instruction-set level %s: ATTEND_ISA=%s, ATEN_CPU_CAPABILITY=%s" % (
+            lv, lv, torch_env.get("ATEN_CPU_CAPABILITY")))
+    lines.append("")
+    caps = sorted({j.get("cpu_capability", "?") for k, v in res.items() if k[0] == lv and k[2] == "torch" for j in v})
+    isas = sorted({j.get("isa", "?") for k, v in res.items() if k[0] == lv and k[2] == "ours" for j in v})
     lines.append("Machine: %s, %d cores; peak FP32 %.0f GFLOP/s = %d cores x %.2f GHz (measured core clock; "
-                 "/proc/cpuinfo says %.0f MHz) x %d FMA units x %d lanes x 2 (AVX2 code: %.0f); an FMA loop on every "
-                 "core reached %.0f GFLOP/s." % (pk["model"], pk["cores"], pk["gflops"], pk["cores"], pk["ghz"],
-                                                 pk["nominal_mhz"], pk["units"], pk["lanes"], pk["avx2_gflops"],
-                                                 pk["fma_loop"]))
-    lines.append("OpenBLAS kernels (both sides): %s (%s)." % (a.core, a.core_how))
+                 "/proc/cpuinfo says %.0f MHz) x %d FMA units x %d lanes x 2 (the %% of peak below: %s code, %.0f); "
+                 "an FMA loop on every core reached %.0f GFLOP/s." % (
+                     pk["model"], pk["cores"], pk["gflops"], pk["cores"], pk["ghz"], pk["nominal_mhz"], pk["units"],
+                     pk["lanes"], "AVX2" if avx2 else "AVX-512", peak, pk["fma_loop"]))
+    lines.append("attend kernels: %s; PyTorch (ATen) kernels: %s; OpenBLAS kernels (both sides): %s (%s)." % (
+        ", ".join(isas), ", ".join(caps), core, how))
     lines.append("Load average during the runs: median %.2f, min %.2f, max %.2f; %d repetitions%s." % (
         statistics.median(loads), min(loads), max(loads), a.reps, " (--quick)" if a.quick else ""))
     lines.append("")
-    lines.append("| measurement | attend | PyTorch | ratio | attend % of peak | threads (attend/torch) |")
-    lines.append("|---|---|---|---|---|---|")
+    lines.append("| measurement | attend 1t | PyTorch 1t | ratio 1t | attend best | PyTorch best | ratio best "
+                 "(threads attend/torch) | attend % of peak (best) |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     rss = {}
     for name, args, _, kind in cases:
         key, higher, unit = metric(kind)
-        o, p = best(res, name, "ours", key, higher), best(res, name, "torch", key, higher)
+        o, p = best(res, lv, name, "ours", key, higher), best(res, lv, name, "torch", key, higher)
+        o1, p1 = best(res, lv, name, "ours", key, higher, 1), best(res, lv, name, "torch", key, higher, 1)
         if not o or not p:
             continue
-        ratio = o[0] / p[0] if higher else p[0] / o[0]
+
+        def ratio(x, y):
+            return x[0] / y[0] if higher else y[0] / x[0]
+
         j = o[2][0]
         gf = None
         if kind == "kernel":
             gf = o[0]
         elif kind == "train":
-            n_s = o[0]
             L = j["len"]
-            gf = model_flops(j["decoder"], j["batch"], L, L + 1, True) / j["batch"] * n_s * 1e-9
+            gf = model_flops(j["decoder"], j["batch"], L, L + 1, True) / j["batch"] * o[0] * 1e-9
         elif kind == "greedy256":
             gf = model_flops(j["decoder"], j["batch"], j["len"], j["max_len"], False) / j["batch"] * o[0] * 1e-9
         elif kind == "latency" and j["bench"] == "greedy":
             gf = model_flops(j["decoder"], 1, j["len"], j["max_len"], False) / (o[0] * 1e-3) * 1e-9
-        pct = "%.1f%%" % (100 * gf / pk["gflops"]) if gf else "—"
-        fmt = "%.1f" if o[0] >= 100 else "%.3g"
-        lines.append("| %s (%s) | %s | %s | %.1f× %s | %s | %d/%d |" % (
-            name, unit, fmt % o[0], fmt % p[0], ratio, "faster" if kind != "latency" else "lower", pct, o[1], p[1]))
+        pct = "%.1f%%" % (100 * gf / peak) if gf else "—"
+
+        def fmt(x):
+            return ("%.1f" if x >= 100 else "%.3g") % x
+
+        word = "faster" if kind != "latency" else "lower"
+        one = ("| %s | %s | %.1f× %s" % (fmt(o1[0]), fmt(p1[0]), ratio(o1, p1), word)) if o1 and p1 else "| — | — | —"
+        lines.append("| %s (%s) %s | %s | %s | %.1f× %s (%d/%d) | %s |" % (
+            name, unit, one, fmt(o[0]), fmt(p[0]), ratio(o, p), word, o[1], p[1], pct))
         if name in ("train L=20 bahdanau", "greedy batch 256"):
             rss[name] = (statistics.median(r["rss_mib"] for r in o[2]), statistics.median(r["rss_mib"] for r in p[2]))
     for name, (ro, rp) in rss.items():
-        lines.append("| peak RSS, %s process (MiB) | %.1f | %.1f | %.1f× smaller | — | |" % (name, ro, rp, rp / ro))
+        lines.append("| peak RSS, %s process (MiB) | | | | %.1f | %.1f | %.1f× smaller | — |" % (name, ro, rp, rp / ro))
     lines.append("")
     return "\n".join(lines) + "\n"
 

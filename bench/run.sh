@@ -5,6 +5,10 @@
 # prints the table of docs/PERFORMANCE.md (also build-bench/results/table.md, raw
 # runs in build-bench/results/raw.jsonl).
 # Usage: bash bench/run.sh [--reps N] [--quick] [--threads 1,2] [--coretype auto|env|NAME]
+#                          [--isa avx2[,avx512]]
+# --isa LEVEL[,LEVEL]: one table per instruction-set level, both sides
+# restricted to it (attend ATTEND_ISA, PyTorch ATEN_CPU_CAPABILITY, OpenBLAS
+# OPENBLAS_CORETYPE=Haswell at avx2), so AVX2 can be measured on an AVX-512 CPU.
 # Needs: cmake, a C compiler, libopenblas-dev, and Debian's python3-torch
 # (/usr/bin/python3). Takes about 2 minutes on an idle 2-core machine at the
 # default 3 repetitions (about 3 with --threads 1,2), much longer under load.

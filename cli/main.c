@@ -1,7 +1,13 @@
 /* main.c — `attend`: argument dispatch only; the work lives in the library. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
+#include "args.h"
 #include "attend.h"
 #include "cli.h"
 
@@ -23,10 +29,74 @@ static void usage(FILE *f) {
             "  version                print the version and the GEMM backend\n"
             "  help                   this message\n"
             "\n"
-            "`attend <command> --help` describes a command.\n");
+            "`attend <command> --help` describes a command.\n"
+            "\n"
+            "Every command takes --threads N|auto (OpenMP builds): the library's threads.\n"
+            "auto (the default) uses every core that no other process keeps busy when the\n"
+            "command starts (docs/PERFORMANCE.md, \"Threads\"); OMP_NUM_THREADS, when set,\n"
+            "replaces auto.\n");
+}
+
+/* Cores minus the other processes running right now (/proc/loadavg's
+ * "running/total" field counts this one too): a thread on a core another
+ * process keeps busy stalls every fork/join of a step. At least 1. */
+static int idle_cores(int cores) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    int running = 1;
+    if (f) {
+        double l1, l5, l15;
+        if (fscanf(f, "%lf %lf %lf %d/", &l1, &l5, &l15, &running) != 4) running = 1;
+        fclose(f);
+    }
+    int n = cores - (running - 1);
+    return n < 1 ? 1 : n > cores ? cores : n;
+}
+
+/* Takes "--threads N|auto" (or --threads=...) out of argv wherever it is and
+ * sets the library's thread count; 0, or 2 after a message. */
+static int take_threads(int *argc, char **argv) {
+    const char *want = NULL;
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--")) { /* the rest are operands */
+            for (; i < *argc; i++) argv[out++] = argv[i];
+            break;
+        }
+        if (!strcmp(argv[i], "--threads")) {
+            if (i + 1 >= *argc) return cli_usage_error("--threads", "needs a value (a count, or auto)");
+            want = argv[++i];
+        } else if (!strncmp(argv[i], "--threads=", 10)) {
+            want = argv[i] + 10;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    long n = 0;
+    if (want && strcmp(want, "auto") != 0 && cli_parse_long(want, 1, 1024, &n) != 0)
+        return cli_usage_error("--threads", "'%s' is not a count from 1 to 1024 or auto", want);
+#ifdef _OPENMP
+    if (n > 0) omp_set_num_threads((int)n);
+    else if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(idle_cores(omp_get_num_procs()));
+#else
+    (void)idle_cores;
+    if (n > 1)
+        return cli_usage_error("--threads", "%ld: this build has no threads (configure with -DATTEND_OPENMP=ON)", n);
+#endif
+    return 0;
+}
+
+static int threads_in_use(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
 }
 
 int main(int argc, char **argv) {
+    if (take_threads(&argc, argv) != 0) return 2;
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -42,7 +112,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("attend %s (gemm: %s, isa: %s)\n", attend_version(), attend_gemm_backend(), attend_isa());
+        printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_backend(), attend_isa(),
+               threads_in_use());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -122,9 +122,7 @@ attend_status attend_keys_forward(const attend_score_config *cfg, const attend_s
         break;
     case ATTEND_SCORE_ADDITIVE: /* kp [NS,A] = k [NS,Dk] Wkᵀ + b */
         at_gemm(0, 1, rows, P, Dk, 1, k, Dk, p->Wk, Dk, 0, kp, P);
-        if (cfg->additive_bias)
-            for (int r = 0; r < rows; r++)
-                for (int a = 0; a < P; a++) kp[(size_t)r * P + a] += p->b[a];
+        if (cfg->additive_bias) at_rows_add(kp, p->b, (size_t)rows, P);
         break;
     }
     return at_ok(err);
@@ -153,9 +151,7 @@ attend_status attend_keys_backward(const attend_score_config *cfg, const attend_
     case ATTEND_SCORE_ADDITIVE: /* forward: kp = k Wkᵀ + b */
         if (dk) at_gemm(0, 0, rows, Dk, P, 1, dkp, P, p->Wk, Dk, 1, dk, Dk);
         if (g && g->Wk) at_gemm(1, 0, P, Dk, rows, 1, dkp, P, k, Dk, 1, g->Wk, Dk);
-        if (g && g->b && cfg->additive_bias)
-            for (int r = 0; r < rows; r++)
-                for (int a = 0; a < P; a++) g->b[a] += dkp[(size_t)r * P + a];
+        if (g && g->b && cfg->additive_bias) at_rows_sum(g->b, dkp, (size_t)rows, P);
         break;
     }
     return at_ok(err);
@@ -176,23 +172,30 @@ size_t attend_scores_saved_size(const attend_score_config *cfg, int N, int T, in
 }
 
 /* Rows r = (n, t) in [r0, r1) of the additive score:
- * forward:  th[r,j,:] = tanh(qp[r,:] + kp[n,j,:]),  scores[r,j] = v · th[r,j,:]. */
-AT_VECTOR static void additive_forward(attend_real *restrict scores, attend_real *restrict th,
-                                       const attend_real *restrict qp, const attend_real *restrict kp,
-                                       const attend_real *restrict v, int r0, int r1, int T, int S, int A) {
-    // scores [NT,S], th [NT,S,A], qp [NT,A], kp [N,S,A], v [A]
+ * forward:  th[r,j,:] = tanh(qp[r,:] + kp[n,j,:]),  scores[r,j] = v · th[r,j,:]
+ * (th NULL: the tanh is not stored; inference needs no backward). */
+AT_KERNEL_VOID(static, additive_forward,
+               (attend_real *restrict scores, attend_real *restrict th, const attend_real *restrict qp,
+                const attend_real *restrict kp, const attend_real *restrict v, int r0, int r1, int T, int S, int A),
+               (scores, th, qp, kp, v, r0, r1, T, S, A)) {
+    // scores [NT,S], th [NT,S,A] (NULL: not saved), qp [NT,A], kp [N,S,A], v [A]
     for (int r = r0; r < r1; r++) {
         const int n = r / T;
         const attend_real *restrict qrow = qp + (size_t)r * A;
         for (int j = 0; j < S; j++) {
             const attend_real *restrict krow = kp + ((size_t)n * S + j) * A;
-            attend_real *restrict h = th + ((size_t)r * S + j) * A;
             attend_real e = 0;
+            if (th) {
+                attend_real *restrict h = th + ((size_t)r * S + j) * A;
 #pragma omp simd reduction(+ : e)
-            for (int a = 0; a < A; a++) {
-                attend_real x = at_vtanh(qrow[a] + krow[a]);
-                h[a] = x;
-                e += v[a] * x;
+                for (int a = 0; a < A; a++) {
+                    attend_real x = at_vtanh(qrow[a] + krow[a]);
+                    h[a] = x;
+                    e += v[a] * x;
+                }
+            } else {
+#pragma omp simd reduction(+ : e)
+                for (int a = 0; a < A; a++) e += v[a] * at_vtanh(qrow[a] + krow[a]);
             }
             scores[(size_t)r * S + j] = e;
         }
@@ -203,9 +206,10 @@ AT_VECTOR static void additive_forward(attend_real *restrict scores, attend_real
  * dkp [N,S,A] += (may be NULL). Rows of one batch entry n share dkp[n], so a
  * thread's [r0, r1) must hold whole entries (multiples of T). The gradient of
  * v, shared by all rows, is a separate product (additive_v_grad). */
-AT_VECTOR static void additive_backward(attend_real *restrict dqp, attend_real *restrict dkp,
-                                        const attend_real *restrict dscores, const attend_real *restrict th,
-                                        const attend_real *restrict v, int r0, int r1, int T, int S, int A) {
+AT_KERNEL_VOID(static, additive_backward,
+               (attend_real *restrict dqp, attend_real *restrict dkp, const attend_real *restrict dscores,
+                const attend_real *restrict th, const attend_real *restrict v, int r0, int r1, int T, int S, int A),
+               (dqp, dkp, dscores, th, v, r0, r1, T, S, A)) {
     for (int r = r0; r < r1; r++) {
         const int n = r / T;
         attend_real *restrict dqrow = dqp + (size_t)r * A;
@@ -248,14 +252,21 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
         return at_ok(err);
     }
     CHECK(saved, err, ATTEND_ERR_NULL, "%s: additive score needs saved (attend_scores_saved_size values), got NULL", who);
-    int A = cfg->A;
-    attend_real *qp = saved;                                /* [N,T,A] */
-    attend_real *th = saved + (size_t)N * T * A;            /* [N,T,S,A] */
+    at_additive_scores(cfg, p, scores, saved, q, kp, N, T, S, 1);
+    return at_ok(err);
+}
+
+void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
+                        attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
+                        int keep_tanh) {
+    // scores [N,T,S], saved [N,T,A] + [N,T,S,A] (keep_tanh), q [N,T,Dq], kp [N,S,A]
+    const int A = cfg->A, Dq = cfg->Dq;
+    attend_real *qp = saved;                                        /* [N,T,A] */
+    attend_real *th = keep_tanh ? saved + (size_t)N * T * A : NULL; /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
     at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
     AT_PARALLEL_ROWS((double)N * T * S * A * 12, N * T, 1,
                      additive_forward(scores, th, qp, kp, p->v, lo, hi, T, S, A));
-    return at_ok(err);
 }
 
 attend_status attend_scores_backward(const attend_score_config *cfg, const attend_score_params *p,
@@ -303,7 +314,7 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
  * maximum is subtracted first (exp(0) = 1 bounds the sum below); the sum is
  * taken in the vector lanes over blocks of 256 positions and the block sums
  * in double. */
-AT_VECTOR static void softmax_row(attend_real *restrict o, int S) {
+static AT_ALWAYS_INLINE void softmax_row(attend_real *restrict o, int S) {
     attend_real mx = AT_REAL_LOWEST;
 #pragma omp simd reduction(max : mx)
     for (int j = 0; j < S; j++) mx = o[j] > mx ? o[j] : mx;
@@ -330,9 +341,10 @@ static int position_included(const uint8_t *vrow, const uint8_t *arow, int causa
 
 /* Pass 2 of at_masked_softmax for groups [g0, g1): max-subtracted
  * exponentials over the included positions only (rows already validated). */
-static void masked_softmax_rows(attend_real *out, const attend_real *scores, const uint8_t *valid,
-                                const uint8_t *allowed, int causal, int g0, int g1, int T, int S, int mask_div,
-                                int log_out) {
+AT_KERNEL_VOID(static, masked_softmax_rows,
+               (attend_real *out, const attend_real *scores, const uint8_t *valid, const uint8_t *allowed,
+                int causal, int g0, int g1, int T, int S, int mask_div, int log_out),
+               (out, scores, valid, allowed, causal, g0, g1, T, S, mask_div, log_out)) {
     // out [G,T,S], scores [G,T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
     for (int g = g0; g < g1; g++) {
         int n = g / mask_div;
@@ -345,6 +357,9 @@ static void masked_softmax_rows(attend_real *out, const attend_real *scores, con
                 /* excluded positions as -inf, then one vectorized pass over the row */
                 if (!vrow && !arow && !causal) {
                     if (o != s) memcpy(o, s, (size_t)S * sizeof *o);
+                } else if (!arow && !causal) { /* key padding only (a decoder step) */
+#pragma omp simd
+                    for (int j = 0; j < S; j++) o[j] = at_vsel(vrow[j] != 0, s[j], -INFINITY);
                 } else {
                     for (int j = 0; j < S; j++) o[j] = position_included(vrow, arow, causal, t, j) ? s[j] : -INFINITY;
                 }
@@ -381,8 +396,10 @@ static void masked_softmax_rows(attend_real *out, const attend_real *scores, con
 
 /* The first row r = g*T + t in [r0, r1) with no included position or a
  * non-finite score at an included one; -1 if none. */
-static long first_bad_row(const attend_real *scores, const uint8_t *valid, const uint8_t *allowed, int causal,
-                          size_t r0, size_t r1, int T, int S, int mask_div) {
+AT_KERNEL(static, long, first_bad_row,
+          (const attend_real *scores, const uint8_t *valid, const uint8_t *allowed, int causal, size_t r0,
+           size_t r1, int T, int S, int mask_div),
+          (scores, valid, allowed, causal, r0, r1, T, S, mask_div)) {
     // scores [G*T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
     for (size_t r = r0; r < r1; r++) {
         const int g = (int)(r / T), t = (int)(r % T);
@@ -395,6 +412,14 @@ static long first_bad_row(const attend_real *scores, const uint8_t *valid, const
 #pragma omp simd reduction(+ : acc)
             for (int j = 0; j < S; j++) acc += s[j] * 0;
             included = S;
+            finite = acc == 0;
+        } else if (!arow && !causal) { /* key padding only (a decoder step) */
+            attend_real acc = 0;
+#pragma omp simd reduction(+ : acc) reduction(+ : included)
+            for (int j = 0; j < S; j++) {
+                included += vrow[j] != 0;
+                acc += at_vsel(vrow[j] != 0, s[j] * 0, 0);
+            }
             finite = acc == 0;
         } else {
             for (int j = 0; j < S; j++) {
@@ -448,8 +473,10 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
     return at_ok(err);
 }
 
-AT_VECTOR static void softmax_backward_rows(attend_real *restrict dscores, const attend_real *restrict dweights,
-                                            const attend_real *restrict weights, size_t rows, int S) {
+AT_KERNEL_VOID(static, softmax_backward_rows,
+               (attend_real *restrict dscores, const attend_real *restrict dweights,
+                const attend_real *restrict weights, size_t rows, int S),
+               (dscores, dweights, weights, rows, S)) {
     // dscores [rows,S] +=, dweights [rows,S], weights [rows,S]
     /* forward: w_j = exp(s_j) / Σ_k exp(s_k)  ⇒  ds_j = w_j (dw_j − Σ_k w_k dw_k) */
     for (size_t r = 0; r < rows; r++) {

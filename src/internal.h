@@ -130,6 +130,13 @@ void at_thread_range(int n, int align, int *lo, int *hi);
 void at_rows_sum(attend_real *dst, const attend_real *rows, size_t R, int cols);
 void at_rows_add(attend_real *rows, const attend_real *v, size_t R, int cols);
 
+/* The additive score of attend_scores_forward, unchecked: scores [N,T,S],
+ * saved (qp [N,T,A], then the tanh values [N,T,S,A] when keep_tanh; decoding
+ * passes 0 and needs only the qp part). */
+void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
+                        attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
+                        int keep_tanh);
+
 /* Softmax rows with masks (shared by attention, multi-head and pointer code).
  * Row r = (g, t) of `rows_per_group` groups G: rows are [G,T,S]; the key
  * padding mask row for group g is valid[(g / mask_div) * S] (mask_div = H for

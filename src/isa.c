@@ -57,3 +57,10 @@ const char *attend_isa(void) {
     default: return "baseline";
     }
 }
+
+AT_KERNEL(, float, at_isa_probe, (const float *x, int n), (x, n)) {
+    float s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int i = 0; i < n; i++) s += x[i];
+    return s;
+}

@@ -43,6 +43,15 @@ at_isa_level at_isa(void);
 /* What this CPU supports (ignores ATTEND_ISA). */
 at_isa_level at_isa_supported(void);
 
+/* A fingerprint of the copy that runs: the sum of x [n] (x[0] = 2^24, every
+ * other value 1, n a multiple of 64 up to 1024) in a vectorized float
+ * reduction. Lane 0 starts at 2^24 and loses every 1 added to it, the other
+ * lanes keep theirs, so the sum is 2^24 + n - n/L for L accumulator lanes
+ * (1 when scalar, 4 SSE, 8 AVX2, 16 AVX-512 with gcc; clang also interleaves
+ * accumulators). Used by tests/isa_check.c to show that ATTEND_ISA changes
+ * the code that runs. */
+float at_isa_probe(const float *x, int n);
+
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(ATTEND_NO_ISA_DISPATCH)
 #define AT_ISA_DISPATCH 1
 #define AT_ALWAYS_INLINE inline __attribute__((always_inline))

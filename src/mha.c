@@ -89,9 +89,7 @@ static attend_status check_mha(const char *who, const attend_mha_config *cfg, co
 static void project(attend_real *Y, const attend_real *X, const attend_real *W, const attend_real *b,
                     int M, int I, int E) {
     at_gemm(0, 1, M, E, I, 1, X, I, W, I, 0, Y, E);
-    if (b)
-        for (int m = 0; m < M; m++)
-            for (int e = 0; e < E; e++) Y[(size_t)m * E + e] += b[e];
+    if (b) at_rows_add(Y, b, (size_t)M, E);
 }
 
 /* forward: Y = X Wᵀ + b  ⇒  dX += dY W,  dW += dYᵀ X,  db += Σ_rows dY */
@@ -99,9 +97,7 @@ static void project_backward(attend_real *dX, attend_real *dW, attend_real *db, 
                              const attend_real *X, const attend_real *W, int M, int I, int E) {
     if (dX) at_gemm(0, 0, M, I, E, 1, dY, E, W, I, 1, dX, I);
     if (dW) at_gemm(1, 0, E, I, M, 1, dY, E, X, I, 1, dW, I);
-    if (db)
-        for (int m = 0; m < M; m++)
-            for (int e = 0; e < E; e++) db[e] += dY[(size_t)m * E + e];
+    if (db) at_rows_sum(db, dY, (size_t)M, E);
 }
 
 attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p,

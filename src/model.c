@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "vmath.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -595,14 +596,23 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
         at_gemm(0, 1, N * S, GHd, E, 1, a->enc_out[top], E, m->p.dec_wih + D, m->Din, 0, a->ctx_proj, GHd);
 }
 
+/* x [n] = tanh(x) (Luong's combined state h̃ = tanh(z)). */
+AT_KERNEL_VOID(static, tanh_rows, (attend_real *restrict x, size_t n), (x, n)) {
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) x[i] = at_vtanh(x[i]);
+}
+
 /* Attention of step t with query q [N,Hd]: scores[t], weights[t], ctx[t]. */
 static void step_attention(attend_model *m, int t, int N, int S, const attend_real *q) {
     at_acts *a = &m->acts;
     attend_score_params sp = score_params(&m->p);
     size_t saved_stride = attend_scores_saved_size(&m->score, m->cfg.max_batch, 1, m->cfg.max_src_len, NULL);
     attend_real *scores = a->scores + (size_t)t * N * S, *w = a->weights + (size_t)t * N * S;
-    attend_scores_forward(&m->score, &sp, scores, a->sc_saved + (size_t)(m->infer ? 0 : t) * (saved_stride ? saved_stride : 1), q,
-                          a->kp, N, 1, S, NULL);
+    attend_real *saved = a->sc_saved + (size_t)(m->infer ? 0 : t) * (saved_stride ? saved_stride : 1);
+    if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->infer) /* decoding: the tanh values are not kept */
+        at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0);
+    else
+        attend_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, NULL);
     /* rows always keep their valid positions (src_len >= 1 was checked) */
     at_masked_softmax(w, scores, m->valid, NULL, 0, N, 1, S, 1, m->cfg.decoder == ATTEND_DECODER_POINTER, "step",
                       NULL);
@@ -643,7 +653,8 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
     int D = c->emb, Hd = c->dec_hidden, E = m->E, GHd = m->G * Hd, Din = m->Din;
     attend_real *s_prev = a->states + (size_t)t * N * Hd, *s_next = s_prev + (size_t)N * Hd;
     attend_real *c_prev = a->cstates + (size_t)t * N * Hd, *c_next = c_prev + (size_t)N * Hd;
-    attend_real *xg_emb = a->xg_emb + (size_t)(m->infer ? 0 : t) * N * GHd;
+    /* decoding (nothing reads xg_emb back) writes the embedding part straight into xg */
+    attend_real *xg_emb = m->infer && !emb_done ? a->xg : a->xg_emb + (size_t)(m->infer ? 0 : t) * N * GHd;
     int lstm = c->cell == ATTEND_CELL_LSTM;
     if (!emb_done) {
         attend_real *rows = a->emb_tgt + (size_t)t * N * D;
@@ -659,9 +670,10 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
-    AT_PARALLEL_ROWS((double)N * GHd, N, 1,
-                     memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
-                            (size_t)(hi - lo) * GHd * sizeof(attend_real)));
+    if (xg_emb != a->xg)
+        AT_PARALLEL_ROWS((double)N * GHd, N, 1,
+                         memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
+                                (size_t)(hi - lo) * GHd * sizeof(attend_real)));
     at_cell cell;
     dec_cell(m, &cell);
     attend_real *ctx = a->ctx + (size_t)t * N * E;
@@ -700,7 +712,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         }
         /* h̃_t = tanh([c_t; s_t] W_cᵀ) */
         at_gemm(0, 1, N, Hd, E + Hd, 1, cat, E + Hd, m->p.comb_w, E + Hd, 0, ht_next, Hd);
-        for (size_t i = 0; i < (size_t)N * Hd; i++) ht_next[i] = (attend_real)tanh((double)ht_next[i]);
+        tanh_rows(ht_next, (size_t)N * Hd);
         for (int n = 0; n < N; n++)
             memcpy(feat_row + n * feat_stride, ht_next + (size_t)n * Hd, Hd * sizeof(attend_real));
         break;
@@ -894,6 +906,21 @@ static void embedding_backward(attend_real *gemb, const attend_real *drows, cons
  * accumulates gW [GH, ldw] (first D columns), gb [GH] and gemb [V,D] (PAD's row
  * excluded, as embedding_backward does). ids [R]; with len != NULL the rows
  * are (n, j) of S positions and j >= len[n] reads PAD (encoder padding). */
+/* dtab [V,GH] += the rows of dxg [R,GH] by token: row r into ids[r]'s row
+ * (PAD's past a row's length len[r / S], when len is given). */
+AT_KERNEL_VOID(static, scatter_rows,
+               (attend_real *restrict dtab, const attend_real *restrict dxg, const int32_t *ids, const int32_t *len,
+                int S, size_t R, int GH),
+               (dtab, dxg, ids, len, S, R, GH)) {
+    for (size_t r = 0; r < R; r++) {
+        int32_t id = len && (int)(r % (size_t)S) >= len[r / (size_t)S] ? ATTEND_PAD : ids[r];
+        attend_real *restrict d = dtab + (size_t)id * GH;
+        const attend_real *restrict x = dxg + r * GH;
+#pragma omp simd
+        for (int k = 0; k < GH; k++) d[k] += x[k];
+    }
+}
+
 static void table_backward(attend_model *m, attend_real *gemb, attend_real *gW, int ldw, attend_real *gb,
                            const attend_real *dxg, const int32_t *ids, const int32_t *len, int S, size_t R, int V,
                            int GH, const attend_real *emb, const attend_real *W) {
@@ -901,12 +928,7 @@ static void table_backward(attend_model *m, attend_real *gemb, attend_real *gW, 
     int D = m->cfg.emb;
     attend_real *dtab = a->dtab; /* [V,GH] */
     memset(dtab, 0, (size_t)V * GH * sizeof *dtab);
-    for (size_t r = 0; r < R; r++) {
-        int32_t id = len && (int)(r % (size_t)S) >= len[r / (size_t)S] ? ATTEND_PAD : ids[r];
-        attend_real *d = dtab + (size_t)id * GH;
-        const attend_real *x = dxg + r * GH;
-        for (int k = 0; k < GH; k++) d[k] += x[k];
-    }
+    scatter_rows(dtab, dxg, ids, len, S, R, GH);
     at_gemm(1, 0, GH, D, V, 1, dtab, GH, emb, D, 1, gW, ldw); /* W: tab = emb Wᵀ + b */
     at_rows_sum(gb, dtab, (size_t)V, GH);
     /* emb: rows V of demb [V,D] = dtab W, then every row but PAD's */
@@ -944,8 +966,7 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
             }
         /* forward: logits = feat W_oᵀ + b_o */
         at_gemm(1, 0, V, F, N * T, 1, dlogits, V, a->feat, F, 1, m->g.out_w, F);
-        for (size_t r = 0; r < (size_t)N * T; r++)
-            for (int v = 0; v < V; v++) m->g.out_b[v] += dlogits[r * V + v];
+        at_rows_sum(m->g.out_b, dlogits, (size_t)N * T, V);
         at_gemm(0, 0, N * T, F, V, 1, dlogits, V, m->p.out_w, F, 0, a->dfeat, F);
     }
     memset(a->ds, 0, (size_t)N * Hd * sizeof(attend_real));

@@ -95,22 +95,25 @@ double attend_optim_lr_at(const attend_optim_config *c, long step) {
  * param -= (lr / bc1) * m / denom), vectorized: the optimizer was 7% of a
  * training step while it computed in double. */
 
-AT_VECTOR static double sum_squares(size_t n, const attend_real *g /* [n] */) {
+AT_KERNEL(static, double, sum_squares, (size_t n, const attend_real *g /* [n] */), (n, g)) {
     double sq = 0;
 #pragma omp simd reduction(+ : sq)
     for (size_t i = 0; i < n; i++) sq += (double)g[i] * (double)g[i];
     return sq;
 }
 
-AT_VECTOR static void scale(size_t n, attend_real *g /* [n] */, attend_real coef) {
+AT_KERNEL_VOID(static, scale, (size_t n, attend_real *g /* [n] */, attend_real coef), (n, g, coef)) {
 #pragma omp simd
     for (size_t i = 0; i < n; i++) g[i] *= coef;
 }
 
-AT_VECTOR static void adam_update(size_t n, attend_real *restrict p /* [n] */, const attend_real *restrict g /* [n] */,
-                                  attend_real *restrict m /* [n] */, attend_real *restrict v /* [n] */,
-                                  attend_real beta1, attend_real beta2, attend_real eps, attend_real wd,
-                                  attend_real step_size, attend_real sqrt_bc2) {
+/* The sqrt vectorizes only without errno (-fno-math-errno, CMakeLists.txt):
+ * with it, every sqrtf keeps a branch to the libm call that sets EDOM. */
+AT_KERNEL_VOID(static, adam_update,
+               (size_t n, attend_real *restrict p /* [n] */, const attend_real *restrict g /* [n] */,
+                attend_real *restrict m /* [n] */, attend_real *restrict v /* [n] */, attend_real beta1,
+                attend_real beta2, attend_real eps, attend_real wd, attend_real step_size, attend_real sqrt_bc2),
+               (n, p, g, m, v, beta1, beta2, eps, wd, step_size, sqrt_bc2)) {
     const attend_real one_b1 = 1 - beta1, one_b2 = 1 - beta2;
 #pragma omp simd
     for (size_t i = 0; i < n; i++) {
@@ -123,16 +126,30 @@ AT_VECTOR static void adam_update(size_t n, attend_real *restrict p /* [n] */, c
     }
 }
 
-AT_VECTOR static void sgd_update(size_t n, attend_real *restrict p /* [n] */, const attend_real *restrict g /* [n] */,
-                                 attend_real *restrict buf /* [n] */, attend_real momentum, int first,
-                                 attend_real wd, attend_real lr) {
-    for (size_t i = 0; i < n; i++) {
-        attend_real gi = g[i] + wd * p[i];
-        if (momentum > 0) {
-            gi = first ? gi : momentum * buf[i] + gi;
+/* One loop per case: a loop holding the (invariant) momentum test is not
+ * vectorized at -O2. */
+AT_KERNEL_VOID(static, sgd_update,
+               (size_t n, attend_real *restrict p /* [n] */, const attend_real *restrict g /* [n] */,
+                attend_real *restrict buf /* [n] */, attend_real momentum, int first, attend_real wd,
+                attend_real lr),
+               (n, p, g, buf, momentum, first, wd, lr)) {
+    if (!(momentum > 0)) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) p[i] -= lr * (g[i] + wd * p[i]);
+    } else if (first) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            attend_real gi = g[i] + wd * p[i];
             buf[i] = gi;
+            p[i] -= lr * gi;
         }
-        p[i] -= lr * gi;
+    } else {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) {
+            attend_real gi = momentum * buf[i] + (g[i] + wd * p[i]);
+            buf[i] = gi;
+            p[i] -= lr * gi;
+        }
     }
 }
 

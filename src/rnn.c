@@ -71,13 +71,15 @@ size_t at_cell_scratch_size(attend_cell_kind kind, int N, int H) {
 
 /* The gate nonlinearities of rows [n0,n1), fused in one pass per row over the
  * two pre-activation halves x [N,G*H] and a [N,G*H] (see at_cell_step_forward). */
-AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_real *restrict h_out,
-                                         attend_real *restrict c_out, attend_real *restrict saved,
-                                         const attend_real *restrict xg, const attend_real *restrict hg,
-                                         const attend_real *restrict h_prev, const attend_real *restrict c_prev,
-                                         const uint8_t *active, int n0, int n1) {
-    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], hg [N,G*H], h_prev [N,H],
-    // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
+AT_KERNEL_VOID(static, cell_gates_forward,
+               (attend_cell_kind kind, int H, attend_real *restrict h_out, attend_real *restrict c_out,
+                attend_real *restrict saved, const attend_real *restrict xg, size_t xg_stride,
+                const attend_real *restrict hg, const attend_real *restrict b_hh, const attend_real *restrict h_prev,
+                const attend_real *restrict c_prev, const uint8_t *active, int n0, int n1),
+               (kind, H, h_out, c_out, saved, xg, xg_stride, hg, b_hh, h_prev, c_prev, active, n0, n1)) {
+    // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N rows of G*H, xg_stride apart],
+    // hg [N,G*H] (h_prev W_hhᵀ, no bias),
+    // b_hh [G*H], h_prev [N,H], c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL
     const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
     const size_t rowb = (size_t)H * sizeof(attend_real);
     for (int n = n0; n < n1; n++) {
@@ -91,15 +93,15 @@ AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_re
             }
             continue;
         }
-        const attend_real *restrict x = xg + (size_t)n * GH; // [G*H]
-        const attend_real *restrict a = hg + (size_t)n * GH; // [G*H]
+        const attend_real *restrict x = xg + (size_t)n * xg_stride; // [G*H]
+        const attend_real *restrict a = hg + (size_t)n * GH;        // [G*H]
         attend_real *restrict sv = saved + (size_t)n * W;    // [W]
         if (kind == ATTEND_CELL_GRU) {
 #pragma omp simd
             for (int j = 0; j < H; j++) {
-                attend_real r = at_vsigmoid(x[j] + a[j]);
-                attend_real z = at_vsigmoid(x[H + j] + a[H + j]);
-                attend_real hn = a[2 * H + j];
+                attend_real r = at_vsigmoid(x[j] + (a[j] + b_hh[j]));
+                attend_real z = at_vsigmoid(x[H + j] + (a[H + j] + b_hh[H + j]));
+                attend_real hn = a[2 * H + j] + b_hh[2 * H + j];
                 attend_real nn = at_vtanh(x[2 * H + j] + r * hn);
                 ho[j] = (1 - z) * nn + z * hp[j];
                 sv[j] = r;
@@ -109,17 +111,16 @@ AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_re
             }
         } else {
             attend_real *restrict co = c_out + (size_t)n * H; // [H]
-            const attend_real *restrict cp = c_prev ? c_prev + (size_t)n * H : NULL;
-            attend_real cmask = cp ? 1 : 0;
-            if (!cp) cp = co; /* read as 0 · cp: never used uninitialised below */
+            /* c_prev NULL: read a zero row (f ⊙ 0, as PyTorch computes with c0 = 0) */
             if (!c_prev) memset(co, 0, rowb);
+            const attend_real *cp = c_prev ? c_prev + (size_t)n * H : co; // [H]
 #pragma omp simd
             for (int j = 0; j < H; j++) {
-                attend_real i = at_vsigmoid(x[j] + a[j]);
-                attend_real f = at_vsigmoid(x[H + j] + a[H + j]);
-                attend_real g = at_vtanh(x[2 * H + j] + a[2 * H + j]);
-                attend_real o = at_vsigmoid(x[3 * H + j] + a[3 * H + j]);
-                attend_real c = (cmask != 0 ? f * cp[j] : 0) + i * g;
+                attend_real i = at_vsigmoid(x[j] + (a[j] + b_hh[j]));
+                attend_real f = at_vsigmoid(x[H + j] + (a[H + j] + b_hh[H + j]));
+                attend_real g = at_vtanh(x[2 * H + j] + (a[2 * H + j] + b_hh[2 * H + j]));
+                attend_real o = at_vsigmoid(x[3 * H + j] + (a[3 * H + j] + b_hh[3 * H + j]));
+                attend_real c = f * cp[j] + i * g;
                 attend_real tc = at_vtanh(c);
                 co[j] = c;
                 ho[j] = o * tc;
@@ -133,31 +134,65 @@ AT_VECTOR static void cell_gates_forward(attend_cell_kind kind, int H, attend_re
     }
 }
 
+/* at_cell_step_forward with the rows of xg xg_stride values apart (the layer
+ * reads a step's rows in place when they are evenly spaced, instead of
+ * gathering them). */
+static void cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out, attend_real *saved,
+                              const attend_real *xg, size_t xg_stride, const attend_real *h_prev,
+                              const attend_real *c_prev, const uint8_t *active, int N, attend_real *scratch) {
+    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
+    /* hg [N,G*H] = h_prev W_hhᵀ; the gates add b_hh (the value a GEMM onto
+     * bias rows would round to, without writing the rows first) */
+    attend_real *hg = scratch;
+    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 0, hg, GH);
+    AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
+                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, xg_stride, hg, cell->b_hh, h_prev,
+                                        c_prev, active, lo, hi));
+}
+
 void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
                           attend_real *saved, const attend_real *xg, const attend_real *h_prev,
                           const attend_real *c_prev, const uint8_t *active, int N,
                           attend_real *scratch) {
     // h_out [N,H], c_out [N,H] (LSTM), saved [N,W], xg [N,G*H], h_prev [N,H],
     // c_prev [N,H] (LSTM; NULL = zeros), active [N] or NULL, scratch [N,G*H]
-    const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
-    attend_real *hg = scratch; // [N,G*H] = h_prev W_hhᵀ + b_hh
-    AT_PARALLEL_ROWS((double)N * GH, N, 1, {
-        for (int n = lo; n < hi; n++) memcpy(hg + (size_t)n * GH, cell->b_hh, (size_t)GH * sizeof *hg);
-    });
-    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 1, hg, GH);
-    AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
-                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, hg, h_prev, c_prev, active, lo, hi));
+    cell_step_forward(cell, h_out, c_out, saved, xg, (size_t)at_cell_gates(cell->kind) * cell->H, h_prev, c_prev,
+                      active, N, scratch);
+}
+
+/* The LSTM's gate gradients of one row, d [4H], from dc in d[H..2H) (the
+ * forget gate's slot, overwritten); has_c is a constant at each call, so the
+ * loop holds no condition. */
+static AT_ALWAYS_INLINE void lstm_gates_backward(attend_real *restrict d, const attend_real *restrict dh,
+                                                 const attend_real *restrict sv, const attend_real *restrict cp,
+                                                 int H, int has_c) {
+    // d [4H], dh [H], sv [5H], cp [H] (has_c) or NULL
+#pragma omp simd
+    for (int j = 0; j < H; j++) {
+        attend_real i = sv[j], f = sv[H + j], gg = sv[2 * H + j], o = sv[3 * H + j];
+        attend_real tc = sv[4 * H + j], dc = d[H + j];
+        // h' = o ⊙ tanh(c')
+        attend_real d_o = dh[j] * tc;
+        // c' = f ⊙ c + i ⊙ g
+        attend_real di = dc * gg, df = has_c ? dc * cp[j] : 0, dg = dc * i;
+        // i, f, o = σ(·), g = tanh(·) of xg + hg
+        d[j] = di * i * (1 - i);
+        d[H + j] = df * f * (1 - f);
+        d[2 * H + j] = dg * (1 - gg * gg);
+        d[3 * H + j] = d_o * o * (1 - o);
+    }
 }
 
 /* Backward of the gate nonlinearities of rows [n0,n1): da [N,G*H] (the
  * pre-activation gradient, 0 on inactive rows), dxg +=, dh_prev +=, dc_prev +=
  * (any of the three may be NULL). */
-AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_real *restrict da,
-                                          attend_real *restrict dxg, attend_real *restrict dh_prev,
-                                          attend_real *restrict dc_prev, const attend_real *restrict dh_out,
-                                          const attend_real *restrict dc_out, const attend_real *restrict saved,
-                                          const attend_real *restrict h_prev, const attend_real *restrict c_prev,
-                                          const uint8_t *active, int n0, int n1) {
+AT_KERNEL_VOID(static, cell_gates_backward,
+               (attend_cell_kind kind, int H, attend_real *restrict da, attend_real *restrict dxg,
+                attend_real *restrict dh_prev, attend_real *restrict dc_prev, const attend_real *restrict dh_out,
+                const attend_real *restrict dc_out, const attend_real *restrict saved,
+                const attend_real *restrict h_prev, const attend_real *restrict c_prev, const uint8_t *active,
+                int n0, int n1),
+               (kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev, c_prev, active, n0, n1)) {
     const int GH = at_cell_gates(kind) * H, W = at_cell_saved_width(kind, H);
     for (int n = n0; n < n1; n++) {
         attend_real *restrict d = da + (size_t)n * GH;                       // [G*H]
@@ -166,10 +201,16 @@ AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_r
         if (active && !active[n]) {
             // forward: h_out = h_prev, c_out = c_prev (passed through)
             memset(d, 0, (size_t)GH * sizeof *d);
-            if (dhp)
+            if (dhp) {
+#pragma omp simd
                 for (int j = 0; j < H; j++) dhp[j] += dh[j];
-            if (kind == ATTEND_CELL_LSTM && dc_prev && dc_out)
-                for (int j = 0; j < H; j++) dc_prev[(size_t)n * H + j] += dc_out[(size_t)n * H + j];
+            }
+            if (kind == ATTEND_CELL_LSTM && dc_prev && dc_out) {
+                attend_real *restrict dcp = dc_prev + (size_t)n * H;
+                const attend_real *restrict dco = dc_out + (size_t)n * H;
+#pragma omp simd
+                for (int j = 0; j < H; j++) dcp[j] += dco[j];
+            }
             continue;
         }
         const attend_real *restrict sv = saved + (size_t)n * W; // [W]
@@ -207,21 +248,28 @@ AT_VECTOR static void cell_gates_backward(attend_cell_kind kind, int H, attend_r
             const attend_real *restrict cp = c_prev ? c_prev + (size_t)n * H : NULL;   // [H]
             const attend_real *restrict dco = dc_out ? dc_out + (size_t)n * H : NULL;  // [H]
             attend_real *restrict dcp = dc_prev ? dc_prev + (size_t)n * H : NULL;      // [H]
-            for (int j = 0; j < H; j++) {
-                attend_real i = sv[j], f = sv[H + j], gg = sv[2 * H + j], o = sv[3 * H + j];
-                attend_real tc = sv[4 * H + j];
-                // h' = o ⊙ tanh(c')
-                attend_real d_o = dh[j] * tc;
-                attend_real dc = (dco ? dco[j] : 0) + dh[j] * o * (1 - tc * tc);
-                // c' = f ⊙ c + i ⊙ g
-                attend_real di = dc * gg, df = cp ? dc * cp[j] : 0, dg = dc * i;
-                if (dcp) dcp[j] += dc * f;
-                // i, f, o = σ(·), g = tanh(·) of xg + hg
-                d[j] = di * i * (1 - i);
-                d[H + j] = df * f * (1 - f);
-                d[2 * H + j] = dg * (1 - gg * gg);
-                d[3 * H + j] = d_o * o * (1 - o);
+            /* dc, the gradient reaching c', first into d[H..2H) (the forget
+             * gate's slot), so that no loop holds a condition */
+            attend_real *restrict dcv = d + H; // [H]
+            if (dco) {
+#pragma omp simd
+                for (int j = 0; j < H; j++) {
+                    attend_real o = sv[3 * H + j], tc = sv[4 * H + j];
+                    dcv[j] = dco[j] + dh[j] * o * (1 - tc * tc);
+                }
+            } else {
+#pragma omp simd
+                for (int j = 0; j < H; j++) {
+                    attend_real o = sv[3 * H + j], tc = sv[4 * H + j];
+                    dcv[j] = 0 + dh[j] * o * (1 - tc * tc);
+                }
             }
+            if (dcp) {
+#pragma omp simd
+                for (int j = 0; j < H; j++) dcp[j] += dcv[j] * sv[H + j];
+            }
+            if (cp) lstm_gates_backward(d, dh, sv, cp, H, 1);
+            else lstm_gates_backward(d, dh, sv, NULL, H, 0);
             if (dxg) {
                 attend_real *restrict dx = dxg + (size_t)n * GH; // [G*H]
 #pragma omp simd
@@ -386,18 +434,26 @@ static void layer_forward(const at_cell *cell, int reverse, attend_real *out, in
     }
 
     const int K = max_len(len, N);
+    int same_len = 1; /* every row at the same time at each step, reversed or not */
+    for (int n = 1; n < N; n++) same_len &= len[n] == len[0];
     for (int k = 0; k < K; k++) {
         int count = step_mask(ws.act, len, N, k);
-        for (int n = 0; n < N; n++) // gather this step's rows of xg
-            if (ws.act[n])
-                memcpy(ws.xs + (size_t)n * GH,
-                       ws.xg + ((size_t)n * S + step_time(reverse, len, n, k)) * GH,
-                       (size_t)GH * sizeof(attend_real));
+        const attend_real *xk = ws.xs; // this step's rows of xg, GH or S*GH apart
+        size_t xk_stride = (size_t)GH;
+        if (count == N && (!reverse || same_len)) { /* evenly spaced: read them in place */
+            xk = ws.xg + (size_t)step_time(reverse, len, 0, k) * GH;
+            xk_stride = (size_t)S * GH;
+        } else {
+            for (int n = 0; n < N; n++) // gather this step's rows of xg
+                if (ws.act[n])
+                    memcpy(ws.xs + (size_t)n * GH,
+                           ws.xg + ((size_t)n * S + step_time(reverse, len, n, k)) * GH,
+                           (size_t)GH * sizeof(attend_real));
+        }
         attend_real *h_next = ws.hs + (size_t)(k + 1) * NH; // [N,H]
-        at_cell_step_forward(cell, h_next, ws.cs ? ws.cs + (size_t)(k + 1) * NH : NULL,
-                             ws.gates + (size_t)(keep_gates ? k : 0) * N * W, ws.xs, ws.hs + (size_t)k * NH,
-                             ws.cs ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N,
-                             ws.cell);
+        cell_step_forward(cell, h_next, ws.cs ? ws.cs + (size_t)(k + 1) * NH : NULL,
+                          ws.gates + (size_t)(keep_gates ? k : 0) * N * W, xk, xk_stride, ws.hs + (size_t)k * NH,
+                          ws.cs ? ws.cs + (size_t)k * NH : NULL, count == N ? NULL : ws.act, N, ws.cell);
         for (int n = 0; n < N; n++)
             if (ws.act[n])
                 memcpy(out + ((size_t)n * S + step_time(reverse, len, n, k)) * out_stride,
@@ -445,9 +501,11 @@ void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reve
         if (dout)
             for (int n = 0; n < N; n++) {
                 if (!ws.act[n]) continue;
-                const attend_real *d =
+                const attend_real *restrict d =
                     dout + ((size_t)n * S + step_time(reverse, len, n, k)) * out_stride; // [H]
-                for (int j = 0; j < H; j++) dh_cur[(size_t)n * H + j] += d[j];
+                attend_real *restrict dh = dh_cur + (size_t)n * H;                       // [H]
+#pragma omp simd
+                for (int j = 0; j < H; j++) dh[j] += d[j];
             }
         memset(ws.xs, 0, (size_t)N * GH * sizeof *ws.xs);
         memset(dh_nxt, 0, NH * sizeof *dh_nxt);
@@ -470,10 +528,8 @@ void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reve
         dc_nxt = tmp;
     }
     // forward: hs[0] = h0, cs[0] = c0
-    if (dh0)
-        for (size_t i = 0; i < NH; i++) dh0[i] += dh_cur[i];
-    if (lstm && dc0)
-        for (size_t i = 0; i < NH; i++) dc0[i] += dc_cur[i];
+    if (dh0) at_rows_sum(dh0, dh_cur, 1, (int)NH);
+    if (lstm && dc0) at_rows_sum(dc0, dc_cur, 1, (int)NH);
 
     // forward: xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih
     // (dxg stays at the start of scratch for a caller that takes it from there)

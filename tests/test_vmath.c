@@ -2,8 +2,8 @@
  * test_vmath.c — the vectorizable exp, tanh and sigmoid of src/vmath.h
  * (float build) against double-precision libm: error in ulps of the float
  * result over [-12, 12] (every 257th float, both signs, 8.5M points), the
- * documented bounds, the special values, and that the AVX2/AVX-512 clones of
- * a vectorized loop compute the same bits as the scalar code.
+ * documented bounds, the special values, and that the baseline, AVX2 and
+ * AVX-512 copies of a vectorized loop compute the same bits as scalar code.
  */
 #include <float.h>
 #include <stdint.h>
@@ -73,26 +73,40 @@ static void test_special_values(void) {
            "sigmoid at ±inf: %g %g", at_vsigmoid(INFINITY), at_vsigmoid(-INFINITY));
 }
 
-/* A vectorized loop (AVX2 or AVX-512 clone where the CPU has it) and the
- * scalar code give the same bits: no FMA contraction in either. */
-AT_VECTOR static void tanh_rows(float *restrict out, const float *restrict in, int n) {
+/* A vectorized loop compiled at every level (AT_KERNEL) and the scalar code
+ * give the same bits: no FMA contraction in either. Each copy this CPU can
+ * run is called directly, not through the dispatcher. */
+AT_KERNEL_VOID(static, tanh_rows, (float *restrict out, const float *restrict in, int n), (out, in, n)) {
 #pragma omp simd
     for (int i = 0; i < n; i++) out[i] = at_vtanh(in[i]) + at_vexp(-fabsf(in[i])) * 0.5f;
 }
 
-static void test_clones_same_bits(void) {
+static void test_levels_same_bits(void) {
     enum { n = 1 << 16 };
     float *in = malloc(n * sizeof *in), *vec = malloc(n * sizeof *vec);
-    int diff = 0;
     for (int i = 0; i < n; i++) in[i] = (float)(i - n / 2) * (12.0f / (n / 2));
-    tanh_rows(vec, in, n);
-    for (int i = 0; i < n; i++) {
-        volatile float x = in[i]; /* keeps this loop scalar */
-        float s = at_vtanh(x) + at_vexp(-fabsf(x)) * 0.5f;
-        if (memcmp(&s, &vec[i], sizeof s) != 0) diff++;
+    in[0] = NAN, in[1] = INFINITY, in[2] = -INFINITY, in[3] = -100.0f, in[4] = 100.0f; /* the selects */
+    static const char *names[] = {"baseline", "avx2", "avx512", "dispatched"};
+    const int top = AT_ISA_DISPATCH ? (int)at_isa_supported() : 0;
+    for (int level = 0; level <= top + 1; level++) {
+        if (level > top) tanh_rows(vec, in, n); /* through the dispatcher, at at_isa() */
+#if AT_ISA_DISPATCH
+        else if (level == AT_ISA_AVX512) tanh_rows_isa_avx512(vec, in, n);
+        else if (level == AT_ISA_AVX2) tanh_rows_isa_avx2(vec, in, n);
+        else tanh_rows_isa_base(vec, in, n);
+#else
+        else tanh_rows(vec, in, n);
+#endif
+        const char *name = names[level > top ? 3 : level];
+        int diff = 0;
+        for (int i = 0; i < n; i++) {
+            volatile float x = in[i]; /* keeps this loop scalar */
+            float s = at_vtanh(x) + at_vexp(-fabsf(x)) * 0.5f;
+            if (memcmp(&s, &vec[i], sizeof s) != 0) diff++;
+        }
+        printf("  %s: %d of %d values differ between the vectorized loop and scalar code\n", name, diff, n);
+        EXPECT(diff == 0, "%s: %d values differ", name, diff);
     }
-    printf("  %d of %d values differ between the vectorized loop and scalar code\n", diff, n);
-    EXPECT(diff == 0, "%d values differ", diff);
     free(in);
     free(vec);
 }
@@ -100,7 +114,7 @@ static void test_clones_same_bits(void) {
 int main(void) {
     RUN(test_accuracy);
     RUN(test_special_values);
-    RUN(test_clones_same_bits);
+    RUN(test_levels_same_bits);
     return harness_summary();
 }
 

@@ -57,8 +57,16 @@ def reversal_batch(rng, N, L, symbols):
             torch.from_numpy(tout))
 
 
+def cpu_capability():
+    """The ATen kernel level in use (ATEN_CPU_CAPABILITY restricts it)."""
+    for ln in torch.__config__.show().splitlines():
+        if "CPU capability usage:" in ln:
+            return ln.split(":", 1)[1].strip()
+    return "unknown"
+
+
 def emit(**kw):
-    kw = dict(side="torch", **kw)
+    kw = dict(side="torch", cpu_capability=cpu_capability(), **kw)
     print(json.dumps(kw), flush=True)
 
 
