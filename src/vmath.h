@@ -37,14 +37,6 @@
 #include "internal.h"
 #include "isa.h"
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
-    !defined(ATTEND_NO_CLONES)
-/* Deprecated: gcc target_clones (the loader picks the copy, ATTEND_ISA cannot
- * force it); only src/gemm.c still uses it until it moves to AT_KERNEL. */
-#define AT_VECTOR __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define AT_VECTOR
-#endif
 
 /* c ? a : b for a comparison c, by bit masks in the float build: no branch
  * for any compiler to keep (see the header comment). */

@@ -8,9 +8,7 @@
 #   build-asan/     clang, portable GEMM, AddressSanitizer + UndefinedBehaviorSanitizer, -Werror
 #   build-tsan/     gcc, ThreadSanitizer, portable GEMM, -Werror: builds and runs only
 #                   test_concurrent (one loaded model decoded from 8 threads, each
-#                   with its own clone; any data race fails the run). Built with
-#                   ATTEND_NO_CLONES: gcc's target_clones resolvers (ifuncs) run
-#                   before TSan's runtime is set up and crash at load time
+#                   with its own clone; any data race fails the run)
 #   build-mpi/      portable GEMM, -DATTEND_MPI=ON, -Werror: builds the command and
 #                   test_parallel and runs only those and the mpi tests
 #                   (tests/cmake/mpi.cmake: mpirun -np 1/2/4, 4 oversubscribed)
@@ -82,7 +80,7 @@ for config in "${configs[@]}"; do
               flags=(-DCMAKE_C_COMPILER=clang -DCMAKE_C_FLAGS=-Wno-pass-failed -DATTEND_BLAS=OFF -DATTEND_WERROR=ON
                      -DATTEND_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     tsan)     dir=build-tsan;     cc=(gcc); targets=(--target test_concurrent); only='^test_concurrent$'
-              flags=(-DCMAKE_C_COMPILER=gcc "-DCMAKE_C_FLAGS=-fsanitize=thread -DATTEND_NO_CLONES"
+              flags=(-DCMAKE_C_COMPILER=gcc "-DCMAKE_C_FLAGS=-fsanitize=thread"
                      -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DATTEND_BLAS=OFF -DATTEND_WERROR=ON
                      -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
     mpi)      dir=build-mpi;      targets=(--target attend_cli test_parallel); only='^(cli_mpi_|cli_grad_shards$|test_parallel$)'
