@@ -161,6 +161,29 @@ attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run,
     return at_ok(err);
 }
 
+/* A step whose loss is not finite: no update, the report's gradient norm NaN
+ * and the learning rate the step would have had. */
+static void skipped_update(const attend_trainer *tr, attend_step_report *r) {
+    r->opt.grad_norm = NAN;
+    r->opt.lr = attend_optim_lr_at(&tr->opt_cfg, attend_optim_steps(tr->opt));
+}
+
+/* Books the optimizer's status st (oerr its message): a non-finite step is
+ * skipped and counted, another error returned, success ends a non-finite run. */
+static attend_status count_update(attend_trainer *tr, attend_status st, const attend_error *oerr,
+                                  attend_step_report *r, attend_error *err) {
+    if (st == ATTEND_ERR_NONFINITE) {
+        tr->skipped++;
+        tr->nonfinite_run++;
+        r->skipped = 1;
+    } else if (st != ATTEND_OK) {
+        return at_fail(err, st, "%s", oerr->msg);
+    } else {
+        tr->nonfinite_run = 0;
+    }
+    return ATTEND_OK;
+}
+
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
 
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
@@ -185,18 +208,9 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
         TRY(attend_model_backward(m, err));
         st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
     } else {
-        r.opt.grad_norm = NAN;
-        r.opt.lr = attend_optim_lr_at(&tr->opt_cfg, attend_optim_steps(tr->opt));
+        skipped_update(tr, &r);
     }
-    if (st == ATTEND_ERR_NONFINITE) {
-        tr->skipped++;
-        tr->nonfinite_run++;
-        r.skipped = 1;
-    } else if (st != ATTEND_OK) {
-        return at_fail(err, st, "%s", oerr.msg);
-    } else {
-        tr->nonfinite_run = 0;
-    }
+    TRY(count_update(tr, st, &oerr, &r, err));
     tr->pos += nb;
     r.step = attend_trainer_steps(tr);
     r.epoch = tr->epoch;
@@ -407,18 +421,9 @@ attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *s
     attend_status st = ATTEND_ERR_NONFINITE;
     if (isfinite(r.tf.loss)) st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
     else {
-        r.opt.grad_norm = NAN;
-        r.opt.lr = attend_optim_lr_at(&tr->opt_cfg, attend_optim_steps(tr->opt));
+        skipped_update(tr, &r);
     }
-    if (st == ATTEND_ERR_NONFINITE) {
-        tr->skipped++;
-        tr->nonfinite_run++;
-        r.skipped = 1;
-    } else if (st != ATTEND_OK) {
-        return at_fail(err, st, "%s", oerr.msg);
-    } else {
-        tr->nonfinite_run = 0;
-    }
+    TRY(count_update(tr, st, &oerr, &r, err));
     tr->pos += tr->nb;
     r.step = attend_trainer_steps(tr);
     r.epoch = tr->epoch;
