@@ -184,6 +184,24 @@ static attend_status count_update(attend_trainer *tr, attend_status st, const at
     return ATTEND_OK;
 }
 
+/* The end of every step: the optimizer's status booked (count_update), nb
+ * pairs consumed, the report, and the stop after max_nonfinite skipped steps
+ * in a row. */
+static attend_status finish_step(attend_trainer *tr, attend_status st, const attend_error *oerr,
+                                 attend_step_report *r, int nb, attend_step_report *rep, attend_error *err) {
+    TRY(count_update(tr, st, oerr, r, err));
+    tr->pos += nb;
+    r->step = attend_trainer_steps(tr);
+    r->epoch = tr->epoch;
+    if (rep) *rep = *r;
+    CHECK(tr->max_nonfinite == 0 || tr->nonfinite_run < tr->max_nonfinite, err, ATTEND_ERR_NONFINITE,
+          "attend_trainer_step: %ld non-finite steps in a row (steps %ld-%ld; last: loss %g, gradient norm %g): "
+          "training stopped; the weights are those of step %ld",
+          tr->nonfinite_run, r->step - tr->nonfinite_run + 1, r->step, r->tf.loss, r->opt.grad_norm,
+          r->step - tr->nonfinite_run);
+    return at_ok(err);
+}
+
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
 
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
@@ -210,17 +228,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     } else {
         skipped_update(tr, &r);
     }
-    TRY(count_update(tr, st, &oerr, &r, err));
-    tr->pos += nb;
-    r.step = attend_trainer_steps(tr);
-    r.epoch = tr->epoch;
-    if (rep) *rep = r;
-    CHECK(tr->max_nonfinite == 0 || tr->nonfinite_run < tr->max_nonfinite, err, ATTEND_ERR_NONFINITE,
-          "attend_trainer_step: %ld non-finite steps in a row (steps %ld-%ld; last: loss %g, gradient norm %g): "
-          "training stopped; the weights are those of step %ld",
-          tr->nonfinite_run, r.step - tr->nonfinite_run + 1, r.step, r.tf.loss, r.opt.grad_norm,
-          r.step - tr->nonfinite_run);
-    return at_ok(err);
+    return finish_step(tr, st, &oerr, &r, nb, rep, err);
 }
 
 /* ------------------------------------------------- data-parallel steps */
@@ -423,17 +431,7 @@ attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *s
     else {
         skipped_update(tr, &r);
     }
-    TRY(count_update(tr, st, &oerr, &r, err));
-    tr->pos += tr->nb;
-    r.step = attend_trainer_steps(tr);
-    r.epoch = tr->epoch;
-    if (rep) *rep = r;
-    CHECK(tr->max_nonfinite == 0 || tr->nonfinite_run < tr->max_nonfinite, err, ATTEND_ERR_NONFINITE,
-          "attend_trainer_step: %ld non-finite steps in a row (steps %ld-%ld; last: loss %g, gradient norm %g): "
-          "training stopped; the weights are those of step %ld",
-          tr->nonfinite_run, r.step - tr->nonfinite_run + 1, r.step, r.tf.loss, r.opt.grad_norm,
-          r.step - tr->nonfinite_run);
-    return at_ok(err);
+    return finish_step(tr, st, &oerr, &r, tr->nb, rep, err);
 }
 
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
