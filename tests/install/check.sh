@@ -71,6 +71,27 @@ cmake)
     grep -q 'attendConfigVersion.cmake' "$prefix/v1.log" || grep -q '0.1.0' "$prefix/v1.log" ||
         { cat "$prefix/v1.log"; fail "find_package(attend 1.0) failed for another reason"; }
     echo "find_package(attend 0.1): attend::attend (shared) and attend::attend_static (static) ok; 1.0 refused"
+    # The Python package, installed as `cmake --install build --prefix ~/.local`
+    # installs it: PYTHONUSERBASE makes the scratch prefix the user base, so
+    # Debian's python3 finds it as it finds ~/.local, and the package must load
+    # the installed libattend.so.0 and G2P model with no LD_LIBRARY_PATH. (Not
+    # in sanitizer builds: their library cannot load into an unsanitized python.)
+    if [ -z "$extra" ] && [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+        env -u LD_LIBRARY_PATH -u PYTHONPATH -u ATTEND_LIBRARY -u ATTEND_G2P_MODEL PYTHONUSERBASE="$prefix" \
+            /usr/bin/python3 -c '
+import os, sys, attend, attend.g2p
+prefix = os.path.realpath(sys.argv[1])
+lib = os.path.realpath(attend._lib.lib._name)
+assert lib.startswith(prefix + "/"), lib
+assert os.path.realpath(attend.__file__).startswith(prefix + "/"), attend.__file__
+assert os.path.realpath(attend.g2p.default_model_path()).startswith(prefix + "/share/attend/")
+word = attend.g2p.pronounce("hello")
+assert word == "HH EH L OW", word
+print("python: attend %s from %s, library %s: hello %s" % (attend.version(), os.path.dirname(attend.__file__), lib, word))
+' "$prefix" || fail "the installed Python package"
+    else
+        echo "python: not checked (sanitizer build, or no /usr/bin/python3 with numpy)"
+    fi
     ;;
 *) fail "unknown mode $mode";;
 esac
