@@ -17,7 +17,7 @@
 #ifndef ATTEND_RNN_H
 #define ATTEND_RNN_H
 
-#include "internal.h"
+#include "../internal.h"
 
 typedef struct {
     attend_cell_kind kind;   /* ATTEND_CELL_GRU or ATTEND_CELL_LSTM */
