@@ -15,6 +15,7 @@ from conftest import SOURCE_DIR
 torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 import ref_model  # noqa: E402
+import torch_convert  # noqa: E402
 
 TOOL = os.path.join(SOURCE_DIR, "tools", "torch_convert.py")
 VOCAB_SRC = ref_model.SPECIALS + list("abcdef")
@@ -27,9 +28,25 @@ ARCHS = [
 PAIRS = [("abc", "CBA"), ("fedcba", "AB"), ("a", "GGGG"), ("cafe", "EFAC")]
 
 
-def convert(*args):
-    r = subprocess.run([sys.executable, TOOL] + [str(a) for a in args], capture_output=True, text=True)
-    return r
+class Run:
+    def __init__(self, returncode, stderr):
+        self.returncode, self.stderr = returncode, stderr
+
+
+def convert(*args, capsys=None):
+    """The tool's main() in this process (importing torch once, not per run)."""
+    rc = torch_convert.main([str(a) for a in args])
+    return Run(rc, capsys.readouterr().err if capsys else "")
+
+
+def test_command_line(tmp_path, reverse_model):
+    """Once as a program: /usr/bin/python3 tools/torch_convert.py ..."""
+    r = subprocess.run([sys.executable, TOOL, "to-torch", str(reverse_model), str(tmp_path / "r.pt")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "wrote" in r.stdout, r.stderr
+    r = subprocess.run([sys.executable, TOOL, "to-attend", str(tmp_path / "none.pt"), str(tmp_path / "x")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "none.pt" in r.stderr
 
 
 def torch_logp(model, vocab_src, vocab_tgt, src, tgt):
@@ -97,18 +114,18 @@ def test_attend_to_torch(reverse_model, tmp_path):
     assert (tmp_path / "r.safetensors").read_bytes() == reverse_model.read_bytes()
 
 
-def test_bad_input(tmp_path, reverse_model):
+def test_bad_input(tmp_path, reverse_model, capsys):
     cfg = dict(ARCHS[0], src_vocab=len(VOCAB_SRC), tgt_vocab=len(VOCAB_TGT), emb=6, max_batch=4, max_src_len=6,
                max_tgt_len=7)
     sd = ref_model.Seq2Seq(cfg).state_dict()
     sd["bridge.weight"] = torch.zeros(8, 10)
     torch.save({"config": cfg, "state_dict": sd, "src_vocab": VOCAB_SRC, "tgt_vocab": VOCAB_TGT,
                 "tokenizer": "char"}, tmp_path / "bad.pt")
-    r = convert("to-attend", tmp_path / "bad.pt", tmp_path / "bad.safetensors")
+    r = convert("to-attend", tmp_path / "bad.pt", tmp_path / "bad.safetensors", capsys=capsys)
     assert r.returncode == 1 and "bridge.weight" in r.stderr and not (tmp_path / "bad.safetensors").exists()
     torch.save(ref_model.Seq2Seq(cfg).state_dict(), tmp_path / "plain.pt")
-    r = convert("to-attend", tmp_path / "plain.pt", tmp_path / "plain.safetensors")
+    r = convert("to-attend", tmp_path / "plain.pt", tmp_path / "plain.safetensors", capsys=capsys)
     assert r.returncode == 1 and "--meta" in r.stderr
     (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 7)
-    r = convert("to-torch", tmp_path / "junk.safetensors", tmp_path / "junk.pt")
+    r = convert("to-torch", tmp_path / "junk.safetensors", tmp_path / "junk.pt", capsys=capsys)
     assert r.returncode == 1 and "too short" in r.stderr
