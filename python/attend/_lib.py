@@ -265,7 +265,10 @@ def check(status, err):
 
 
 def call(name, *args):
-    """Calls an attend function whose last argument is attend_error *."""
+    """Calls an attend function whose last argument is attend_error * (only
+    functions declared in _SIGNATURES: no call without argtypes)."""
+    if name not in _SIGNATURES:
+        raise AttendError(ERR_ARG, "%s: not declared in attend._lib._SIGNATURES" % name)
     err = Error()
     check(getattr(lib, name)(*args, ctypes.byref(err)), err)
 

@@ -138,3 +138,28 @@ def test_bad_training_options(tmp_path):
     raises(attend.ERR_ARG, attend.train)
     raises(attend.ERR_IO, attend.train, train_tsv=tmp_path / "none.tsv")
     raises(attend.ERR_ARG, attend.train, task="copy", cell="transformer")
+
+
+# ------------------------------------------------------------------ the bindings
+def test_every_bound_function_is_declared():
+    """Every attend_* function the package calls has argtypes and restype
+    (declared in _SIGNATURES), and the ctypes structures have the C sizes
+    (x86-64 / LP64, checked against include/attend.h's field lists)."""
+    import ctypes
+    import re
+    import attend._lib as L
+    pkg = os.path.dirname(attend.__file__)
+    used = set()
+    for f in os.listdir(pkg):
+        if f.endswith(".py"):
+            text = open(os.path.join(pkg, f), encoding="utf-8").read()
+            used |= set(re.findall(r"lib\.(attend_\w+)", text)) | set(re.findall(r'call\("(attend_\w+)"', text))
+    assert used and used <= set(L._SIGNATURES), sorted(used - set(L._SIGNATURES))
+    for name in L._SIGNATURES:
+        f = getattr(L.lib, name)
+        assert f.argtypes is not None, name
+    sizes = {L.ScoreConfig: 32, L.ModelConfig: 52, L.ModelTensor: 56, L.OptimConfig: 80, L.StepReport: 80,
+             L.EvalStats: 56, L.TaskConfig: 32, L.TsvOptions: 16, L.Error: 260, L.MhaConfig: 20, L.TfStats: 32}
+    for cls, n in sizes.items():
+        assert ctypes.sizeof(cls) == n, cls.__name__
+    raises(attend.ERR_ARG, L.call, "attend_sweep_run", None)          # not declared: refused
