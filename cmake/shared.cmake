@@ -10,7 +10,13 @@
 # symbols are exported (cmake/attend.map); the soname carries the major
 # version: libattend.so.0 → libattend.so.0.1.0.
 
-option(ATTEND_SHARED "Build libattend.so (and the Python package that loads it)" ON)
+# Default: on, except in sanitizer builds (a sanitized .so cannot be loaded into
+# an unsanitized python, and tools/test.sh's asan configuration is the slowest).
+set(ATTEND_SHARED_DEFAULT ON)
+if(ATTEND_SANITIZE)
+  set(ATTEND_SHARED_DEFAULT OFF)
+endif()
+option(ATTEND_SHARED "Build libattend.so (and the Python package that loads it)" ${ATTEND_SHARED_DEFAULT})
 include(CMakePackageConfigHelpers)
 
 set(ATTEND_EXPORT_TARGETS attend)
@@ -65,6 +71,10 @@ endif()
 # installs into a scratch prefix and builds tests/install/consumer.c with
 # find_package(attend) against both targets (the pkg-config half is the test
 # install_pkgconfig in CMakeLists.txt).
+# install_pkgconfig (CMakeLists.txt) checks libattend.so too when it is built.
+if(ATTEND_TESTS AND ATTEND_SHARED AND TEST install_pkgconfig)
+  set_tests_properties(install_pkgconfig PROPERTIES ENVIRONMENT "ATTEND_EXPECT_SHARED=1")
+endif()
 if(ATTEND_TESTS AND ATTEND_SHARED)
   set(ATTEND_CONSUMER_FLAGS "")
   if(ATTEND_SANITIZE)
