@@ -1,5 +1,7 @@
 """attend.train equals `attend train` byte for byte with the same options,
 and reports progress through its callback."""
+import numpy as np
+
 import attend
 from conftest import REVERSE, cli_args, run_cli
 
@@ -38,3 +40,30 @@ def test_progress_false_stops_early():
     assert steps == [1, 2, 3, 4, 5]
     assert m.greedy("ab", max_len=3)[0].ids.dtype.name == "int32"
     m.close()
+
+
+def test_pointer_model(tmp_path, reverse_model):
+    """The sort task trains a pointer model: outputs are source positions."""
+    m = attend.train(task="sort", symbols=5, max_len=5, count=300, dev_count=10, emb=8, hidden=8, attn=8,
+                     batch=16, steps=40, seed=2)
+    assert m.config["decoder"] == "pointer" and m.tgt_vocab is not None
+    h = m.greedy("ecab")[0]
+    assert h.ids.tolist() == [int(t) for t in h.tokens] and len(h.ids) == 4   # one position per source symbol
+    assert all(0 <= i < 4 for i in h.ids) and h.alignment.shape == (4, 4)
+    logp, align = m.score("ecab", np.array([2, 3, 1, 0], dtype=np.int32))    # positions, no EOS step
+    assert logp < 0 and align.shape == (4, 4)
+    m.save(tmp_path / "sort.safetensors")
+    m.close()
+    with attend.Model.load(tmp_path / "sort.safetensors") as again:
+        assert again.tgt_vocab is None
+        assert again.greedy("ecab")[0].ids.tolist() == h.ids.tolist()
+
+
+def test_pointer_model_equals_cli(tmp_path):
+    opts = dict(task="sort", symbols=5, max_len=5, count=300, dev_count=10, emb=8, hidden=8, attn=8, batch=16,
+                steps=40, seed=2)
+    run_cli("train", *cli_args(opts), "--out", tmp_path / "cli.safetensors", cwd=tmp_path)
+    m = attend.train(**opts)
+    m.save(tmp_path / "py.safetensors")
+    m.close()
+    assert (tmp_path / "py.safetensors").read_bytes() == (tmp_path / "cli.safetensors").read_bytes()

@@ -211,6 +211,18 @@ def main():
         shutil.rmtree(prof, ignore_errors=True)
     if 'data-done="2"' not in dom or "HH EH L OW" not in dom or "does not know the letter(s) ï" not in dom:
         fails.append("#words=hello,naïve: the dumped DOM lacks the two runs")
+    # the unbuilt template says how to build the page
+    template = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "web", "index.html")
+    prof = tempfile.mkdtemp(prefix="attend-web-")
+    try:
+        dom = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              "--user-data-dir=" + prof, "--virtual-time-budget=2000", "--dump-dom",
+                              "file://" + os.path.abspath(template)], capture_output=True, text=True,
+                             timeout=120).stdout
+    finally:
+        shutil.rmtree(prof, ignore_errors=True)
+    if "build the page with `sh tools/wasm_build.sh`" not in dom:
+        fails.append("web/index.html opened unbuilt does not say how to build the page")
     size = os.path.getsize(page)
     med = statistics.median(times) if times else float("nan")
     print("page: %s, %d bytes (%.2f MiB)" % (page, size, size / 2 ** 20))
