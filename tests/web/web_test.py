@@ -18,6 +18,7 @@ import fcntl
 import json
 import math
 import os
+import select
 import shutil
 import statistics
 import subprocess
@@ -61,8 +62,9 @@ class Browser:
         end = time.time() + timeout
         while True:
             while b"\0" not in self.buf:
-                if time.time() > end:
-                    raise TimeoutError(method)
+                left = end - time.time()
+                if left <= 0 or not select.select([self.res_r], [], [], left)[0]:
+                    raise TimeoutError("chromium did not answer %s in %d s" % (method, timeout))
                 chunk = os.read(self.res_r, 1 << 16)
                 if not chunk:
                     raise RuntimeError("chromium closed the pipe")
