@@ -6,8 +6,8 @@ ctypes over libattend.so and numpy; no other dependency.
     m = attend.train(task="reverse", steps=300, progress=print)   # as `attend train`
     m.save("reverse.safetensors")
     m = attend.Model.load("reverse.safetensors")
-    h = m.greedy("abcd")[0]; h.text, h.alignment          # 'dcba', [5,4] float32
-    attend.g2p.pronounce("hello")                        # 'HH AH L OW'
+    h = m.greedy("abcd")[0]; h.text, h.alignment          # 'dcba', [4,4] float32
+    attend.g2p.pronounce("hello")                        # 'HH EH L OW'
     import attend.kernels as K                           # the attention kernels on numpy arrays
 
 Errors raise attend.AttendError (.code, .status, .message: the library's

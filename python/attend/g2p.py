@@ -1,7 +1,7 @@
 """attend.g2p — English grapheme-to-phoneme with the shipped CMUdict model.
 
     import attend.g2p
-    attend.g2p.pronounce("hello")                 # 'HH AH L OW' (as `attend g2p hello`)
+    attend.g2p.pronounce("hello")                 # 'HH EH L OW' (as `attend g2p hello`)
     g = attend.g2p.G2P()                          # or G2P("my-model.safetensors")
     for h in g.nbest("read", 3):                  # beam search, best first
         print(h.text, h.score, h.alignment.shape) # alignment [phonemes, letters]
