@@ -1,0 +1,19 @@
+"""Every ```python block of docs/PYTHON.md runs, in order, in one namespace
+(in a scratch directory): the page's examples cannot rot."""
+import os
+import re
+
+from conftest import SOURCE_DIR
+
+
+def test_docs_python_examples(tmp_path, monkeypatch, capsys):
+    text = open(os.path.join(SOURCE_DIR, "docs", "PYTHON.md"), encoding="utf-8").read()
+    blocks = re.findall(r"^```python\n(.*?)^```$", text, flags=re.S | re.M)
+    assert len(blocks) >= 5
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    for i, code in enumerate(blocks):
+        exec(compile(code, "docs/PYTHON.md block %d" % (i + 1), "exec"), ns)
+    out = capsys.readouterr().out
+    assert "HH EH L OW" in out and "R IY D -0.7012" in out and "dcba" in out
+    assert "[[[0.5  0.25 0.25]]]" in out and "ATTEND_ERR_ARG" in out and "closed" in out

@@ -1,0 +1,53 @@
+"""attend.g2p against `attend g2p` on the shipped model: pronunciations,
+n-best lists with scores, and alignments (jsonl prints them to 4 decimals)."""
+import json
+
+import numpy as np
+import pytest
+
+import attend
+import attend.g2p
+from conftest import run_cli
+
+WORDS = ["hello", "world", "speech", "attention", "Read", "xylophone", "cat"]
+
+
+@pytest.fixture(scope="module")
+def g(g2p_model):
+    with attend.g2p.G2P(g2p_model) as model:
+        yield model
+
+
+def test_pronounce_matches_cli(g):
+    out = run_cli("g2p", *WORDS).stdout.splitlines()
+    assert out[0] == "hello HH EH L OW"
+    for word, line in zip(WORDS, out):
+        assert line == word + " " + g.pronounce(word)
+    assert attend.g2p.pronounce("hello") == "HH EH L OW"   # the shipped model, found by the package
+
+
+def test_nbest_and_alignment_match_cli(g):
+    out = run_cli("g2p", "--format", "jsonl", "--align", "--nbest", 3, *WORDS).stdout.splitlines()
+    for word, line in zip(WORDS, out):
+        cli = json.loads(line)["hypotheses"]
+        hyps = g.nbest(word, 3)
+        assert [h.text for h in hyps] == [c["phonemes"] for c in cli]
+        for h, c in zip(hyps, cli):
+            assert h.score == pytest.approx(c["score"], abs=1e-6)
+            assert h.alignment.shape == (len(h.ids), len(word))
+            np.testing.assert_allclose(h.alignment, np.array(c["alignment"]), atol=5.1e-5)
+            assert h.letters == list(word.lower())
+
+
+def test_greedy_alignment_and_entropy(g):
+    out = run_cli("g2p", "--format", "jsonl", "--align", "speech").stdout
+    cli = json.loads(out)["hypotheses"][0]
+    h = g.align("speech")
+    assert h.text == cli["phonemes"] == "S P IY CH"
+    np.testing.assert_allclose(h.alignment, np.array(cli["alignment"]), atol=5.1e-5)
+    assert int(np.argmax(h.alignment[0])) == 0          # S reads s (as tests/data/g2p/cli_test.sh checks)
+    assert int(np.argmax(h.alignment[3])) in (4, 5)     # CH reads c or h
+    ent = attend.g2p.entropy(h.alignment)
+    assert ent.shape == (4,) and np.all(ent >= 0) and np.all(ent <= np.log(6) + 1e-6)
+    w = h.alignment.astype(np.float64)
+    np.testing.assert_allclose(ent, -(w * np.log(np.where(w > 0, w, 1))).sum(1), atol=1e-12)
