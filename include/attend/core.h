@@ -10,9 +10,13 @@
  * Conventions (the same in every function below):
  *   - Arrays are row-major, last index contiguous (PyTorch order). The shape of
  *     every pointer argument is written beside it, with the project's dimension
- *     letters: N batch, T query (target) positions, S source positions,
- *     Dq query width, Dk key width, Dv value width, A additive attention width,
- *     E embed width, H heads.
+ *     letters (the project table, src/seq2seq/model_internal.h): N batch,
+ *     T query (target) positions, S source positions, Dq query width, Dk key
+ *     width, Dv value width, A additive attention width, P projected-key
+ *     width, D embed width (attend_mha_config's field E is D), H heads,
+ *     dh = D/H head width, He encoder hidden width per direction, E = 2He
+ *     encoder output width, Hd decoder hidden width, G gates per cell,
+ *     V vocabulary.
  *   - Masks are *validity* masks: a nonzero byte means "may be attended to".
  *     (PyTorch's boolean masks mean the opposite; tools/make_ref.py converts.)
  *   - Every fallible function returns an attend_status and, when `err` is not
@@ -263,32 +267,32 @@ attend_status attend_attention_backward(const attend_score_config *cfg,
 
 /* ------------------------------------------------------ multi-head attention */
 /*
- * The semantics of PyTorch's nn.MultiheadAttention(embed_dim=E, num_heads=H,
+ * The semantics of PyTorch's nn.MultiheadAttention(embed_dim=D, num_heads=H,
  * kdim, vdim, bias, batch_first=True), without dropout:
- *   Q = q Wqᵀ + bq [N,T,E],  K = k Wkᵀ + bk [N,S,E],  V = v Wvᵀ + bv [N,S,E]
- *   per head h (width E/H): P_h = masked_softmax(Q_h K_hᵀ / sqrt(E/H)),  O_h = P_h V_h
- *   out = concat_h(O_h) Woᵀ + bo [N,T,E]
+ *   Q = q Wqᵀ + bq [N,T,D],  K = k Wkᵀ + bk [N,S,D],  V = v Wvᵀ + bv [N,S,D]
+ *   per head h (width D/H): P_h = masked_softmax(Q_h K_hᵀ / sqrt(D/H)),  O_h = P_h V_h
+ *   out = concat_h(O_h) Woᵀ + bo [N,T,D]
  * Parameter names map to PyTorch as: Wq, Wk, Wv = in_proj_weight split in
- * three rows blocks (or q/k/v_proj_weight when kdim/vdim != E), bq, bk, bv =
+ * three rows blocks (or q/k/v_proj_weight when kdim/vdim != D), bq, bk, bv =
  * in_proj_bias split in three, Wo = out_proj.weight, bo = out_proj.bias.
  */
 typedef struct {
-    int E;    /* embed width: query width and output width */
-    int H;    /* heads; E % H == 0 */
-    int kdim; /* key width; 0 means E */
-    int vdim; /* value width; 0 means E */
+    int E;    /* embed width D (named after PyTorch's embed_dim): query width and output width */
+    int H;    /* heads; E % H == 0 (D divisible by H) */
+    int kdim; /* key width; 0 means D */
+    int vdim; /* value width; 0 means D */
     int bias; /* nonzero: bq, bk, bv, bo are used */
 } attend_mha_config;
 
 typedef struct {
-    const attend_real *Wq; /* [E,E] */
-    const attend_real *Wk; /* [E,kdim] */
-    const attend_real *Wv; /* [E,vdim] */
-    const attend_real *bq; /* [E] (bias only) */
-    const attend_real *bk; /* [E] (bias only) */
-    const attend_real *bv; /* [E] (bias only) */
-    const attend_real *Wo; /* [E,E] */
-    const attend_real *bo; /* [E] (bias only) */
+    const attend_real *Wq; /* [D,D] */
+    const attend_real *Wk; /* [D,kdim] */
+    const attend_real *Wv; /* [D,vdim] */
+    const attend_real *bq; /* [D] (bias only) */
+    const attend_real *bk; /* [D] (bias only) */
+    const attend_real *bv; /* [D] (bias only) */
+    const attend_real *Wo; /* [D,D] */
+    const attend_real *bo; /* [D] (bias only) */
 } attend_mha_params;
 
 /* Same shapes as attend_mha_params; accumulated (+=); NULL members skipped. */
@@ -296,7 +300,7 @@ typedef struct {
     attend_real *Wq, *Wk, *Wv, *bq, *bk, *bv, *Wo, *bo;
 } attend_mha_grads;
 
-/* Checks E, H, kdim, vdim. */
+/* Checks E (the embed width D), H, kdim, vdim. */
 attend_status attend_mha_config_check(const attend_mha_config *cfg, attend_error *err);
 
 /* Workspace for forward + backward, in attend_real values (0 on overflow or an
@@ -306,10 +310,10 @@ size_t attend_mha_workspace_size(const attend_mha_config *cfg, int N, int T, int
 /* weights: NULL, or [N,H,T,S] per head when average_weights == 0, or [N,T,S]
  * averaged over heads when average_weights != 0 (PyTorch's default). */
 attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p,
-                                 attend_real *out,       /* [N,T,E] */
+                                 attend_real *out,       /* [N,T,D] */
                                  attend_real *weights,   /* see above, or NULL */
                                  int average_weights,
-                                 const attend_real *q,   /* [N,T,E] */
+                                 const attend_real *q,   /* [N,T,D] */
                                  const attend_real *k,   /* [N,S,kdim] */
                                  const attend_real *v,   /* [N,S,vdim] */
                                  const uint8_t *valid,   /* [N,S] key padding, or NULL */
@@ -318,8 +322,8 @@ attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_
                                  attend_real *workspace, size_t workspace_len,
                                  attend_error *err);
 
-/* Accumulates dq [N,T,E], dk [N,S,kdim], dv [N,S,vdim] (each may be NULL) and
- * grads from dout [N,T,E]. q, k, v and workspace are the forward's. When q, k
+/* Accumulates dq [N,T,D], dk [N,S,kdim], dv [N,S,vdim] (each may be NULL) and
+ * grads from dout [N,T,D]. q, k, v and workspace are the forward's. When q, k
  * and v are one array (self-attention), pass the same dq/dk/dv array too: the
  * three contributions add up. */
 attend_status attend_mha_backward(const attend_mha_config *cfg, const attend_mha_params *p,
@@ -331,8 +335,8 @@ attend_status attend_mha_backward(const attend_mha_config *cfg, const attend_mha
                                   attend_real *workspace, size_t workspace_len,
                                   attend_error *err);
 
-/* Self-attention: attend_mha_forward with q = k = v = x [N,T,E] (so kdim and
- * vdim must be E or 0), valid [N,T] or NULL, optional causal mask. */
+/* Self-attention: attend_mha_forward with q = k = v = x [N,T,D] (so kdim and
+ * vdim must be D or 0), valid [N,T] or NULL, optional causal mask. */
 attend_status attend_self_attention_forward(const attend_mha_config *cfg,
                                             const attend_mha_params *p,
                                             attend_real *out, attend_real *weights,
@@ -341,7 +345,7 @@ attend_status attend_self_attention_forward(const attend_mha_config *cfg,
                                             attend_real *workspace, size_t workspace_len,
                                             attend_error *err);
 
-/* dx [N,T,E] += from dout, for attend_self_attention_forward. */
+/* dx [N,T,D] += from dout, for attend_self_attention_forward. */
 attend_status attend_self_attention_backward(const attend_mha_config *cfg,
                                              const attend_mha_params *p,
                                              const attend_mha_grads *g, attend_real *dx,

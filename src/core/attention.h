@@ -13,6 +13,10 @@
 
 #include "internal.h"
 
+/* The shared dimension check of the attention kernels (attention.c): every
+ * count >= 1 and every size product in range; who names the caller, D the
+ * widest row width. */
+attend_status at_attention_check_dims(const char *who, attend_error *err, int N, int T, int S, int D);
 /* attend_keys_forward unchecked: kp [N,S,P] from k [N,S,Dk]. */
 void at_keys_forward(const attend_score_config *cfg, const attend_score_params *p, attend_real *kp,
                      const attend_real *k, int N, int S);
@@ -30,6 +34,11 @@ void at_scores_backward(const attend_score_config *cfg, const attend_score_param
  * one position (the caller guarantees it). out, scores [G,T,S]. */
 void at_masked_softmax_forward(attend_real *out, const attend_real *scores, const uint8_t *valid,
                                const uint8_t *allowed, int causal, int G, int T, int S, int mask_div, int log_out);
+/* Pass 1 of at_masked_softmax: every row keeps a position and its kept
+ * scores are finite; writes nothing. scores [G,T,S]. */
+attend_status at_masked_softmax_check(const attend_real *scores, const uint8_t *valid, const uint8_t *allowed,
+                                      int causal, int G, int T, int S, int mask_div, const char *who,
+                                      attend_error *err);
 /* attend_context_forward unchecked: ctx [N,T,Dv] = weights [N,T,S] v [N,S,Dv]. */
 void at_context_forward(attend_real *ctx, const attend_real *weights, const attend_real *v, int N, int T, int S,
                         int Dv);

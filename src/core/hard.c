@@ -9,6 +9,8 @@
 #include <math.h>
 
 #include "internal.h"
+#include "core/attention.h"
+#include "core/hard.h"
 
 static attend_status check_nts(const char *who, attend_error *err, int N, int T, int S, int D) {
     CHECK(N >= 1 && T >= 1 && S >= 1 && D >= 1, err, ATTEND_ERR_SHAPE,
@@ -17,6 +19,17 @@ static attend_status check_nts(const char *who, attend_error *err, int N, int T,
     CHECK(at_count(&n, 4, N, T, S, D) && n <= SIZE_MAX / sizeof(attend_real), err, ATTEND_ERR_SHAPE,
           "%s: sizes N=%d T=%d S=%d width=%d overflow", who, N, T, S, D);
     return ATTEND_OK;
+}
+
+void at_hard_argmax(int32_t *idx, const attend_real *weights, int N, int T, int S) {
+    // idx [N,T], weights [N,T,S]
+    for (size_t r = 0; r < (size_t)N * T; r++) {
+        const attend_real *w = weights + r * S;
+        int best = 0;
+        for (int j = 1; j < S; j++)
+            if (w[j] > w[best]) best = j;
+        idx[r] = best;
+    }
 }
 
 attend_status attend_hard_argmax(int32_t *idx, const attend_real *weights, int N, int T, int S,
@@ -30,14 +43,30 @@ attend_status attend_hard_argmax(int32_t *idx, const attend_real *weights, int N
             CHECK(!isnan(w[j]), err, ATTEND_ERR_NONFINITE, "%s: row (n=%d, t=%d): weight at position %d is NaN",
                   who, (int)(r / T), (int)(r % T), j);
     }
+    at_hard_argmax(idx, weights, N, T, S);
+    return at_ok(err);
+}
+
+void at_hard_sample(int32_t *idx, const attend_real *weights, attend_rng *rng, int N, int T, int S) {
+    // idx [N,T], weights [N,T,S]
     for (size_t r = 0; r < (size_t)N * T; r++) {
         const attend_real *w = weights + r * S;
-        int best = 0;
-        for (int j = 1; j < S; j++)
-            if (w[j] > w[best]) best = j;
-        idx[r] = best;
+        double sum = 0;
+        for (int j = 0; j < S; j++) sum += w[j];
+        /* inverse CDF on the row's own total, so rounding never walks off the end */
+        double u = attend_rng_uniform(rng) * sum, acc = 0;
+        int pick = -1, last_positive = 0;
+        for (int j = 0; j < S; j++) {
+            if (w[j] <= 0) continue;
+            last_positive = j;
+            acc += w[j];
+            if (u < acc) {
+                pick = j;
+                break;
+            }
+        }
+        idx[r] = pick >= 0 ? pick : last_positive;
     }
-    return at_ok(err);
 }
 
 attend_status attend_hard_sample(int32_t *idx, const attend_real *weights, attend_rng *rng,
@@ -58,24 +87,7 @@ attend_status attend_hard_sample(int32_t *idx, const attend_real *weights, atten
         CHECK(fabs(sum - 1.0) <= 1e-3, err, ATTEND_ERR_ARG,
               "%s: row (n=%d, t=%d): weights sum to %.6g, not 1", who, (int)(r / T), (int)(r % T), sum);
     }
-    for (size_t r = 0; r < (size_t)N * T; r++) {
-        const attend_real *w = weights + r * S;
-        double sum = 0;
-        for (int j = 0; j < S; j++) sum += w[j];
-        /* inverse CDF on the row's own total, so rounding never walks off the end */
-        double u = attend_rng_uniform(rng) * sum, acc = 0;
-        int pick = -1, last_positive = 0;
-        for (int j = 0; j < S; j++) {
-            if (w[j] <= 0) continue;
-            last_positive = j;
-            acc += w[j];
-            if (u < acc) {
-                pick = j;
-                break;
-            }
-        }
-        idx[r] = pick >= 0 ? pick : last_positive;
-    }
+    at_hard_sample(idx, weights, rng, N, T, S);
     return at_ok(err);
 }
 
@@ -88,6 +100,17 @@ static attend_status check_indices(const char *who, const int32_t *idx, int N, i
     return ATTEND_OK;
 }
 
+void at_hard_context_forward(attend_real *ctx, const int32_t *idx, const attend_real *v, int N, int T, int S,
+                             int Dv) {
+    // ctx [N,T,Dv], idx [N,T], v [N,S,Dv]
+    for (int n = 0; n < N; n++)
+        for (int t = 0; t < T; t++) {
+            size_t r = (size_t)n * T + t;
+            const attend_real *src = v + ((size_t)n * S + idx[r]) * Dv;
+            for (int d = 0; d < Dv; d++) ctx[r * Dv + d] = src[d];
+        }
+}
+
 attend_status attend_hard_context_forward(attend_real *ctx, const int32_t *idx,
                                           const attend_real *v, int N, int T, int S, int Dv,
                                           attend_error *err) {
@@ -96,13 +119,20 @@ attend_status attend_hard_context_forward(attend_real *ctx, const int32_t *idx,
           !ctx ? "ctx [N,T,Dv]" : !idx ? "idx [N,T]" : "v [N,S,Dv]");
     TRY(check_nts(who, err, N, T, S, Dv));
     TRY(check_indices(who, idx, N, T, S, err));
+    at_hard_context_forward(ctx, idx, v, N, T, S, Dv);
+    return at_ok(err);
+}
+
+void at_hard_context_backward(attend_real *dv, const attend_real *dctx, const int32_t *idx, int N, int T, int S,
+                              int Dv) {
+    // dv [N,S,Dv] (+=), dctx [N,T,Dv], idx [N,T]
+    /* forward: ctx[n,t,:] = v[n, idx[n,t], :] */
     for (int n = 0; n < N; n++)
         for (int t = 0; t < T; t++) {
             size_t r = (size_t)n * T + t;
-            const attend_real *src = v + ((size_t)n * S + idx[r]) * Dv;
-            for (int d = 0; d < Dv; d++) ctx[r * Dv + d] = src[d];
+            attend_real *dst = dv + ((size_t)n * S + idx[r]) * Dv;
+            for (int d = 0; d < Dv; d++) dst[d] += dctx[r * Dv + d];
         }
-    return at_ok(err);
 }
 
 attend_status attend_hard_context_backward(attend_real *dv, const attend_real *dctx,
@@ -113,17 +143,17 @@ attend_status attend_hard_context_backward(attend_real *dv, const attend_real *d
           !dv ? "dv [N,S,Dv]" : !dctx ? "dctx [N,T,Dv]" : "idx [N,T]");
     TRY(check_nts(who, err, N, T, S, Dv));
     TRY(check_indices(who, idx, N, T, S, err));
-    /* forward: ctx[n,t,:] = v[n, idx[n,t], :] */
-    for (int n = 0; n < N; n++)
-        for (int t = 0; t < T; t++) {
-            size_t r = (size_t)n * T + t;
-            attend_real *dst = dv + ((size_t)n * S + idx[r]) * Dv;
-            for (int d = 0; d < Dv; d++) dst[d] += dctx[r * Dv + d];
-        }
+    at_hard_context_backward(dv, dctx, idx, N, T, S, Dv);
     return at_ok(err);
 }
 
 /* --------------------------------------------------------------- pointer */
+
+void at_pointer_logprobs_forward(attend_real *logp, const attend_real *scores, const uint8_t *valid,
+                                 const uint8_t *allowed, int causal, int N, int T, int S) {
+    // logp [N,T,S], scores [N,T,S], valid [N,S] or NULL, allowed [T,S] or NULL
+    at_masked_softmax_forward(logp, scores, valid, allowed, causal, N, T, S, 1, 1);
+}
 
 attend_status attend_pointer_logprobs_forward(attend_real *logp, const attend_real *scores,
                                               const uint8_t *valid, const uint8_t *allowed,
@@ -132,7 +162,9 @@ attend_status attend_pointer_logprobs_forward(attend_real *logp, const attend_re
     const char *who = "attend_pointer_logprobs_forward";
     CHECK(logp && scores, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !logp ? "logp [N,T,S]" : "scores [N,T,S]");
     TRY(check_nts(who, err, N, T, S, 1));
-    return at_masked_softmax(logp, scores, valid, allowed, causal, N, T, S, 1, 1, who, err);
+    TRY(at_masked_softmax_check(scores, valid, allowed, causal, N, T, S, 1, who, err));
+    at_pointer_logprobs_forward(logp, scores, valid, allowed, causal, N, T, S);
+    return at_ok(err);
 }
 
 static attend_status check_targets(const char *who, const attend_real *logp, const int32_t *targets,
@@ -156,6 +188,25 @@ static attend_status check_targets(const char *who, const attend_real *logp, con
     return ATTEND_OK;
 }
 
+/* Rows with target >= 0 (check_targets counts the same ones). */
+static int count_targets(const int32_t *targets, int N, int T) {
+    int c = 0;
+    for (size_t r = 0; r < (size_t)N * T; r++)
+        if (targets[r] >= 0) c++;
+    return c;
+}
+
+void at_pointer_nll_forward(double *loss, int *count, const attend_real *logp, const int32_t *targets, int N, int T,
+                            int S) {
+    // logp [N,T,S], targets [N,T]
+    int c = count_targets(targets, N, T);
+    double total = 0;
+    for (size_t r = 0; r < (size_t)N * T; r++)
+        if (targets[r] >= 0) total -= logp[r * S + targets[r]];
+    *loss = c > 0 ? total / c : 0.0;
+    if (count) *count = c;
+}
+
 attend_status attend_pointer_nll_forward(double *loss, int *count, const attend_real *logp,
                                          const int32_t *targets, int N, int T, int S,
                                          attend_error *err) {
@@ -165,24 +216,15 @@ attend_status attend_pointer_nll_forward(double *loss, int *count, const attend_
     TRY(check_nts(who, err, N, T, S, 1));
     int c;
     TRY(check_targets(who, logp, targets, N, T, S, &c, err));
-    double total = 0;
-    for (size_t r = 0; r < (size_t)N * T; r++)
-        if (targets[r] >= 0) total -= logp[r * S + targets[r]];
-    *loss = c > 0 ? total / c : 0.0;
-    if (count) *count = c;
+    at_pointer_nll_forward(loss, count, logp, targets, N, T, S);
     return at_ok(err);
 }
 
-attend_status attend_pointer_nll_backward(attend_real *dscores, const attend_real *logp,
-                                          const int32_t *targets, int N, int T, int S,
-                                          attend_error *err) {
-    const char *who = "attend_pointer_nll_backward";
-    CHECK(dscores && logp && targets, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !dscores ? "dscores [N,T,S]" : !logp ? "logp [N,T,S]" : "targets [N,T]");
-    TRY(check_nts(who, err, N, T, S, 1));
-    int c;
-    TRY(check_targets(who, logp, targets, N, T, S, &c, err));
-    if (c == 0) return at_ok(err);
+void at_pointer_nll_backward(attend_real *dscores, const attend_real *logp, const int32_t *targets, int N, int T,
+                             int S) {
+    // dscores [N,T,S] (+=), logp [N,T,S], targets [N,T]
+    int c = count_targets(targets, N, T);
+    if (c == 0) return;
     /* forward: loss = −(1/c) Σ_rows logp[y], logp = s − logsumexp(s over included)
      * ⇒ ∂loss/∂s_j = (p_j − [j = y]) / c, and 0 at excluded positions (p_j = 0). */
     attend_real inv = (attend_real)(1.0 / c);
@@ -195,5 +237,17 @@ attend_status attend_pointer_nll_backward(attend_real *dscores, const attend_rea
             ds[j] += (pj - (j == targets[r] ? 1 : 0)) * inv;
         }
     }
+}
+
+attend_status attend_pointer_nll_backward(attend_real *dscores, const attend_real *logp,
+                                          const int32_t *targets, int N, int T, int S,
+                                          attend_error *err) {
+    const char *who = "attend_pointer_nll_backward";
+    CHECK(dscores && logp && targets, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !dscores ? "dscores [N,T,S]" : !logp ? "logp [N,T,S]" : "targets [N,T]");
+    TRY(check_nts(who, err, N, T, S, 1));
+    int c;
+    TRY(check_targets(who, logp, targets, N, T, S, &c, err));
+    at_pointer_nll_backward(dscores, logp, targets, N, T, S);
     return at_ok(err);
 }

@@ -2,17 +2,23 @@
  * mha.c — multi-head attention with the semantics of PyTorch's
  * nn.MultiheadAttention (batch_first, no dropout), and self-attention.
  *
- * Dimension letters: N batch, T query positions, S source positions, E embed
- * width, H heads, dh = E/H head width, kdim/vdim key/value input widths.
- * Projections are kept in the flat [N,T,E] layout; head h is the column block
- * [h*dh, (h+1)*dh), reached with a row stride of E, so no transposes are needed.
- * Backward functions accumulate (+=) into gradients.
+ * Dimension letters (the project table, src/seq2seq/model_internal.h): N
+ * batch, T query positions, S source positions, D embed (model) width, H
+ * heads, dh = D/H head width, Kd/Vd (kdim/vdim) key/value input widths. The
+ * public config field attend_mha_config.E is this embed width D (the field
+ * keeps PyTorch's embed_dim letter; E elsewhere is the encoder output width).
+ * Projections are kept in the flat [N,T,D] layout; head h is the column block
+ * [h*dh, (h+1)*dh), reached with a row stride of D, so no transposes are needed.
+ * Backward functions accumulate (+=) into gradients. Checked at the door: the
+ * public attend_* forms validate and call the unchecked at_* forms (core/mha.h).
  */
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
+#include "core/attention.h"
+#include "core/mha.h"
 
 static int kdim_of(const attend_mha_config *c) { return c->kdim > 0 ? c->kdim : c->E; }
 static int vdim_of(const attend_mha_config *c) { return c->vdim > 0 ? c->vdim : c->E; }
@@ -29,16 +35,17 @@ attend_status attend_mha_config_check(const attend_mha_config *cfg, attend_error
 }
 
 /* Workspace layout (attend_real values):
- *   Q [N,T,E] | K [N,S,E] | V [N,S,E] | Sc [N,H,T,S] | P [N,H,T,S] | O [N,T,E]      (forward)
- *   dO [N,T,E] | dP [N,H,T,S] | dQ [N,T,E] | dK [N,S,E] | dV [N,S,E]              (backward)
+ *   Q [N,T,D] | K [N,S,D] | V [N,S,D] | Sc [N,H,T,S] | P [N,H,T,S] | O [N,T,D]      (forward)
+ *   dO [N,T,D] | dP [N,H,T,S] | dQ [N,T,D] | dK [N,S,D] | dV [N,S,D]              (backward)
  * Backward reuses Sc for d(scores). */
 typedef struct {
     attend_real *Q, *K, *V, *Sc, *P, *O, *dO, *dP, *dQ, *dK, *dV;
     size_t total;
 } mha_ws;
 
-static int mha_layout(const attend_mha_config *cfg, int N, int T, int S, attend_real *base, mha_ws *ws) {
-    if (attend_mha_config_check(cfg, NULL) != ATTEND_OK) return 0;
+/* The slots of the layout above at base (NULL: sizes only); 0 when a size
+ * overflows. The unchecked kernels call it on sizes their caller checked. */
+static int mha_slots(const attend_mha_config *cfg, int N, int T, int S, attend_real *base, mha_ws *ws) {
     size_t nte, nse, nhts;
     if (!at_count(&nte, 3, N, T, cfg->E) || !at_count(&nse, 3, N, S, cfg->E) ||
         !at_count(&nhts, 4, N, cfg->H, T, S))
@@ -54,6 +61,11 @@ static int mha_layout(const attend_mha_config *cfg, int N, int T, int S, attend_
     if (total > SIZE_MAX / sizeof(attend_real)) return 0;
     ws->total = total;
     return 1;
+}
+
+static int mha_layout(const attend_mha_config *cfg, int N, int T, int S, attend_real *base, mha_ws *ws) {
+    if (attend_mha_config_check(cfg, NULL) != ATTEND_OK) return 0;
+    return mha_slots(cfg, N, T, S, base, ws);
 }
 
 size_t attend_mha_workspace_size(const attend_mha_config *cfg, int N, int T, int S) {
@@ -85,48 +97,48 @@ static attend_status check_mha(const char *who, const attend_mha_config *cfg, co
     return ATTEND_OK;
 }
 
-/* Y [M,E] = X [M,I] Wᵀ + b, W [E,I] */
+/* Y [M,D] = X [M,I] Wᵀ + b, W [D,I] */
 static void project(attend_real *Y, const attend_real *X, const attend_real *W, const attend_real *b,
-                    int M, int I, int E) {
-    at_gemm(0, 1, M, E, I, 1, X, I, W, I, 0, Y, E);
-    if (b) at_rows_add(Y, b, (size_t)M, E);
+                    int M, int I, int D) {
+    at_gemm(0, 1, M, D, I, 1, X, I, W, I, 0, Y, D);
+    if (b) at_rows_add(Y, b, (size_t)M, D);
 }
 
 /* forward: Y = X Wᵀ + b  ⇒  dX += dY W,  dW += dYᵀ X,  db += Σ_rows dY */
 static void project_backward(attend_real *dX, attend_real *dW, attend_real *db, const attend_real *dY,
-                             const attend_real *X, const attend_real *W, int M, int I, int E) {
-    if (dX) at_gemm(0, 0, M, I, E, 1, dY, E, W, I, 1, dX, I);
-    if (dW) at_gemm(1, 0, E, I, M, 1, dY, E, X, I, 1, dW, I);
-    if (db) at_rows_sum(db, dY, (size_t)M, E);
+                             const attend_real *X, const attend_real *W, int M, int I, int D) {
+    if (dX) at_gemm(0, 0, M, I, D, 1, dY, D, W, I, 1, dX, I);
+    if (dW) at_gemm(1, 0, D, I, M, 1, dY, D, X, I, 1, dW, I);
+    if (db) at_rows_sum(db, dY, (size_t)M, D);
 }
 
-attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p,
-                                 attend_real *out, attend_real *weights, int average_weights,
-                                 const attend_real *q, const attend_real *k, const attend_real *v,
-                                 const uint8_t *valid, const uint8_t *allowed, int causal,
-                                 int N, int T, int S, attend_real *workspace, size_t workspace_len,
-                                 attend_error *err) {
-    const char *who = "attend_mha_forward";
+/* The forward after its arguments were checked; returns only the data check
+ * of the masked softmax (a NaN score, a row with every position masked),
+ * which can only run once the scores exist, and writes out/weights only then. */
+attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
+                             attend_real *weights, int average_weights, const attend_real *q, const attend_real *k,
+                             const attend_real *v, const uint8_t *valid, const uint8_t *allowed, int causal, int N,
+                             int T, int S, attend_real *workspace, const char *who, attend_error *err) {
+    // out [N,T,D], weights [N,H,T,S] or [N,T,S] (average_weights) or NULL, q [N,T,D], k [N,S,Kd],
+    // v [N,S,Vd], valid [N,S] or NULL, allowed [T,S] or NULL, workspace [attend_mha_workspace_size]
     mha_ws ws;
-    TRY(check_mha(who, cfg, p, N, T, S, workspace, workspace_len, &ws, err));
-    CHECK(out && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !out ? "out [N,T,E]" : !q ? "q [N,T,E]" : !k ? "k [N,S,kdim]" : "v [N,S,vdim]");
-    int E = cfg->E, H = cfg->H, dh = E / H, Kd = kdim_of(cfg), Vd = vdim_of(cfg);
+    mha_slots(cfg, N, T, S, workspace, &ws);
+    int D = cfg->E, H = cfg->H, dh = D / H, Kd = kdim_of(cfg), Vd = vdim_of(cfg);
     attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
-    project(ws.Q, q, p->Wq, cfg->bias ? p->bq : NULL, N * T, E, E);
-    project(ws.K, k, p->Wk, cfg->bias ? p->bk : NULL, N * S, Kd, E);
-    project(ws.V, v, p->Wv, cfg->bias ? p->bv : NULL, N * S, Vd, E);
+    project(ws.Q, q, p->Wq, cfg->bias ? p->bq : NULL, N * T, D, D);
+    project(ws.K, k, p->Wk, cfg->bias ? p->bk : NULL, N * S, Kd, D);
+    project(ws.V, v, p->Wv, cfg->bias ? p->bv : NULL, N * S, Vd, D);
     for (int n = 0; n < N; n++)
         for (int h = 0; h < H; h++) /* Sc[n,h] [T,S] = scale · Q_h[n] [T,dh] K_h[n]ᵀ [dh,S] */
-            at_gemm(0, 1, T, S, dh, scale, ws.Q + (size_t)n * T * E + h * dh, E,
-                    ws.K + (size_t)n * S * E + h * dh, E, 0, ws.Sc + ((size_t)n * H + h) * T * S, S);
+            at_gemm(0, 1, T, S, dh, scale, ws.Q + (size_t)n * T * D + h * dh, D,
+                    ws.K + (size_t)n * S * D + h * dh, D, 0, ws.Sc + ((size_t)n * H + h) * T * S, S);
     /* rows are (n,h,t); the key padding row of (n,h) is valid[n] */
     TRY(at_masked_softmax(ws.P, ws.Sc, valid, allowed, causal, N * H, T, S, H, 0, who, err));
     for (int n = 0; n < N; n++)
         for (int h = 0; h < H; h++) /* O_h[n] [T,dh] = P[n,h] [T,S] V_h[n] [S,dh] */
             at_gemm(0, 0, T, dh, S, 1, ws.P + ((size_t)n * H + h) * T * S, S,
-                    ws.V + (size_t)n * S * E + h * dh, E, 0, ws.O + (size_t)n * T * E + h * dh, E);
-    project(out, ws.O, p->Wo, cfg->bias ? p->bo : NULL, N * T, E, E);
+                    ws.V + (size_t)n * S * D + h * dh, D, 0, ws.O + (size_t)n * T * D + h * dh, D);
+    project(out, ws.O, p->Wo, cfg->bias ? p->bo : NULL, N * T, D, D);
     if (weights) {
         size_t ts = (size_t)T * S;
         if (!average_weights) {
@@ -143,6 +155,68 @@ attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_
     return at_ok(err);
 }
 
+attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p,
+                                 attend_real *out, attend_real *weights, int average_weights,
+                                 const attend_real *q, const attend_real *k, const attend_real *v,
+                                 const uint8_t *valid, const uint8_t *allowed, int causal,
+                                 int N, int T, int S, attend_real *workspace, size_t workspace_len,
+                                 attend_error *err) {
+    const char *who = "attend_mha_forward";
+    mha_ws ws;
+    TRY(check_mha(who, cfg, p, N, T, S, workspace, workspace_len, &ws, err));
+    CHECK(out && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !out ? "out [N,T,E]" : !q ? "q [N,T,E]" : !k ? "k [N,S,kdim]" : "v [N,S,vdim]");
+    return at_mha_forward(cfg, p, out, weights, average_weights, q, k, v, valid, allowed, causal, N, T, S,
+                          workspace, who, err);
+}
+
+void at_mha_backward(const attend_mha_config *cfg, const attend_mha_params *p, const attend_mha_grads *g,
+                     attend_real *dq, attend_real *dk, attend_real *dv, const attend_real *dout, const attend_real *q,
+                     const attend_real *k, const attend_real *v, int N, int T, int S, attend_real *workspace) {
+    // dq [N,T,D], dk [N,S,Kd], dv [N,S,Vd] (each += or NULL), dout [N,T,D], q [N,T,D], k [N,S,Kd],
+    // v [N,S,Vd], workspace [attend_mha_workspace_size] holding the forward's
+    mha_ws ws;
+    mha_slots(cfg, N, T, S, workspace, &ws);
+    int D = cfg->E, H = cfg->H, dh = D / H, Kd = kdim_of(cfg), Vd = vdim_of(cfg);
+    attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
+    int bias = cfg->bias && g;
+    size_t ntd = (size_t)N * T * D, nsd = (size_t)N * S * D, nhts = (size_t)N * H * T * S;
+    /* forward: out = O Woᵀ + bo */
+    memset(ws.dO, 0, ntd * sizeof *ws.dO);
+    project_backward(ws.dO, g ? g->Wo : NULL, bias ? g->bo : NULL, dout, ws.O, p->Wo, N * T, D, D);
+    /* forward: O_h[n] = P[n,h] V_h[n] */
+    memset(ws.dV, 0, nsd * sizeof *ws.dV);
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < H; h++) {
+            const attend_real *dOh = ws.dO + (size_t)n * T * D + h * dh;
+            const attend_real *Ph = ws.P + ((size_t)n * H + h) * T * S;
+            /* dP[n,h] [T,S] = dO_h [T,dh] V_hᵀ [dh,S] */
+            at_gemm(0, 1, T, S, dh, 1, dOh, D, ws.V + (size_t)n * S * D + h * dh, D, 0,
+                    ws.dP + ((size_t)n * H + h) * T * S, S);
+            /* dV_h [S,dh] += Pᵀ [S,T] dO_h [T,dh] */
+            at_gemm(1, 0, S, dh, T, 1, Ph, S, dOh, D, 1, ws.dV + (size_t)n * S * D + h * dh, D);
+        }
+    /* forward: P = masked_softmax(Sc) */
+    attend_real *dSc = ws.Sc;
+    memset(dSc, 0, nhts * sizeof *dSc);
+    at_softmax_backward(dSc, ws.dP, ws.P, (size_t)N * H * T, S);
+    /* forward: Sc[n,h] = scale · Q_h K_hᵀ */
+    memset(ws.dQ, 0, ntd * sizeof *ws.dQ);
+    memset(ws.dK, 0, nsd * sizeof *ws.dK);
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < H; h++) {
+            const attend_real *dS = dSc + ((size_t)n * H + h) * T * S;
+            at_gemm(0, 0, T, dh, S, scale, dS, S, ws.K + (size_t)n * S * D + h * dh, D, 1,
+                    ws.dQ + (size_t)n * T * D + h * dh, D);
+            at_gemm(1, 0, S, dh, T, scale, dS, S, ws.Q + (size_t)n * T * D + h * dh, D, 1,
+                    ws.dK + (size_t)n * S * D + h * dh, D);
+        }
+    /* forward: Q = q Wqᵀ + bq, K = k Wkᵀ + bk, V = v Wvᵀ + bv */
+    project_backward(dq, g ? g->Wq : NULL, bias ? g->bq : NULL, ws.dQ, q, p->Wq, N * T, D, D);
+    project_backward(dk, g ? g->Wk : NULL, bias ? g->bk : NULL, ws.dK, k, p->Wk, N * S, Kd, D);
+    project_backward(dv, g ? g->Wv : NULL, bias ? g->bv : NULL, ws.dV, v, p->Wv, N * S, Vd, D);
+}
+
 attend_status attend_mha_backward(const attend_mha_config *cfg, const attend_mha_params *p,
                                   const attend_mha_grads *g, attend_real *dq, attend_real *dk,
                                   attend_real *dv, const attend_real *dout, const attend_real *q,
@@ -153,45 +227,26 @@ attend_status attend_mha_backward(const attend_mha_config *cfg, const attend_mha
     TRY(check_mha(who, cfg, p, N, T, S, workspace, workspace_len, &ws, err));
     CHECK(dout && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !dout ? "dout [N,T,E]" : !q ? "q [N,T,E]" : !k ? "k [N,S,kdim]" : "v [N,S,vdim]");
-    int E = cfg->E, H = cfg->H, dh = E / H, Kd = kdim_of(cfg), Vd = vdim_of(cfg);
-    attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
-    int bias = cfg->bias && g;
-    size_t nte = (size_t)N * T * E, nse = (size_t)N * S * E, nhts = (size_t)N * H * T * S;
-    /* forward: out = O Woᵀ + bo */
-    memset(ws.dO, 0, nte * sizeof *ws.dO);
-    project_backward(ws.dO, g ? g->Wo : NULL, bias ? g->bo : NULL, dout, ws.O, p->Wo, N * T, E, E);
-    /* forward: O_h[n] = P[n,h] V_h[n] */
-    memset(ws.dV, 0, nse * sizeof *ws.dV);
-    for (int n = 0; n < N; n++)
-        for (int h = 0; h < H; h++) {
-            const attend_real *dOh = ws.dO + (size_t)n * T * E + h * dh;
-            const attend_real *Ph = ws.P + ((size_t)n * H + h) * T * S;
-            /* dP[n,h] [T,S] = dO_h [T,dh] V_hᵀ [dh,S] */
-            at_gemm(0, 1, T, S, dh, 1, dOh, E, ws.V + (size_t)n * S * E + h * dh, E, 0,
-                    ws.dP + ((size_t)n * H + h) * T * S, S);
-            /* dV_h [S,dh] += Pᵀ [S,T] dO_h [T,dh] */
-            at_gemm(1, 0, S, dh, T, 1, Ph, S, dOh, E, 1, ws.dV + (size_t)n * S * E + h * dh, E);
-        }
-    /* forward: P = masked_softmax(Sc) */
-    attend_real *dSc = ws.Sc;
-    memset(dSc, 0, nhts * sizeof *dSc);
-    at_softmax_backward(dSc, ws.dP, ws.P, (size_t)N * H * T, S);
-    /* forward: Sc[n,h] = scale · Q_h K_hᵀ */
-    memset(ws.dQ, 0, nte * sizeof *ws.dQ);
-    memset(ws.dK, 0, nse * sizeof *ws.dK);
-    for (int n = 0; n < N; n++)
-        for (int h = 0; h < H; h++) {
-            const attend_real *dS = dSc + ((size_t)n * H + h) * T * S;
-            at_gemm(0, 0, T, dh, S, scale, dS, S, ws.K + (size_t)n * S * E + h * dh, E, 1,
-                    ws.dQ + (size_t)n * T * E + h * dh, E);
-            at_gemm(1, 0, S, dh, T, scale, dS, S, ws.Q + (size_t)n * T * E + h * dh, E, 1,
-                    ws.dK + (size_t)n * S * E + h * dh, E);
-        }
-    /* forward: Q = q Wqᵀ + bq, K = k Wkᵀ + bk, V = v Wvᵀ + bv */
-    project_backward(dq, g ? g->Wq : NULL, bias ? g->bq : NULL, ws.dQ, q, p->Wq, N * T, E, E);
-    project_backward(dk, g ? g->Wk : NULL, bias ? g->bk : NULL, ws.dK, k, p->Wk, N * S, Kd, E);
-    project_backward(dv, g ? g->Wv : NULL, bias ? g->bv : NULL, ws.dV, v, p->Wv, N * S, Vd, E);
+    at_mha_backward(cfg, p, g, dq, dk, dv, dout, q, k, v, N, T, S, workspace);
     return at_ok(err);
+}
+
+/* kdim and vdim equal the embed width D (q, k, v are one sequence). */
+static attend_status check_self(const char *who, const attend_mha_config *cfg, const char *tail,
+                                attend_error *err) {
+    TRY(attend_mha_config_check(cfg, err));
+    CHECK(kdim_of(cfg) == cfg->E && vdim_of(cfg) == cfg->E, err, ATTEND_ERR_SHAPE,
+          "%s: kdim=%d vdim=%d must equal E=%d%s", who, kdim_of(cfg), vdim_of(cfg), cfg->E, tail);
+    return ATTEND_OK;
+}
+
+attend_status at_self_attention_forward(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
+                                        attend_real *weights, int average_weights, const attend_real *x,
+                                        const uint8_t *valid, int causal, int N, int T, attend_real *workspace,
+                                        const char *who, attend_error *err) {
+    // out [N,T,D], x [N,T,D], valid [N,T] or NULL
+    return at_mha_forward(cfg, p, out, weights, average_weights, x, x, x, valid, NULL, causal, N, T, T, workspace,
+                          who, err);
 }
 
 attend_status attend_self_attention_forward(const attend_mha_config *cfg, const attend_mha_params *p,
@@ -199,12 +254,21 @@ attend_status attend_self_attention_forward(const attend_mha_config *cfg, const 
                                             const attend_real *x, const uint8_t *valid, int causal,
                                             int N, int T, attend_real *workspace, size_t workspace_len,
                                             attend_error *err) {
-    TRY(attend_mha_config_check(cfg, err));
-    CHECK(kdim_of(cfg) == cfg->E && vdim_of(cfg) == cfg->E, err, ATTEND_ERR_SHAPE,
-          "attend_self_attention_forward: kdim=%d vdim=%d must equal E=%d (q, k, v are one sequence)",
-          kdim_of(cfg), vdim_of(cfg), cfg->E);
-    return attend_mha_forward(cfg, p, out, weights, average_weights, x, x, x, valid, NULL, causal, N, T,
-                              T, workspace, workspace_len, err);
+    TRY(check_self("attend_self_attention_forward", cfg, " (q, k, v are one sequence)", err));
+    const char *who = "attend_mha_forward"; /* the messages name the kernel that checks, as before */
+    mha_ws ws;
+    TRY(check_mha(who, cfg, p, N, T, T, workspace, workspace_len, &ws, err));
+    CHECK(out && x, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !out ? "out [N,T,E]" : "q [N,T,E]");
+    return at_self_attention_forward(cfg, p, out, weights, average_weights, x, valid, causal, N, T, workspace, who,
+                                     err);
+}
+
+void at_self_attention_backward(const attend_mha_config *cfg, const attend_mha_params *p, const attend_mha_grads *g,
+                                attend_real *dx, const attend_real *dout, const attend_real *x, int N, int T,
+                                attend_real *workspace) {
+    // dx [N,T,D] (+=), dout [N,T,D], x [N,T,D]
+    /* x feeds q, k and v: its gradient is the sum of the three */
+    at_mha_backward(cfg, p, g, dx, dx, dx, dout, x, x, x, N, T, T, workspace);
 }
 
 attend_status attend_self_attention_backward(const attend_mha_config *cfg, const attend_mha_params *p,
@@ -212,11 +276,11 @@ attend_status attend_self_attention_backward(const attend_mha_config *cfg, const
                                              const attend_real *dout, const attend_real *x, int N, int T,
                                              attend_real *workspace, size_t workspace_len,
                                              attend_error *err) {
-    TRY(attend_mha_config_check(cfg, err));
-    CHECK(kdim_of(cfg) == cfg->E && vdim_of(cfg) == cfg->E, err, ATTEND_ERR_SHAPE,
-          "attend_self_attention_backward: kdim=%d vdim=%d must equal E=%d", kdim_of(cfg),
-          vdim_of(cfg), cfg->E);
-    /* x feeds q, k and v: its gradient is the sum of the three */
-    return attend_mha_backward(cfg, p, g, dx, dx, dx, dout, x, x, x, N, T, T, workspace, workspace_len,
-                               err);
+    TRY(check_self("attend_self_attention_backward", cfg, "", err));
+    const char *who = "attend_mha_backward"; /* the messages name the kernel that checks, as before */
+    mha_ws ws;
+    TRY(check_mha(who, cfg, p, N, T, T, workspace, workspace_len, &ws, err));
+    CHECK(dout && x, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !dout ? "dout [N,T,E]" : "q [N,T,E]");
+    at_self_attention_backward(cfg, p, g, dx, dout, x, N, T, workspace);
+    return at_ok(err);
 }

@@ -64,7 +64,9 @@ attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const 
     for (int i = 0; i < n; i++) {
         const int32_t *src, *tgt;
         int sl, tl;
-        attend_dataset_get(d, idx[i], &src, &sl, &tgt, &tl, NULL);
+        /* the first loop fetched the same pairs, so this cannot fail; src/io has no
+         * unchecked accessor, so the status is propagated, not dropped. */
+        TRY(attend_dataset_get(d, idx[i], &src, &sl, &tgt, &tl, err));
         int32_t *s = b->src + (size_t)i * S, *ti = b->tgt_in + (size_t)i * T, *to = b->tgt_out + (size_t)i * T;
         for (int j = 0; j < S; j++) s[j] = j < sl ? src[j] : ATTEND_PAD;
         b->src_len[i] = sl;

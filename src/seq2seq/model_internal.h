@@ -11,6 +11,8 @@
  *   E   encoder output width, 2He (both directions; the attention keys and values)
  *   Hd  decoder hidden width (dec_hidden)
  *   G   gates per cell (3 GRU, 4 LSTM)     A   additive attention width
+ *   Dq, Dk, Dv  query, key, value widths of a core attention kernel
+ *       (in the model Dq = Hd, Dk = Dv = E); Kd, Vd mha.c's kdim, vdim
  *   P   projected-key width (E, Hd or A by score kind)
  *   H   attention heads (mha.c)            dh  width per head (D / H)
  *   Din decoder cell input width           F   output feature width

@@ -448,7 +448,9 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         for (int n = 0; !st && n < nb; n++) {
             const int32_t *src, *tgt;
             int sl, tl;
-            attend_dataset_get(d, idx[n], &src, &sl, &tgt, &tl, NULL);
+            /* attend_batch_fill read the same pairs, so this cannot fail; src/io has
+             * no unchecked accessor, so the status is propagated, not dropped. */
+            if ((st = attend_dataset_get(d, idx[n], &src, &sl, &tgt, &tl, err))) break;
             int steps = pointer ? tl : tl + 1, right = 0;
             for (int t = 0; t < steps; t++) {
                 int32_t want = t < tl ? tgt[t] : ATTEND_EOS;

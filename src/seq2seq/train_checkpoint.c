@@ -265,10 +265,11 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
         cfg.max_tgt_len = m->cfg.max_tgt_len;
         if (memcmp(&cfg, &m->cfg, sizeof cfg)) {
             char *a = NULL, *b = NULL;
-            attend_model_config_to_json(&cfg, &a, NULL);
-            attend_model_config_to_json(&m->cfg, &b, NULL);
-            st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: %.100s vs this run's %.100s", path,
-                         a ? a : "?", b ? b : "?");
+            /* both configs were checked (above and at create), so in practice only
+             * an allocation can fail here; whatever fails, its status is returned */
+            if (!(st = attend_model_config_to_json(&cfg, &a, err)) && !(st = attend_model_config_to_json(&m->cfg, &b, err)))
+                st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: %.100s vs this run's %.100s",
+                             path, a, b);
             free(a);
             free(b);
         }
