@@ -330,6 +330,7 @@ void attend_model_free(attend_model *m) {
     free(m->valid);
     free(m->ints);
     free(m->beam_mem);
+    free(m->qmem);
     free(m);
 }
 
@@ -462,6 +463,8 @@ static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, in
     cell->W_hh = w->enc_whh[l][dir];
     cell->b_ih = w->enc_bih[l][dir];
     cell->b_hh = w->enc_bhh[l][dir];
+    cell->q_ih = at_model_qweight(m, cell->W_ih);
+    cell->q_hh = at_model_qweight(m, cell->W_hh);
 }
 
 static void dec_cell(const attend_model *m, at_cell *cell) {
@@ -472,6 +475,8 @@ static void dec_cell(const attend_model *m, at_cell *cell) {
     cell->W_hh = m->p.dec_whh;
     cell->b_ih = m->p.dec_bih;
     cell->b_hh = m->p.dec_bhh;
+    cell->q_ih = at_model_qweight(m, cell->W_ih);
+    cell->q_hh = at_model_qweight(m, cell->W_hh);
 }
 
 static attend_score_params score_params(const at_model_tensors *w) {
@@ -569,7 +574,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
     }
     /* bridge: s_0 = tanh(fin_cat W_brᵀ + b_br) */
     attend_real *s0 = a->states;
-    at_gemm(0, 1, N, Hd, E, 1, a->fin_cat, E, m->p.bridge_w, E, 0, s0, Hd);
+    at_model_linear(m, N, Hd, E, a->fin_cat, E, m->p.bridge_w, E, 0, s0, Hd);
     for (int n = 0; n < N; n++)
         for (int i = 0; i < Hd; i++) {
             attend_real *v = s0 + (size_t)n * Hd + i;
@@ -593,7 +598,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
     /* ctx_proj [N,S,G*Hd] = enc_out [N*S,E] W_ih[:, D:]ᵀ (AT_CTX_PROJ_ROWS); padding rows of enc_out are 0 */
     m->ctx_proj_on = m->infer && c->decoder == ATTEND_DECODER_BAHDANAU && N <= AT_CTX_PROJ_ROWS;
     if (m->ctx_proj_on)
-        at_gemm(0, 1, N * S, GHd, E, 1, a->enc_out[top], E, m->p.dec_wih + D, m->Din, 0, a->ctx_proj, GHd);
+        at_model_linear(m, N * S, GHd, E, a->enc_out[top], E, m->p.dec_wih + D, m->Din, 0, a->ctx_proj, GHd);
 }
 
 /* x [n] = tanh(x) (Luong's combined state h̃ = tanh(z)). */
@@ -666,7 +671,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
                            (size_t)GHd * sizeof *xg_emb);
             });
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
-            at_gemm(0, 1, N, GHd, D, 1, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
+            at_model_linear(m, N, GHd, D, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
@@ -688,7 +693,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
             at_gemm_batched(N, 0, 0, 1, GHd, S, 1, a->weights + (size_t)t * N * S, S, (size_t)S, a->ctx_proj, GHd,
                             (size_t)S * GHd, 1, a->xg, GHd, (size_t)GHd);
         else /* xg += c_t W_ih[:, D:]ᵀ */
-            at_gemm(0, 1, N, GHd, E, 1, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
+            at_model_linear(m, N, GHd, E, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
         at_cell_step_forward(&cell, s_next, lstm ? c_next : NULL, saved, a->xg, s_prev, lstm ? c_prev : NULL, active,
                              N, a->step_scratch);
         AT_PARALLEL_ROWS((double)N * (Hd + E), N, 1, {
@@ -701,7 +706,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
     case ATTEND_DECODER_LUONG: {
         attend_real *ht_prev = a->htilde + (size_t)t * N * Hd, *ht_next = ht_prev + (size_t)N * Hd;
         /* input feeding: xg += h̃_{t-1} W_ih[:, D:]ᵀ */
-        at_gemm(0, 1, N, GHd, Hd, 1, ht_prev, Hd, m->p.dec_wih + D, Din, 1, a->xg, GHd);
+        at_model_linear(m, N, GHd, Hd, ht_prev, Hd, m->p.dec_wih + D, Din, 1, a->xg, GHd);
         at_cell_step_forward(&cell, s_next, lstm ? c_next : NULL, saved, a->xg, s_prev, lstm ? c_prev : NULL, active,
                              N, a->step_scratch);
         step_attention(m, t, N, S, s_next); /* query s_t */
@@ -711,7 +716,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
             memcpy(cat + (size_t)n * (E + Hd) + E, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
         }
         /* h̃_t = tanh([c_t; s_t] W_cᵀ) */
-        at_gemm(0, 1, N, Hd, E + Hd, 1, cat, E + Hd, m->p.comb_w, E + Hd, 0, ht_next, Hd);
+        at_model_linear(m, N, Hd, E + Hd, cat, E + Hd, m->p.comb_w, E + Hd, 0, ht_next, Hd);
         tanh_rows(ht_next, (size_t)N * Hd);
         for (int n = 0; n < N; n++)
             memcpy(feat_row + n * feat_stride, ht_next + (size_t)n * Hd, Hd * sizeof(attend_real));
@@ -796,7 +801,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         for (size_t r = 0; r < (size_t)T * N; r++)
             memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
     } else {
-        at_gemm(0, 1, T * N, GHd, D, 1, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
+        at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
     for (int t = 0; t < T; t++)
@@ -808,7 +813,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     if (!pointer) {
         int V = c->tgt_vocab;
         /* logits [N*T,V] = feat [N*T,F] W_oᵀ + b_o, then log-softmax per row */
-        at_gemm(0, 1, N * T, V, F, 1, a->feat, F, m->p.out_w, F, 0, a->logp, V);
+        at_model_linear(m, N * T, V, F, a->feat, F, m->p.out_w, F, 0, a->logp, V);
         for (size_t r = 0; r < (size_t)N * T; r++) {
             attend_real *z = a->logp + r * V;
             /* the maximum of the biased logits: a shift taken before the bias
@@ -1146,7 +1151,7 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
 /* logits [N,V] of one step from features feat [N,F]; returns them in a->step_logits. */
 void at_model_step_logits(attend_model *m, int N, const attend_real *feat) {
     int V = m->cfg.tgt_vocab, F = m->F;
-    at_gemm(0, 1, N, V, F, 1, feat, F, m->p.out_w, F, 0, m->acts.step_logits, V);
+    at_model_linear(m, N, V, F, feat, F, m->p.out_w, F, 0, m->acts.step_logits, V);
     for (int n = 0; n < N; n++)
         for (int v = 0; v < V; v++) m->acts.step_logits[(size_t)n * V + v] += m->p.out_b[v];
 }

@@ -17,6 +17,7 @@
 #ifndef ATTEND_RNN_H
 #define ATTEND_RNN_H
 
+#include "core/quant.h"
 #include "internal.h"
 
 typedef struct {
@@ -27,6 +28,8 @@ typedef struct {
     const attend_real *W_hh; /* [G*H, H] */
     const attend_real *b_ih; /* [G*H] */
     const attend_real *b_hh; /* [G*H] */
+    const at_qweight *q_ih;  /* quantized copies of W_ih / W_hh (inference), or NULL */
+    const at_qweight *q_hh;
 } at_cell;
 
 typedef struct {
