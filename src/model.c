@@ -582,10 +582,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
         }
     memset(a->cstates, 0, (size_t)N * Hd * sizeof(attend_real));
     memset(a->htilde, 0, (size_t)N * Hd * sizeof(attend_real));
-    if (m->P > 0) {
-        attend_score_params sp = score_params(&m->p);
-        attend_keys_forward(&m->score, &sp, a->kp, a->enc_out[top], N, S, NULL);
-    }
+    if (m->P > 0) at_model_keys(m, a->kp, a->enc_out[top], N, S);
     /* decoder inputs: tab [Vt,G*Hd] = tgt_emb W_ih[:, :D]ᵀ + b_ih, worth it when a
      * decode of up to Tcap steps projects more rows than the table has
      * (attend_model_forward decides again for its T) */

@@ -205,6 +205,10 @@ const at_qweight *at_model_qweight(const attend_model *m, const attend_real *w);
 void at_model_linear(const attend_model *m, int N, int out, int in, const attend_real *X, int ldx,
                      const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy);
 
+/* The projected keys kp [N,S,P] of k [N,S,E] (attend_keys_forward with the
+ * model's weights), from the quantized copy of W / Wk when there is one. */
+void at_model_keys(const attend_model *m, attend_real *kp, const attend_real *k, int N, int S);
+
 /* Reads a model file's weights into m (attend_model_load): float files as
  * at_model_read_tensors; files whose matrices are I8 (with "<name>.scale") or
  * F16 fill the quantized copies and the dequantized arena, every value checked. */

@@ -29,6 +29,13 @@
 #include <immintrin.h>
 #endif
 
+/* __builtin_shufflevector: clang, gcc 12 and later */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define QT_HAVE_SHUFFLE 1
+#else
+#define QT_HAVE_SHUFFLE 0
+#endif
+
 #define QT_CAT_(a, b) a##b
 #define QT_CAT(a, b) QT_CAT_(a, b)
 

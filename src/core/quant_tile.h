@@ -16,7 +16,9 @@
  *
  * Blocking: 4 rows of W at a time, each converted once per vector and used by
  * 2 rows of X (8 accumulators, 4 weight and 2 input vectors: 14 of AVX2's 16
- * registers); the columns past the last full vector are summed in scalar code.
+ * registers), or for a single row of X by two vectors of columns (8
+ * accumulators: 4 dependent FMA chains would wait on the FMA latency); the
+ * columns past the last full vector are summed in scalar code.
  */
 #define QT_LANES (QT_BYTES / 4)
 #define QT_VF QT_CAT(qt_vf, QT_BYTES)
@@ -32,10 +34,44 @@ QT_TARGET static AT_ALWAYS_INLINE QT_VF QT_FN(qt_ld8)(const int8_t *p) { return 
 
 QT_TARGET static AT_ALWAYS_INLINE QT_VF QT_FN(qt_ld16)(const uint16_t *p) { return QT_F16_LOAD(p); }
 
-QT_TARGET static AT_ALWAYS_INLINE float QT_FN(qt_hsum)(QT_VF v) {
-    float s = 0;
-    for (int i = 0; i < QT_LANES; i++) s += v[i];
-    return s;
+/* s [4] = the lane sums of a0..a3: a tree of shuffles and adds (a lane-by-lane
+ * sum per row cost as much as the dot products of a 256-column row). */
+QT_TARGET static AT_ALWAYS_INLINE void QT_FN(qt_sum4)(QT_VF a0, QT_VF a1, QT_VF a2, QT_VF a3, float *s) {
+#if QT_HAVE_SHUFFLE
+#if QT_BYTES == 64
+    qt_vf32 b0 = __builtin_shufflevector(a0, a0, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(a0, a0, 8, 9, 10, 11, 12, 13, 14, 15);
+    qt_vf32 b1 = __builtin_shufflevector(a1, a1, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(a1, a1, 8, 9, 10, 11, 12, 13, 14, 15);
+    qt_vf32 b2 = __builtin_shufflevector(a2, a2, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(a2, a2, 8, 9, 10, 11, 12, 13, 14, 15);
+    qt_vf32 b3 = __builtin_shufflevector(a3, a3, 0, 1, 2, 3, 4, 5, 6, 7) +
+                 __builtin_shufflevector(a3, a3, 8, 9, 10, 11, 12, 13, 14, 15);
+#elif QT_BYTES == 32
+    qt_vf32 b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+#endif
+#if QT_BYTES >= 32
+    qt_vf32 u = __builtin_shufflevector(b0, b1, 0, 1, 2, 3, 8, 9, 10, 11) +
+                __builtin_shufflevector(b0, b1, 4, 5, 6, 7, 12, 13, 14, 15);
+    qt_vf32 v = __builtin_shufflevector(b2, b3, 0, 1, 2, 3, 8, 9, 10, 11) +
+                __builtin_shufflevector(b2, b3, 4, 5, 6, 7, 12, 13, 14, 15);
+    qt_vf32 w = __builtin_shufflevector(u, v, 0, 1, 4, 5, 8, 9, 12, 13) +
+                __builtin_shufflevector(u, v, 2, 3, 6, 7, 10, 11, 14, 15);
+    qt_vf16 r = __builtin_shufflevector(w, w, 0, 2, 4, 6) + __builtin_shufflevector(w, w, 1, 3, 5, 7);
+#else
+    qt_vf16 u = __builtin_shufflevector(a0, a1, 0, 1, 4, 5) + __builtin_shufflevector(a0, a1, 2, 3, 6, 7);
+    qt_vf16 v = __builtin_shufflevector(a2, a3, 0, 1, 4, 5) + __builtin_shufflevector(a2, a3, 2, 3, 6, 7);
+    qt_vf16 r = __builtin_shufflevector(u, v, 0, 2, 4, 6) + __builtin_shufflevector(u, v, 1, 3, 5, 7);
+#endif
+    memcpy(s, &r, sizeof r);
+#else
+    const QT_VF *a[4] = {&a0, &a1, &a2, &a3};
+    for (int r = 0; r < 4; r++) {
+        float t = 0;
+        for (int i = 0; i < QT_LANES; i++) t += (*a[r])[i];
+        s[r] = t;
+    }
+#endif
 }
 
 /* One block: rows x0 (and x1 when two) against the 4 weight rows w0..w3;
@@ -48,6 +84,29 @@ QT_TARGET static AT_ALWAYS_INLINE void QT_FN(qt_block)(const int is16, const int
 #define QT_WS(p, k) (is16 ? qt_f16_float(((const uint16_t *)(p))[k]) : (float)((const int8_t *)(p))[k])
     QT_VF a00 = {0}, a01 = {0}, a02 = {0}, a03 = {0}, a10 = {0}, a11 = {0}, a12 = {0}, a13 = {0};
     int k = 0;
+    if (!two) { /* one row of X: a second set of accumulators (the next vector of columns) hides the FMA latency */
+        for (; k + 2 * QT_LANES <= in; k += 2 * QT_LANES) {
+            QT_VF v0 = QT_W(w0, k), v1 = QT_W(w1, k), v2 = QT_W(w2, k), v3 = QT_W(w3, k);
+            QT_VF xa = QT_FN(qt_ldf)(x0 + k);
+            a00 += xa * v0;
+            a01 += xa * v1;
+            a02 += xa * v2;
+            a03 += xa * v3;
+            v0 = QT_W(w0, k + QT_LANES);
+            v1 = QT_W(w1, k + QT_LANES);
+            v2 = QT_W(w2, k + QT_LANES);
+            v3 = QT_W(w3, k + QT_LANES);
+            xa = QT_FN(qt_ldf)(x0 + k + QT_LANES);
+            a10 += xa * v0;
+            a11 += xa * v1;
+            a12 += xa * v2;
+            a13 += xa * v3;
+        }
+        a00 += a10;
+        a01 += a11;
+        a02 += a12;
+        a03 += a13;
+    }
     for (; k + QT_LANES <= in; k += QT_LANES) {
         QT_VF v0 = QT_W(w0, k), v1 = QT_W(w1, k), v2 = QT_W(w2, k), v3 = QT_W(w3, k);
         QT_VF xa = QT_FN(qt_ldf)(x0 + k);
@@ -63,16 +122,8 @@ QT_TARGET static AT_ALWAYS_INLINE void QT_FN(qt_block)(const int is16, const int
             a13 += xb * v3;
         }
     }
-    s[0] = QT_FN(qt_hsum)(a00);
-    s[1] = QT_FN(qt_hsum)(a01);
-    s[2] = QT_FN(qt_hsum)(a02);
-    s[3] = QT_FN(qt_hsum)(a03);
-    if (two) {
-        s[4] = QT_FN(qt_hsum)(a10);
-        s[5] = QT_FN(qt_hsum)(a11);
-        s[6] = QT_FN(qt_hsum)(a12);
-        s[7] = QT_FN(qt_hsum)(a13);
-    }
+    QT_FN(qt_sum4)(a00, a01, a02, a03, s);
+    if (two) QT_FN(qt_sum4)(a10, a11, a12, a13, s + 4);
     for (; k < in; k++) {
         float u0 = QT_WS(w0, k), u1 = QT_WS(w1, k), u2 = QT_WS(w2, k), u3 = QT_WS(w3, k);
         s[0] += x0[k] * u0;

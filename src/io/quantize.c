@@ -38,6 +38,20 @@ void at_model_linear(const attend_model *m, int N, int out, int in, const attend
     at_linear(at_model_qweight(m, W), N, out, in, X, ldx, W, ldw, beta, Y, ldy);
 }
 
+void at_model_keys(const attend_model *m, attend_real *kp, const attend_real *k, int N, int S) {
+    const attend_real *W = m->score.kind == ATTEND_SCORE_GENERAL    ? m->p.attn_W
+                           : m->score.kind == ATTEND_SCORE_ADDITIVE ? m->p.attn_Wk
+                                                                    : NULL;
+    if (W && at_model_qweight(m, W)) { /* kp [NS,P] = k [NS,E] Wᵀ (+ b) */
+        at_model_linear(m, N * S, m->P, m->E, k, m->E, W, m->E, 0, kp, m->P);
+        if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->score.additive_bias)
+            at_rows_add(kp, m->p.attn_b, (size_t)N * S, m->P);
+        return;
+    }
+    attend_score_params sp = {m->p.attn_W, m->p.attn_Wq, m->p.attn_Wk, m->p.attn_b, m->p.attn_v};
+    attend_keys_forward(&m->score, &sp, kp, k, N, S, NULL);
+}
+
 /* One allocation for the quantized copies (64-byte aligned blocks: the
  * matrix, then its scales for I8); fills m->qw and m->wdtype. */
 static attend_status quant_alloc(attend_model *m, attend_dtype dtype, const char *who, attend_error *err) {
