@@ -19,7 +19,7 @@ the environment; --coretype env keeps the environment's, --coretype NAME forces
 one); its name is printed with the table.
 
 --isa avx2,avx512 measures each instruction-set level in turn, both sides
-restricted to it: attend through ATTEND_ISA (src/isa.h), PyTorch through
+restricted to it: attend through ATTEND_ISA (src/core/isa.h), PyTorch through
 ATEN_CPU_CAPABILITY, and OpenBLAS (both sides) through OPENBLAS_CORETYPE=Haswell
 at avx2 (at avx512 OpenBLAS's own choice, unless --coretype says otherwise);
 one table per level. Without --isa each side runs at its default level.

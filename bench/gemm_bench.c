@@ -1,5 +1,5 @@
 /*
- * gemm_bench.c — the portable GEMM (src/gemm.c, at_gemm_portable) against
+ * gemm_bench.c — the portable GEMM (src/core/gemm.c, at_gemm_portable) against
  * OpenBLAS's cblas_sgemm/sgemv at one thread, on the model's shapes (seed
  * 004: batch 64, GRU Hd = 128 so 3·Hd = 384 gate rows, encoder E = 256,
  * embeddings D = 64, attention A = 128, vocabulary 23; docs/PERFORMANCE.md).
@@ -34,7 +34,7 @@ typedef struct {
     int transA, transB, M, N, K;
 } shape;
 
-/* at_gemm calls of src/model.c, src/rnn.c and src/attention.c at seed 004's
+/* at_gemm calls of src/seq2seq/model.c, src/core/rnn.c and src/core/attention.c at seed 004's
  * configuration (N = 64, S = T = 20, Hd = 128, E = 256, A = 128, D = 64, V = 23). */
 static const shape shapes[] = {
     {"enc GRU W_hh: N x 3H from H=128", 0, 1, 64, 384, 128},

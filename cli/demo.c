@@ -16,7 +16,7 @@
  * attention with the general (bilinear) score learns a sharp alignment (mean
  * attention entropy ~0.01 nats), and a warm-up plus cosine decay keeps Adam
  * at lr 3e-3 from the loss spikes a constant rate shows. Measured on two
- * cores (2026-12-01, with the rational tanh of src/vmath.h): 1600 steps take
+ * cores (2026-12-01, with the rational tanh of src/core/vmath.h): 1600 steps take
  * ~23 s and reach 100% greedy sequence accuracy on the 500 dev strings (99.8%
  * with the previous tanh, whose rounding differs). */
 #define DEMO_SYMBOLS 10

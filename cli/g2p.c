@@ -5,7 +5,7 @@
  * (the default recipe with progress, checkpoints and early stopping on dev),
  * `g2p eval` (PER/WER on dev and test, greedy and beam) and `g2p bench`
  * (batch-1 latency). docs/G2P.md describes all of it. The library does the
- * work (src/g2p.c); this file parses options, calls it in order and prints.
+ * work (src/tasks/g2p.c); this file parses options, calls it in order and prints.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
  * fuzz_dict.c — CMUdict-style dictionary lines (attend_g2p_dict_parse,
- * src/g2p.c) and the datasets made from them. The first input byte picks the
+ * src/tasks/g2p.c) and the datasets made from them. The first input byte picks the
  * options (keep_stress, skip_malformed); the rest is the dictionary text.
  * Invariants: a refusal returns no dictionary and a message starting with the
  * label; an accepted dictionary's counts agree with its contents (every word

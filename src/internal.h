@@ -69,7 +69,7 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              const attend_real *A, int lda, const attend_real *B, int ldb,
              attend_real beta, attend_real *C, int ldc);
 
-/* The portable kernel (cache-blocked, packed, vectorized; src/gemm.c), in
+/* The portable kernel (cache-blocked, packed, vectorized; src/core/gemm.c), in
  * every build, on the calling thread: the same contract as at_gemm (beta = 0
  * never reads C). at_gemm_portable runs at the process's level (at_isa());
  * at_gemm_portable_level at the given at_isa_level (capped at what the CPU

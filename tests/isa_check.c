@@ -1,5 +1,5 @@
 /*
- * isa_check.c — the instruction-set switch (ATTEND_ISA, src/isa.h) really
+ * isa_check.c — the instruction-set switch (ATTEND_ISA, src/core/isa.h) really
  * changes the code that runs, and every level computes the same results.
  *
  * The parent runs itself once per level this CPU has (baseline, avx2,
@@ -30,7 +30,7 @@
 
 #include <attend.h>
 
-#include "../src/isa.h"
+#include "../src/core/isa.h"
 
 static int passed, failed;
 

@@ -8,7 +8,7 @@
  * scores, and the status names.
  *
  * No output redirection: none of the paths exercised here can print. The
- * library's only formatting call is vsnprintf into err->msg (src/status.c);
+ * library's only formatting call is vsnprintf into err->msg (src/core/status.c);
  * src/ has no printf/fprintf/puts/abort/exit, and every call below fails in
  * validation before any GEMM runs, so OpenBLAS's parameter checker (xerbla,
  * which prints) is never reached with bad arguments.

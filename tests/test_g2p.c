@@ -1,5 +1,5 @@
 /*
- * test_g2p.c — grapheme-to-phoneme (src/g2p.c, docs/G2P.md): the dictionary
+ * test_g2p.c — grapheme-to-phoneme (src/tasks/g2p.c, docs/G2P.md): the dictionary
  * parser's edge cases (alternates, comments, stress, bad lines named
  * label:line, skipping), the split (pinned words, determinism, proportions),
  * PER/WER arithmetic on hand-made cases, datasets, the G2P model check, and

@@ -1,5 +1,5 @@
 /*
- * test_gemm.c — the portable GEMM (src/gemm.c) against a naive reference that
+ * test_gemm.c — the portable GEMM (src/core/gemm.c) against a naive reference that
  * accumulates in double, at every instruction-set level this CPU has (called
  * directly through at_gemm_portable_level), plus the dispatched shim at_gemm
  * and at_gemm_batched (which run at the process's level: tests/cmake/gemm.cmake
@@ -26,7 +26,7 @@
 
 #include "harness.h"
 #include "../src/internal.h"
-#include "../src/isa.h"
+#include "../src/core/isa.h"
 
 #ifdef ATTEND_DOUBLE
 #define UNIT_ROUNDOFF (DBL_EPSILON / 2)

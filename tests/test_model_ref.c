@@ -1,5 +1,5 @@
 /*
- * test_model_ref.c — the whole encoder–decoder (src/model.c, src/model_io.c,
+ * test_model_ref.c — the whole encoder–decoder (src/seq2seq/model.c, src/io/model_io.c,
  * float library) against a PyTorch model written as ordinary torch.nn code.
  * Reference data: tests/ref/model_<name>.safetensors (the weights, written by
  * PyTorch in our model-file format, so attend_model_load reads files we did

@@ -34,7 +34,7 @@
 
 #include "harness.h"
 #include "../src/internal.h"
-#include "../src/isa.h"
+#include "../src/core/isa.h"
 #include "../src/core/quant.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;

@@ -1,5 +1,5 @@
 /*
- * test_render.c — text/SVG/HTML heatmaps and SVG line plots (src/render.c).
+ * test_render.c — text/SVG/HTML heatmaps and SVG line plots (src/analysis/render.c).
  *
  * Every SVG and HTML output is parsed by the strict XML well-formedness checker
  * below (the HTML page is written as polyglot XHTML, so the same checker

@@ -1,5 +1,5 @@
 /*
- * test_rnn_f64.c — gradients of the GRU / LSTM step and layer (src/rnn.c) by
+ * test_rnn_f64.c — gradients of the GRU / LSTM step and layer (src/core/rnn.c) by
  * central finite differences, in double precision (links attend_f64).
  *
  * Loss = Σ r_out·out + Σ r_h·h_final (+ Σ r_c·c_final) with fixed random
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "../src/rnn.h"
+#include "../src/core/rnn.h"
 
 #define FD_H 1e-6
 #define FD_ATOL 1e-8

@@ -1,5 +1,5 @@
 /*
- * test_rnn_ref.c — the GRU / LSTM layer (src/rnn.c, float library) against
+ * test_rnn_ref.c — the GRU / LSTM layer (src/core/rnn.c, float library) against
  * PyTorch: a bidirectional one-layer nn.GRU / nn.LSTM over a padded batch
  * with unsorted lengths (pack_padded_sequence, enforce_sorted=False).
  * Reference data: tests/ref/rnn_gru.txt, tests/ref/rnn_lstm.txt, written by
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "../src/rnn.h"
+#include "../src/core/rnn.h"
 
 #define ATOL 1e-5
 #define RTOL 1e-4

@@ -1,5 +1,5 @@
 /*
- * test_safetensors.c — the strict JSON reader (src/json.h) and safetensors
+ * test_safetensors.c — the strict JSON reader (src/io/json.h) and safetensors
  * writing/reading: round trips of every dtype, a byte-exact file, every
  * rejection the reader documents (docs/FORMAT.md), truncation at every length,
  * random byte flips (seeded), and the atomic writer's failure behaviour.
@@ -18,7 +18,7 @@
 
 #include "attend.h"
 #include "harness.h"
-#include "../src/json.h"
+#include "../src/io/json.h"
 
 static char g_dir[512]; /* the scratch directory */
 

@@ -1,5 +1,5 @@
 /*
- * test_vmath.c — the vectorizable exp, tanh and sigmoid of src/vmath.h
+ * test_vmath.c — the vectorizable exp, tanh and sigmoid of src/core/vmath.h
  * (float build) against double-precision libm: error in ulps of the float
  * result over [-12, 12] (every 257th float, both signs, 8.5M points), the
  * documented bounds, the special values, and that the baseline, AVX2 and
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "../src/vmath.h"
+#include "../src/core/vmath.h"
 
 /* |got - want| in units of the spacing of floats at float(want). */
 static double ulps(float got, double want) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""fit_tanh.py — the coefficients of at_vtanh (src/vmath.h).
+"""fit_tanh.py — the coefficients of at_vtanh (src/core/vmath.h).
 
 tanh(x) ~ x * P(z) / Q(z), z = x^2, P of degree 6 and Q of degree 3 with
 Q(0) = 1, on 0 < x <= 9 (beyond, float tanh is within 1 ulp of 1). Minimizes

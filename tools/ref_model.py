@@ -9,9 +9,9 @@ ordinary torch.nn code — nn.Embedding(padding_idx=0), a bidirectional
 nn.GRU/nn.LSTM over pack_padded_sequence, nn.Linear bridge with tanh,
 attention modules, nn.GRUCell/nn.LSTMCell decoder, nn.Linear output and
 F.cross_entropy(ignore_index=0) — written from the equations in
-include/attend.h (section "model") and seed 004, not from src/model.c. Its
+include/attend.h (section "model") and seed 004, not from src/seq2seq/model.c. Its
 state_dict names and shapes are exactly the tensor names of our model files
-(layout_tensors() in src/model.c), in the same order.
+(layout_tensors() in src/seq2seq/model.c), in the same order.
 
 For every model in MODELS the script
   1. builds the model in float32 with PyTorch's default initialisation under a
@@ -25,7 +25,7 @@ For every model in MODELS the script
      format (8-byte little-endian header length, JSON header padded with
      spaces to a multiple of 8, raw little-endian F32 data; __metadata__ with
      attend.format, attend.config, attend.tokenizer, attend.src_vocab,
-     attend.tgt_vocab — see attend_model_save in src/model_io.c and
+     attend.tgt_vocab — see attend_model_save in src/io/model_io.c and
      docs/FORMAT.md), laid out as our writer lays it out, so loading the
      file and saving it again with attend_model_save gives the same bytes,
   4. evaluates, in float64 from those float32 weights, one fixed padded batch

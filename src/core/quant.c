@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/quant.h"
-#include "isa.h"
+#include "core/isa.h"
 
 /* Multiply-adds contract into FMA instructions at the AVX2/AVX-512 levels,
  * as in src/gemm.c: only the last bits change, never determinism within one

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "seq2seq/model_internal.h"
 
 int at_model_quantizable(const at_tensor_desc *td) {
     return td->ndim == 2 && strcmp(td->name, "src_emb.weight") != 0 && strcmp(td->name, "tgt_emb.weight") != 0;

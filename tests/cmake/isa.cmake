@@ -1,6 +1,6 @@
 # ------------------------------------------------------- instruction sets
 # Every hot kernel is compiled at baseline, AVX2 and AVX-512 (AT_KERNEL,
-# src/isa.h) and dispatched at run time; ATTEND_ISA forces a level.
+# src/core/isa.h) and dispatched at run time; ATTEND_ISA forces a level.
 #
 # isa_vectorized: disassembles libattend.a and fails when an AVX2 copy of a
 # kernel holds no ymm instruction or an AVX-512 copy no zmm instruction

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Fails when a hot kernel's vector code silently disappears: disassembles the
-# library and requires, in every kernel written with AT_KERNEL (src/isa.h),
+# library and requires, in every kernel written with AT_KERNEL (src/core/isa.h),
 # at least one ymm instruction in its AVX2 copy (NAME_isa_avx2) and one zmm
 # instruction in its AVX-512 copy (NAME_isa_avx512). The copies are found in
 # the symbol table (a kernel added later is checked without an edit here);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "model_internal.h"
+#include "io/json.h"
+#include "seq2seq/model_internal.h"
 
 static const char *const CELL_NAMES[] = {"gru", "lstm"};
 static const char *const DECODER_NAMES[] = {"bahdanau", "luong", "none", "pointer"};

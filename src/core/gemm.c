@@ -12,8 +12,8 @@
  * is packed into NR-wide panels, then for each MC-row block of op(A) the
  * [MC,KC] slice is packed into MR-tall panels, and an MR x NR micro-kernel
  * accumulates one tile of C in registers over the KC slice. The vector code
- * (src/gemm_tile.h, GCC/clang vector extensions) is instantiated for 16-, 32-
- * and 64-byte vectors and each instruction-set level (src/isa.h) runs its own
+ * (src/core/gemm_tile.h, GCC/clang vector extensions) is instantiated for 16-, 32-
+ * and 64-byte vectors and each instruction-set level (src/core/isa.h) runs its own
  * width with a tile that fits its registers: 4 x 8 floats at the baseline
  * (SSE2), 6 x 16 at AVX2, 14 x 16 at AVX-512. Matrix-vector shapes (M = 1 or
  * N = 1) skip packing: dot products or row sweeps with outputs in registers.
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "isa.h"
+#include "core/isa.h"
 
 /* Multiply-adds contract into FMA instructions at the AVX2/AVX-512 levels
  * (gcc turns contraction off under -std=c11; clang contracts by default).
@@ -91,21 +91,21 @@ static int gemm_path(int M, int N, int K) {
 #define AT_UNROLL
 #endif
 
-/* One instantiation of src/gemm_tile.h per vector width; the micro-tile is
+/* One instantiation of src/core/gemm_tile.h per vector width; the micro-tile is
  * MR x NR with NR = NV vectors, MR x NV accumulators fitting the level's
  * registers (16 xmm, 16 ymm, 32 zmm) beside the B vectors. */
 #define TILE_BYTES 16 /* baseline: 6 x 8 floats (6 x 4 doubles) in 12 xmm */
 #define TILE_NV 2
 #define TILE_MR 6
-#include "gemm_tile.h"
+#include "core/gemm_tile.h"
 #define TILE_BYTES 32 /* AVX2: 6 x 16 floats (6 x 8 doubles) in 12 ymm */
 #define TILE_NV 2
 #define TILE_MR 6
-#include "gemm_tile.h"
+#include "core/gemm_tile.h"
 #define TILE_BYTES 64 /* AVX-512: 8 x 32 floats (8 x 16 doubles) in 16 zmm */
 #define TILE_NV 2
 #define TILE_MR 8
-#include "gemm_tile.h"
+#include "core/gemm_tile.h"
 
 /* The portable product (K >= 1) at level lvl by algorithm path, on the
  * calling thread: each copy runs the width of its own level. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "seq2seq/model_internal.h"
 
 /* ---------------------------------------------------------- weight edits */
 

@@ -1,6 +1,6 @@
 /*
  * gemm_tile.h — the portable GEMM's vector code for one vector width,
- * included by src/gemm.c once per width (no include guard). Before each
+ * included by src/core/gemm.c once per width (no include guard). Before each
  * inclusion gemm.c defines
  *     TILE_BYTES   bytes of one vector: 16 (SSE2/NEON), 32 (AVX2), 64 (AVX-512)
  *     TILE_NV      vectors per micro-tile row: NR = TILE_NV * lanes

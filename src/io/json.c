@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "json.h"
+#include "io/json.h"
 
 #define AT_JSON_DEFAULT_NODES ((size_t)1 << 20)
 #define AT_JSON_DEFAULT_DEPTH 64

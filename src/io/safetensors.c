@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "json.h"
+#include "io/json.h"
 
 #define ST_MAX_HEADER 100000000u            /* bytes of JSON header accepted (100 MB) */
 #define ST_DEFAULT_MAX_BYTES ((size_t)1 << 30) /* attend_st_open's limit when 0 is given */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-#include "vmath.h"
+#include "seq2seq/model_internal.h"
+#include "core/vmath.h"
 
 #ifdef _OPENMP
 #include <omp.h>

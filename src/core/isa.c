@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "attend.h"
-#include "isa.h"
+#include "core/isa.h"
 
 at_isa_level at_isa_supported(void) {
 #if AT_ISA_DISPATCH

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 #include "isa.h"
 
 

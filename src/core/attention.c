@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "vmath.h"
+#include "core/vmath.h"
 
 #ifdef ATTEND_DOUBLE
 #define AT_REAL_LOWEST (-DBL_MAX)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "vmath.h"
+#include "core/vmath.h"
 
 struct attend_optim {
     attend_optim_config cfg;

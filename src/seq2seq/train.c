@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "model_internal.h"
+#include "io/json.h"
+#include "seq2seq/model_internal.h"
 
 struct attend_trainer {
     attend_model *m;

@@ -7,9 +7,9 @@
 
 #include <stdio.h>
 
-#include "core/quant.h"
-#include "internal.h"
-#include "rnn.h"
+#include "../internal.h"
+#include "../core/quant.h"
+#include "../core/rnn.h"
 
 #define AT_MAX_LAYERS 8
 #define AT_MAX_TENSORS (8 + 8 * AT_MAX_LAYERS + 16)

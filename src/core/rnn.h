@@ -17,8 +17,8 @@
 #ifndef ATTEND_RNN_H
 #define ATTEND_RNN_H
 
-#include "core/quant.h"
-#include "internal.h"
+#include "../internal.h"
+#include "quant.h"
 
 typedef struct {
     attend_cell_kind kind;   /* ATTEND_CELL_GRU or ATTEND_CELL_LSTM */

@@ -41,8 +41,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "rnn.h"
-#include "vmath.h"
+#include "core/rnn.h"
+#include "core/vmath.h"
 
 
 int at_cell_gates(attend_cell_kind kind) {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "seq2seq/model_internal.h"
 
 typedef struct {
     double logp;  /* sum of token log-probabilities (EOS included when finished) */

@@ -1,0 +1,234 @@
+/*
+ * attend/analysis.h — pictures (heatmaps, plots), interventions and sweeps.
+ *
+ * Part of the public header: include <attend.h> (it includes every part);
+ * the conventions every function follows are written at the top of
+ * attend/core.h.
+ */
+#ifndef ATTEND_ANALYSIS_H
+#define ATTEND_ANALYSIS_H
+
+#include "attend/seq2seq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --------------------------------------------------------------- rendering */
+/*
+ * Pictures of alignments and results, returned as malloc'ed NUL-terminated
+ * UTF-8 strings (*out; the caller frees; NULL on error). w [T,S] holds one
+ * output step per row (values in [0,1]; NaN/Inf is ATTEND_ERR_NONFINITE).
+ * src_tokens [S] and out_tokens [T] label the axes (NULL = positions 0,1,..);
+ * tokens are escaped for XML/HTML, so any UTF-8 is safe.
+ */
+
+/* A terminal heatmap: source tokens as column headers, one row per output
+ * token, each cell a character from the ramp " .:-=+*#%@" (weight 0 → ' ',
+ * 1 → '@', in ten equal bins), and per row the argmax position and its weight.
+ * Pure ASCII apart from the tokens themselves; deterministic. */
+attend_status attend_render_heatmap_text(char **out, const attend_real *w, int T, int S,
+                                         const char *const *src_tokens, const char *const *out_tokens,
+                                         attend_error *err);
+
+/* A standalone SVG heatmap: source tokens along the top, output tokens down
+ * the left, one rect per cell (data-t, data-s and data-w attributes carry the
+ * step, position and weight with 6 decimals), a colour scale with ticks, and
+ * an optional title (NULL = none). */
+attend_status attend_render_heatmap_svg(char **out, const attend_real *w, int T, int S,
+                                        const char *const *src_tokens, const char *const *out_tokens,
+                                        const char *title, attend_error *err);
+
+/* A self-contained HTML page (no network: inline CSS/JS/SVG) with the heatmap
+ * and the two token rows; hovering (or focusing) output token t highlights
+ * every source token with opacity proportional to w[t,:] and shows the weights
+ * in an element with id "selected" as "t=<t> w=<w0> <w1> ..." (6 decimals).
+ * Opening the page with "#t=<t>" in the URL selects step t on load (for
+ * headless checks). */
+attend_status attend_render_heatmap_html(char **out, const attend_real *w, int T, int S,
+                                         const char *const *src_tokens, const char *const *out_tokens,
+                                         const char *title, attend_error *err);
+
+/* One line of a line plot: n points (x[i], y[i]); NaN y values leave a gap. */
+typedef struct {
+    const char *label;
+    int n;
+    const double *x;
+    const double *y;
+} attend_plot_series;
+
+/* A standalone SVG line plot with axes, ticks, axis labels, a legend (one
+ * colour and marker per series) and a title. y_min < y_max fix the y range
+ * (e.g. 0 and 1 for accuracy); x range from the data (log scale when log_x). */
+attend_status attend_render_line_plot_svg(char **out, const attend_plot_series *series, int n_series,
+                                          const char *title, const char *x_label, const char *y_label,
+                                          double y_min, double y_max, int log_x, attend_error *err);
+
+/* ----------------------------------------------------------- interventions */
+/*
+ * Attention weights are a diagnostic, not an explanation (seed 000 §14.5,
+ * seed 004 §08): these tools change what the decoder can see and measure what
+ * happens to its output.
+ */
+typedef enum {
+    ATTEND_EDIT_UNIFORM = 0,  /* w_j = 1/|valid| on valid positions */
+    ATTEND_EDIT_PERMUTE = 1,  /* w'_j = w_{perm[j]}: weights moved between positions */
+    ATTEND_EDIT_DROP_TOP = 2, /* the largest weight (first on ties) set to 0, the rest
+                                 renormalised (Jain & Wallace); needs 2 valid positions */
+} attend_weight_edit;
+
+/* Edits one attention row w [S] in place. valid [S] (NULL = all valid) marks
+ * the positions that may carry weight; invalid positions end with weight 0.
+ * PERMUTE needs perm [S], a permutation of 0..S-1 that maps valid positions to
+ * valid positions. */
+attend_status attend_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit,
+                                  const int32_t *perm, attend_error *err);
+
+/* Fisher–Yates permutation perm [n] of 0..n-1 from a seed (xoshiro256**). */
+void attend_permutation(int32_t *perm, int n, uint64_t seed);
+
+typedef enum {
+    ATTEND_IV_REMOVE_STATE = 0,  /* hide saved state `position` from attention: the softmax
+                                    renormalises over the rest (the encoder is unchanged) */
+    ATTEND_IV_DELETE_TOKEN = 1,  /* delete source token `position`, re-encode */
+    ATTEND_IV_REPLACE_TOKEN = 2, /* replace source token `position` by `token`, re-encode */
+    ATTEND_IV_UNIFORM = 3,       /* every step's weights made uniform */
+    ATTEND_IV_PERMUTE = 4,       /* every step's weights permuted (seeded permutation) */
+    ATTEND_IV_DROP_TOP = 5,      /* every step's largest weight removed, rest renormalised */
+} attend_intervention_kind;
+
+typedef struct {
+    attend_intervention_kind kind;
+    int position;   /* REMOVE_STATE, DELETE_TOKEN, REPLACE_TOKEN: 0-based source position */
+    int32_t token;  /* REPLACE_TOKEN: the new source id */
+    uint64_t seed;  /* PERMUTE: seed of attend_permutation over the S positions */
+} attend_intervention;
+
+typedef struct {
+    /* outputs the caller wants, each NULL or caller-owned: */
+    double *tv;               /* [base_len+1] total variation ½Σ|p − p'| per step */
+    double *kl;               /* [base_len+1] KL(p ‖ p') per step, nats */
+    double *js;               /* [base_len+1] Jensen–Shannon divergence per step, nats (≤ ln 2) */
+    attend_real *forced_align;/* [base_len+1, S'] intervened weights along the baseline output */
+    int32_t *out;             /* [max_len] free-running greedy output under the intervention */
+    attend_real *out_align;   /* [max_len, S'] its attention */
+    /* filled by attend_model_intervene: */
+    int steps;                /* compared steps: base_len + 1 (the baseline's tokens and EOS) */
+    int src_len;              /* S': the source length the decoder saw (S - 1 after a deletion) */
+    double tv_mean, tv_max, kl_mean, kl_max, js_mean, js_max;
+    int out_len;              /* length of the free-running output */
+    int changed;              /* 1 when that output differs from the baseline */
+} attend_intervention_result;
+
+/*
+ * Runs one intervention on source src [S] against a baseline output base
+ * [base_len] (typically the model's own greedy or beam output for src): p_t is
+ * the model's output distribution at step t teacher-forced along the baseline
+ * without intervention, p'_t the same with it; both over the target vocabulary
+ * for steps 0..base_len (EOS included). Then the model decodes freely (greedy,
+ * up to max_len) under the intervention, and `changed` says whether the output
+ * differs. BAHDANAU and LUONG decoders; NONE only for token deletion and
+ * replacement (it has no attention); POINTER is rejected.
+ */
+attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                     int max_len, const attend_intervention *iv, attend_intervention_result *res,
+                                     attend_error *err);
+
+const char *attend_intervention_name(attend_intervention_kind kind);
+
+/*
+ * The same interventions on one attention read-out (no model): query q [Dq]
+ * against keys k [S,Dk] and values v [S,Dv] with score cfg/p, giving weights
+ * [S] and context ctx [Dv] under REMOVE_STATE (masked and renormalised),
+ * UNIFORM, PERMUTE or DROP_TOP. Token deletion needs an encoder to re-run:
+ * compute the new states and call attend_attention_forward. Seed 000's Tables
+ * 14.2 and 14.3 are this function on its three-state example.
+ */
+attend_status attend_attention_intervene(const attend_score_config *cfg, const attend_score_params *p,
+                                         attend_real *ctx, attend_real *weights, const attend_real *q,
+                                         const attend_real *k, const attend_real *v, int S, int Dv,
+                                         const attend_intervention *iv, attend_error *err);
+
+/* ------------------------------------------------------------------- sweep */
+/*
+ * The length sweep (seed 001): train one model per (source length, decoder)
+ * under the same budget and measure how accuracy holds up as sources grow —
+ * the fixed-context baseline's bottleneck against attention.
+ */
+typedef struct {
+    attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
+    attend_score_kind score;     /* ignored by NONE */
+} attend_sweep_model;
+
+typedef struct {
+    /* data: a built-in task (COPY or REVERSE) generated at each length, or, when
+     * train and dev are both given, TSV pairs (task ignored): one model per
+     * decoder trained on all of train, dev scored per source-length bucket
+     * (lengths[i-1], lengths[i]] (the first bucket starts at 1) */
+    attend_task task;
+    int symbols;                       /* task alphabet */
+    int train_pairs, dev_pairs;        /* task: pairs generated per length */
+    const attend_dataset *train, *dev; /* TSV mode */
+    int src_vocab, tgt_vocab;          /* TSV mode: vocabulary sizes */
+    const int *lengths;                /* [n_lengths], increasing, >= 1 */
+    int n_lengths;
+    const attend_sweep_model *models;  /* [n_models] */
+    int n_models;
+    /* the budget, the same for every run */
+    attend_cell_kind cell;
+    int emb, enc_hidden, dec_hidden, attn; /* dot scores need dec_hidden == 2*enc_hidden */
+    int steps, batch;
+    attend_optim_config optim;
+    uint64_t seed;                     /* data, initialisation and shuffling */
+} attend_sweep_config;
+
+typedef struct {
+    int length;                 /* task: the source length; TSV: the bucket's upper bound */
+    int min_length;             /* task: = length; TSV: the bucket's lower bound */
+    attend_sweep_model model;
+    attend_eval_stats eval;     /* on the dev pairs of this length (pairs 0: empty bucket,
+                                   the rates are NaN) */
+    double uniform_entropy;     /* mean ln(source length) over those pairs: the entropy
+                                   of uniform attention, for reading attn_entropy */
+    double samples_per_s;       /* training throughput of the run */
+    double train_seconds;       /* training time of the run */
+    double wall_seconds;        /* training + evaluation */
+} attend_sweep_row;
+
+/* Called after each row is complete (index 0..total-1), e.g. for progress. */
+typedef void (*attend_sweep_callback)(void *user, const attend_sweep_row *row, int index, int total);
+
+/*
+ * Runs the sweep into rows [n_lengths * n_models] (row = length index *
+ * n_models + model index). Same configuration and seed → the same numbers
+ * (times aside). cb may be NULL. Blocking; minutes to hours with long sources.
+ */
+attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row *rows, attend_sweep_callback cb,
+                               void *user, attend_error *err);
+
+/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"). */
+const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
+
+/* The rows as CSV (header line first; malloc'ed into *out, caller frees):
+ * model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,
+ * tf_seq_acc,tf_token_acc,loss,attn_entropy,uniform_entropy,samples_per_s,
+ * train_seconds,wall_seconds (empty fields for an empty bucket). */
+attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **out, attend_error *err);
+
+/* Reads CSV written by attend_sweep_csv (header line first; rows in any order)
+ * into rows [cap]; *n_rows receives the count. Empty fields read as NaN. An
+ * unexpected header, a malformed field or more than cap rows is an error
+ * naming label:line and the field. Lets runs split by length be merged. */
+attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *label, attend_sweep_row *rows, int cap,
+                                     int *n_rows, attend_error *err);
+
+/* Greedy full-sequence accuracy against source length as an SVG line plot,
+ * one line per model (attend_render_line_plot_svg). */
+attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, const char *title, char **out,
+                                    attend_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTEND_ANALYSIS_H */

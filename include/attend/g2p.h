@@ -1,0 +1,176 @@
+/*
+ * attend/g2p.h — grapheme-to-phoneme conversion on a pronouncing dictionary.
+ *
+ * Part of the public header: include <attend.h> (it includes every part);
+ * the conventions every function follows are written at the top of
+ * attend/core.h.
+ */
+#ifndef ATTEND_G2P_H
+#define ATTEND_G2P_H
+
+#include "attend/seq2seq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --------------------------------------------------------------------- G2P */
+/*
+ * Grapheme-to-phoneme conversion on a pronouncing dictionary (docs/G2P.md).
+ * A dictionary line is "word PH1 PH2 ..." (CMUdict: ARPAbet phonemes, an
+ * alternate pronunciation as "word(2)"). A G2P model is an ordinary model file
+ * whose source side is characters (tokenizer "char", the one the file names)
+ * and whose target side is phonemes (one token each, joined with spaces).
+ */
+#define ATTEND_G2P_MAX_LEN 64 /* longest word (characters) and pronunciation (phonemes) */
+
+typedef struct attend_g2p_dict attend_g2p_dict; /* a parsed dictionary (opaque) */
+
+typedef struct {
+    int keep_stress;    /* 0: strip stress digits ("AH0" -> "AH"), the usual G2P setting */
+    int skip_malformed; /* 0: the first odd line is an error naming path:line; 1: skip and count */
+} attend_g2p_options;
+
+typedef struct {
+    int lines;          /* lines read */
+    int entries;        /* pronunciations kept */
+    int words;          /* distinct words */
+    int comments;       /* lines that are comments (";;;" or "#" first) */
+    int blank;          /* empty or white-space lines */
+    int skipped;        /* odd lines skipped (skip_malformed) */
+    int duplicates;     /* a word's pronunciation repeated (e.g. equal once stress is stripped) */
+    int max_word_len;   /* longest word, characters */
+    int max_pron_len;   /* longest pronunciation, phonemes */
+    char first_skipped[ATTEND_ERROR_MSG_MAX]; /* "path:line: why" of the first skipped line, or "" */
+} attend_g2p_dict_info;
+
+/*
+ * Parses dictionary text (len bytes; label names it in messages, e.g. the
+ * path). Per line (LF or CRLF; the last may lack its newline): blank lines and
+ * comment lines (first non-blank characters ";;;" or "#") are counted and
+ * ignored; an inline comment (white space, then "#", to the end of the line) is
+ * removed. The rest is a word and one or more phonemes separated by spaces or
+ * tabs. The word may end in an alternate marker "(N)", N = 1..999, which is
+ * removed; ASCII letters are lower-cased; a word is valid UTF-8 of 1..64
+ * characters without control characters. A phoneme is upper-case ASCII
+ * letters, optionally followed by one stress digit, which is removed unless
+ * keep_stress. Odd lines (no phoneme, bad marker, bad phoneme, bad UTF-8, too
+ * long) are ATTEND_ERR_FORMAT "label:line: why", or skipped and counted.
+ * Words are numbered in order of first appearance, a word's pronunciations in
+ * file order, duplicates dropped. opt may be NULL (defaults: all zero).
+ */
+attend_status attend_g2p_dict_parse(attend_g2p_dict **out, const char *text, size_t len, const char *label,
+                                    const attend_g2p_options *opt, attend_error *err);
+/* The same from a file (ATTEND_ERR_IO naming the path when it cannot be read). */
+attend_status attend_g2p_dict_read(attend_g2p_dict **out, const char *path, const attend_g2p_options *opt,
+                                   attend_error *err);
+void attend_g2p_dict_free(attend_g2p_dict *d); /* NULL is fine */
+void attend_g2p_dict_get_info(const attend_g2p_dict *d, attend_g2p_dict_info *info);
+int attend_g2p_dict_words(const attend_g2p_dict *d); /* distinct words (0 for NULL) */
+/* Word w (0-based) as stored (lower-cased, marker removed); NULL out of range. */
+const char *attend_g2p_dict_word(const attend_g2p_dict *d, int w);
+/* Number of pronunciations of word w (0 out of range), and the k-th as
+ * phonemes joined by single spaces ("HH AH L OW"); NULL out of range. */
+int attend_g2p_dict_prons(const attend_g2p_dict *d, int w);
+const char *attend_g2p_dict_pron(const attend_g2p_dict *d, int w, int k);
+
+/* The deterministic three-way split, by a hash of the word's bytes (FNV-1a
+ * 64 then the splitmix64 finaliser, modulo 100): 0..89 TRAIN, 90..94 DEV,
+ * 95..99 TEST. All pronunciations of a word share its word, so its split. */
+typedef enum {
+    ATTEND_G2P_TRAIN = 0,
+    ATTEND_G2P_DEV = 1,
+    ATTEND_G2P_TEST = 2,
+    ATTEND_G2P_ALL = 3, /* selects every word where a split is asked for */
+} attend_g2p_split;
+attend_g2p_split attend_g2p_split_of(const char *word, size_t len);
+const char *attend_g2p_split_name(attend_g2p_split split); /* "train" "dev" "test" "all" */
+
+/*
+ * One pair per pronunciation of every word in `split`: the word's characters
+ * (graphemes vocabulary, CHAR tokenizer) -> its phonemes (phonemes vocabulary,
+ * SPACE tokenizer), in word order. grow != 0 adds unseen tokens (training
+ * data); otherwise they become ATTEND_UNK. *out is NULL on error.
+ */
+attend_status attend_g2p_dataset(attend_dataset **out, const attend_g2p_dict *d, attend_g2p_split split,
+                                 attend_vocab *graphemes, attend_vocab *phonemes, int grow, attend_error *err);
+
+/* Levenshtein distance (unit insert/delete/substitute) between id sequences
+ * a [na] and b [nb]; -1 when a length is outside [0, ATTEND_G2P_MAX_LEN] or a
+ * needed pointer is NULL. No allocation (two rows on the stack). */
+int attend_g2p_edit_distance(const int32_t *a, int na, const int32_t *b, int nb);
+
+/* Running error counts. PER = phone_errors / ref_phones, WER = wrong / words. */
+typedef struct {
+    long words;        /* words scored */
+    long wrong;        /* words whose output equals none of the references */
+    long phone_errors; /* edit distance to the closest reference, summed */
+    long ref_phones;   /* length of that reference, summed */
+} attend_g2p_counts;
+
+/*
+ * Scores one word's output hyp [hyp_len] against its n_refs >= 1 reference
+ * pronunciations refs[r] [ref_lens[r]], adding to *c: the word is right when
+ * hyp equals any reference; the phone errors are the edit distance to the
+ * closest reference (ties: the first), counted against that reference's
+ * length. Lengths above ATTEND_G2P_MAX_LEN are ATTEND_ERR_CAPACITY.
+ */
+attend_status attend_g2p_count_word(attend_g2p_counts *c, const int32_t *hyp, int hyp_len,
+                                    const int32_t *const *refs, const int *ref_lens, int n_refs,
+                                    attend_error *err);
+double attend_g2p_per(const attend_g2p_counts *c); /* 0 when nothing was counted */
+double attend_g2p_wer(const attend_g2p_counts *c);
+
+/*
+ * Loads a G2P model file: attend_model_load (capacity as there, may be NULL),
+ * then checks that it is one: the file's tokenizer is "char" (the graphemes),
+ * the decoder is not POINTER, and every phoneme token (after the four
+ * specials) is upper-case ASCII letters with at most one trailing digit. Both
+ * vocabularies are returned (caller frees). Nothing is returned on error.
+ */
+attend_status attend_g2p_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
+                                    attend_vocab **graphemes, attend_vocab **phonemes, attend_error *err);
+
+/* A word as model input: ASCII letters lower-cased, then one id per character
+ * into ids [max_ids] (unknown characters become ATTEND_UNK). An empty word, one
+ * with white space or control characters, or over ATTEND_G2P_MAX_LEN
+ * characters is ATTEND_ERR_ARG; more than max_ids is ATTEND_ERR_CAPACITY. */
+attend_status attend_g2p_encode_word(attend_vocab *graphemes, const char *word, size_t len, int32_t *ids,
+                                     int max_ids, int *n_ids, attend_error *err);
+
+/*
+ * Pronounces one word with greedy decoding and writes the phonemes, joined by
+ * spaces, into out (cap bytes, NUL-terminated). Allocates nothing: the model's
+ * own buffers (sized at load) and stack arrays of ATTEND_G2P_MAX_LEN are all it
+ * uses, so a loop over words runs in a fixed memory budget. The word must fit
+ * the model's max_src_len; the output is cut at min(max_tgt_len + 1,
+ * ATTEND_G2P_MAX_LEN) phonemes. Not thread-safe on one model (it reuses the
+ * model's activations); different models may be used at once.
+ */
+attend_status attend_g2p_pronounce(attend_model *m, attend_vocab *graphemes, const attend_vocab *phonemes,
+                                   const char *word, size_t len, char *out, size_t cap, attend_error *err);
+
+typedef struct {
+    int beam;      /* 0 or 1: greedy decoding in batches; 2..64: beam search of that width */
+    double alpha;  /* beam: length normalisation (see attend_model_beam) */
+    int batch;     /* greedy: words per batch, 1..the model's max_batch (0 = max_batch) */
+    int max_words; /* evaluate at most this many words of the split (0 = all) */
+} attend_g2p_eval_options;
+
+/*
+ * Decodes every word of `split` in d and counts errors against its
+ * pronunciations (attend_g2p_count_word). References are mapped with the
+ * model's phoneme vocabulary (a phoneme it lacks becomes ATTEND_UNK and never
+ * matches). The model's max_src_len must cover the split's longest word and
+ * its max_batch the batch / beam width. Work buffers are allocated once per
+ * call. *c is overwritten.
+ */
+attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, attend_g2p_split split,
+                                  attend_vocab *graphemes, attend_vocab *phonemes,
+                                  const attend_g2p_eval_options *opt, attend_g2p_counts *c, attend_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTEND_G2P_H */

@@ -1,0 +1,276 @@
+/*
+ * attend/io.h — files and text: safetensors, output paths, vocabularies, datasets and built-in
+ * tasks.
+ *
+ * Part of the public header: include <attend.h> (it includes every part);
+ * the conventions every function follows are written at the top of
+ * attend/core.h.
+ */
+#ifndef ATTEND_IO_H
+#define ATTEND_IO_H
+
+#include "attend/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ safetensors */
+/*
+ * The safetensors format: an 8-byte little-endian header length L, L bytes of
+ * JSON {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+ * ..., "__metadata__": {"key": "value", ...}}, then the data buffer; offsets
+ * are relative to the start of the buffer. docs/FORMAT.md describes what we
+ * write and what the reader accepts.
+ */
+typedef enum {
+    ATTEND_DTYPE_F32 = 0,
+    ATTEND_DTYPE_F64 = 1,
+    ATTEND_DTYPE_I32 = 2,
+    ATTEND_DTYPE_I64 = 3,
+    ATTEND_DTYPE_U8 = 4,
+    ATTEND_DTYPE_I8 = 5,  /* quantized weights (attend_model_quantize) */
+    ATTEND_DTYPE_F16 = 6, /* IEEE 754 binary16 */
+} attend_dtype;
+
+#define ATTEND_MAX_DIMS 8
+
+/* Bytes per element of a dtype; 0 for an unknown one. */
+size_t attend_dtype_size(attend_dtype dtype);
+/* "F32", "F64", "I32", "I64", "U8", "I8", "F16"; NULL for an unknown dtype. */
+const char *attend_dtype_name(attend_dtype dtype);
+
+/* A tensor to write. data holds prod(shape) elements, C-contiguous. */
+typedef struct {
+    const char *name;  /* unique, 1..255 bytes, not "__metadata__" */
+    attend_dtype dtype;
+    int ndim;          /* 0..ATTEND_MAX_DIMS (0 = scalar, one element) */
+    int64_t shape[ATTEND_MAX_DIMS];
+    const void *data;
+} attend_st_entry;
+
+/* One metadata pair (both NUL-terminated UTF-8; escaped as JSON strings). */
+typedef struct {
+    const char *key;
+    const char *value;
+} attend_st_meta;
+
+/*
+ * Writes a safetensors file atomically: to "<path>.tmp.<pid>", fsync, rename
+ * over path, fsync of the directory. On any error the previous file at path is
+ * untouched and the temporary file removed. Tensors are stored contiguously in
+ * the order given; the JSON header is padded with spaces to a multiple of 8 bytes.
+ * An existing path that is not a regular file (a device, FIFO, socket,
+ * directory) is refused with ATTEND_ERR_IO and left alone: renaming over it
+ * would replace it. Before writing, temporaries of path left by processes that
+ * are gone are removed (attend_output_clean_stale). A write that fails with
+ * EFBIG needs SIGXFSZ ignored by the program (its default action kills the
+ * process before the error can be reported or the temporary removed).
+ */
+attend_status attend_st_write(const char *path, const attend_st_entry *entries, int n_entries,
+                              const attend_st_meta *meta, int n_meta, attend_error *err);
+
+/* A parsed file (opaque). Tensors point into memory the handle owns. */
+typedef struct attend_st_file attend_st_file;
+
+/* A tensor as read. */
+typedef struct {
+    const char *name;
+    attend_dtype dtype;
+    int ndim;
+    int64_t shape[ATTEND_MAX_DIMS];
+    size_t nbytes;
+    const void *data; /* inside the handle's buffer; may be unaligned for the dtype: memcpy it */
+} attend_st_tensor;
+
+/*
+ * Reads and validates a whole file (at most max_bytes; 0 = 1 GiB): header
+ * length within the file, JSON well-formed (strict: strings, numbers, no
+ * duplicate names), known dtypes, 0..8 non-negative dims, offsets in bounds,
+ * nbytes == prod(shape) * dtype size without overflow, tensors contiguous,
+ * non-overlapping and covering the buffer exactly, metadata values strings.
+ * Errors name the file, the tensor and the problem. *out is NULL on error.
+ */
+attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_bytes,
+                             attend_error *err);
+/* The same from memory (copied); label names the source in messages. */
+attend_status attend_st_parse(attend_st_file **out, const void *bytes, size_t len,
+                              const char *label, attend_error *err);
+void attend_st_close(attend_st_file *f); /* NULL is fine */
+int attend_st_count(const attend_st_file *f);
+/* i-th tensor in file order; NULL when out of range. */
+const attend_st_tensor *attend_st_get(const attend_st_file *f, int i);
+/* Tensor by name; NULL when absent. */
+const attend_st_tensor *attend_st_find(const attend_st_file *f, const char *name);
+/* Metadata value for key; NULL when absent. */
+const char *attend_st_metadata(const attend_st_file *f, const char *key);
+
+/* ------------------------------------------------------------ output files */
+/*
+ * Checks a program makes on the files it will write before it starts any
+ * work, so that an unusable output is found in a second, not after hours of
+ * training. Not thread-safe against other processes changing the directory.
+ */
+
+/* attend_output_check flag: an existing non-regular target (a device, a
+ * FIFO) is accepted, for a caller that writes it in place. */
+#define ATTEND_OUTPUT_ALLOW_SPECIAL 1u
+
+/* OK when path can be written as attend_st_write writes it: an existing path
+ * must be a regular file (without ATTEND_OUTPUT_ALLOW_SPECIAL; a directory is
+ * always refused), and "<path>.tmp.<pid>" can be created beside it (it is
+ * created and removed again). Otherwise ATTEND_ERR_IO naming path and the
+ * reason (missing or read-only directory, name too long, "is a character
+ * device"). Nothing else in the file system changes. */
+attend_status attend_output_check(const char *path, unsigned flags, attend_error *err);
+
+/* *same = 1 when a and b name the same file: for two existing files the same
+ * device and inode (hard and symbolic links included), for two files not yet
+ * there the same real directory and name; an existing file and a missing one
+ * are different. */
+attend_status attend_path_same(const char *a, const char *b, int *same, attend_error *err);
+
+/* One file a program reads (output = 0) or writes (output = 1); role names it
+ * in messages ("--out"); flags are an output's attend_output_check flags. A
+ * NULL path is ignored. */
+typedef struct {
+    const char *path;
+    const char *role;
+    int output;
+    unsigned flags;
+} attend_path_use;
+
+/* Refuses (ATTEND_ERR_ARG) any output that is the same file (attend_path_same)
+ * as an input or another output, naming both roles and paths, the first such
+ * pair in order; then attend_output_check(path, flags) on every output. */
+attend_status attend_paths_check(const attend_path_use *uses, int n, attend_error *err);
+
+/* Removes the regular files "<path>.tmp.<pid>" (decimal pid) in path's
+ * directory whose process no longer exists: the leftovers of a writer killed
+ * mid-write (they are never read as the file). fn (may be NULL) is called for
+ * each with its name and pid; *removed (may be NULL) receives the count. An
+ * unreadable directory removes nothing and is not an error. */
+typedef void (*attend_stale_fn)(void *ctx, const char *file, long pid);
+attend_status attend_output_clean_stale(const char *path, attend_stale_fn fn, void *ctx, int *removed,
+                                        attend_error *err);
+
+/* ------------------------------------------------------------- vocabulary */
+/* Every vocabulary starts with these four tokens, at these ids. */
+#define ATTEND_PAD 0 /* "<pad>" */
+#define ATTEND_BOS 1 /* "<bos>" */
+#define ATTEND_EOS 2 /* "<eos>" */
+#define ATTEND_UNK 3 /* "<unk>" */
+#define ATTEND_MAX_TOKEN_BYTES 64
+
+typedef enum {
+    ATTEND_TOKENIZE_CHAR = 0,  /* one token per UTF-8 code point */
+    ATTEND_TOKENIZE_SPACE = 1, /* tokens separated by runs of ASCII spaces */
+} attend_tokenizer;
+
+typedef struct attend_vocab attend_vocab; /* token strings <-> ids (opaque) */
+
+/* A vocabulary holding only the four special tokens. */
+attend_status attend_vocab_create(attend_vocab **out, attend_error *err);
+void attend_vocab_free(attend_vocab *v); /* NULL is fine */
+int attend_vocab_size(const attend_vocab *v);
+/* Adds token (len bytes, valid UTF-8, 1..ATTEND_MAX_TOKEN_BYTES, no NUL, tab or
+ * newline) unless present; *id (may be NULL) receives its id either way. */
+attend_status attend_vocab_add(attend_vocab *v, const char *token, size_t len, int32_t *id,
+                               attend_error *err);
+/* Id of token, or -1 when absent. */
+int32_t attend_vocab_find(const attend_vocab *v, const char *token, size_t len);
+/* NUL-terminated token of id, or NULL when out of range. */
+const char *attend_vocab_token(const attend_vocab *v, int32_t id);
+
+/* Splits text (len bytes) into tokens and maps them to ids [max_ids]; unknown
+ * tokens become ATTEND_UNK, or are added when grow != 0. Invalid UTF-8 is
+ * ATTEND_ERR_FORMAT with the byte offset; more than max_ids tokens is
+ * ATTEND_ERR_CAPACITY. */
+attend_status attend_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow,
+                                  const char *text, size_t len, int32_t *ids, int max_ids,
+                                  int *n_ids, attend_error *err);
+/* Writes the tokens of ids[0..n) into buf (cap bytes, NUL-terminated), joined
+ * with nothing (CHAR) or one space (SPACE); stops at ATTEND_EOS, skips PAD and
+ * BOS. Too small a buffer is ATTEND_ERR_CAPACITY. */
+attend_status attend_vocab_decode(const attend_vocab *v, attend_tokenizer tok, const int32_t *ids,
+                                  int n, char *buf, size_t cap, attend_error *err);
+/* The vocabulary as a JSON array of strings (in id order), malloc'ed into *json
+ * (caller frees), and back. Parsing checks the four specials come first. */
+attend_status attend_vocab_to_json(const attend_vocab *v, char **json, attend_error *err);
+attend_status attend_vocab_from_json(attend_vocab **out, const char *json, attend_error *err);
+
+/* ---------------------------------------------------------------- datasets */
+/* Pairs of token-id sequences (source without BOS/EOS; target without BOS/EOS:
+ * the model adds them). For pointer tasks the target ids are source positions. */
+typedef struct attend_dataset attend_dataset;
+
+attend_status attend_dataset_create(attend_dataset **out, attend_error *err);
+void attend_dataset_free(attend_dataset *d); /* NULL is fine */
+int attend_dataset_size(const attend_dataset *d);
+/* Longest source / target in the dataset (0 when empty). */
+int attend_dataset_max_src_len(const attend_dataset *d);
+int attend_dataset_max_tgt_len(const attend_dataset *d);
+/* Appends a copy of one pair (both lengths >= 1). */
+attend_status attend_dataset_add(attend_dataset *d, const int32_t *src, int src_len,
+                                 const int32_t *tgt, int tgt_len, attend_error *err);
+/* Pointers into the dataset's storage for pair i (valid until the next add or free). */
+attend_status attend_dataset_get(const attend_dataset *d, int i, const int32_t **src, int *src_len,
+                                 const int32_t **tgt, int *tgt_len, attend_error *err);
+
+typedef enum {
+    ATTEND_TASK_COPY = 0,    /* target = source */
+    ATTEND_TASK_REVERSE = 1, /* target = source reversed */
+    ATTEND_TASK_SORT = 2,    /* pointer task: target = source positions in ascending
+                                order of their symbols (stable) */
+} attend_task;
+
+typedef struct {
+    attend_task task;
+    int symbols;      /* distinct source symbols, named "a", "b", ... then "s26", "s27", ... */
+    int min_len;      /* 1 <= min_len <= max_len */
+    int max_len;
+    int count;        /* pairs to generate */
+    uint64_t seed;    /* same seed → same pairs */
+} attend_task_config;
+
+/* Generates a built-in task. *vocab gets the symbol vocabulary (specials +
+ * symbols), used for both sides of copy/reverse and for the source of sort. */
+attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
+                                  const attend_task_config *cfg, attend_error *err);
+
+#define ATTEND_TSV_MAX_LINE_BYTES (1 << 20) /* the largest max_line_bytes */
+#define ATTEND_TSV_MAX_SKIP_BYTES (1 << 24) /* a skipped line must end within this */
+
+typedef struct {
+    attend_tokenizer tokenizer;
+    int max_line_bytes;  /* longer lines are malformed; 0 = 4096; at most ATTEND_TSV_MAX_LINE_BYTES */
+    int max_tokens;      /* more tokens on one side is malformed; 0 = 256 */
+    int skip_malformed;  /* 0: first malformed line is an error; 1: skip and count */
+} attend_tsv_options;
+
+/*
+ * Reads "source<TAB>target" lines (LF or CRLF; the last line may lack its
+ * newline; an empty line is malformed, as its source side is empty).
+ * Malformed: missing tab, extra tab field, empty side, invalid UTF-8, over-long
+ * line, too many tokens. The error names path:line and the reason; with
+ * skip_malformed the line is skipped and counted in *skipped (may be NULL).
+ * The reader never holds more than max_line_bytes of a line: an over-long line
+ * is found as soon as its first max_line_bytes + 1 bytes are read. Skipping
+ * one reads on to its end, but a line with no LF within
+ * ATTEND_TSV_MAX_SKIP_BYTES is an error even with skip_malformed (so endless
+ * input such as /dev/zero fails at once instead of being read for ever).
+ * A read error (EIO, EISDIR) is ATTEND_ERR_IO naming path:line and the cause.
+ * Tokens are added to src_vocab / tgt_vocab when grow != 0 (training data),
+ * else unknown tokens map to ATTEND_UNK (evaluation data). The two vocab
+ * pointers may be the same vocabulary.
+ */
+attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
+                                      attend_vocab *src_vocab, attend_vocab *tgt_vocab, int grow,
+                                      const attend_tsv_options *opt, int *skipped,
+                                      attend_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTEND_IO_H */

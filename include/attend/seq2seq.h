@@ -1,0 +1,418 @@
+/*
+ * attend/seq2seq.h — the encoder–decoder model: create, forward/backward, greedy, beam, scoring,
+ * model files, evaluation, training and checkpoints.
+ *
+ * Part of the public header: include <attend.h> (it includes every part);
+ * the conventions every function follows are written at the top of
+ * attend/core.h.
+ */
+#ifndef ATTEND_SEQ2SEQ_H
+#define ATTEND_SEQ2SEQ_H
+
+#include "attend/core.h"
+#include "attend/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ model */
+/*
+ * The encoder–decoder of seed 004: source embedding → bidirectional recurrent
+ * encoder (E = 2H) → bridge tanh(W [h_fwd; h_bwd] + b) → attentive recurrent
+ * decoder → logits. Decoder kinds:
+ *   BAHDANAU  query s_{t-1};  s_t = cell([E(y_{t-1}); c_t], s_{t-1});  logits = W_o [s_t; c_t] + b_o
+ *   LUONG     s_t = cell([E(y_{t-1}); h̃_{t-1}], s_{t-1}) (input feeding, h̃_0 = 0);
+ *             query s_t;  h̃_t = tanh(W_c [c_t; s_t]);  logits = W_s h̃_t + b_s
+ *   NONE      the fixed-context baseline: c_t = [h_fwd; h_bwd] (final states) for
+ *             every t; otherwise as BAHDANAU
+ *   POINTER   s_t = cell(x_t, s_{t-1}) with x_t the source embedding of the
+ *             previously pointed position (E(<bos>) first); query s_t; the output
+ *             distribution is the masked attention over source positions (Vinyals)
+ * The LSTM decoder's initial cell state is zero. Tensor names: docs/FORMAT.md.
+ */
+typedef enum {
+    ATTEND_DECODER_BAHDANAU = 0,
+    ATTEND_DECODER_LUONG = 1,
+    ATTEND_DECODER_NONE = 2,
+    ATTEND_DECODER_POINTER = 3,
+} attend_decoder_kind;
+
+typedef struct {
+    attend_cell_kind cell;       /* encoder and decoder cells */
+    attend_decoder_kind decoder;
+    attend_score_kind score;     /* not used by NONE; dot kinds need Hd == 2H */
+    int src_vocab;               /* Vs (>= 5: four specials and one symbol) */
+    int tgt_vocab;               /* Vt (>= 5); ignored by POINTER */
+    int emb;                     /* D: embedding width, both sides */
+    int enc_hidden;              /* H: per direction, so E = 2H */
+    int enc_layers;              /* stacked bidirectional layers, >= 1 */
+    int dec_hidden;              /* Hd */
+    int attn;                    /* A: additive attention width (ADDITIVE only) */
+    int max_batch;               /* capacities: a batch beyond them is an error */
+    int max_src_len;
+    int max_tgt_len;             /* target tokens, EOS not counted */
+} attend_model_config;
+
+typedef struct attend_model attend_model;
+
+/* Checks a configuration; the message names the offending field. */
+attend_status attend_model_config_check(const attend_model_config *cfg, attend_error *err);
+
+/* Allocates parameters, gradients and activations (three allocations, sized
+ * from the capacities) and initialises parameters like PyTorch's defaults from
+ * seed. *out is NULL on error. */
+attend_status attend_model_create(attend_model **out, const attend_model_config *cfg,
+                                  uint64_t seed, attend_error *err);
+void attend_model_free(attend_model *m); /* NULL is fine */
+
+/*
+ * Threads: a model is not safe to use from two threads at once. Every
+ * function that runs it (forward, backward, greedy, beam, score, evaluate,
+ * intervene) writes its activations, even when only decoding. To decode one
+ * loaded model from several threads, give each thread its own copy:
+ * attend_model_clone makes a model with the same configuration and weights
+ * and its own activations (nothing shared with src afterwards; free it with
+ * attend_model_free). src is only read, so several threads may clone the same
+ * model at once, as long as no thread runs src meanwhile. A clone decodes
+ * exactly as src does (tests/test_concurrent.c: 8 threads, greedy and beam,
+ * under ThreadSanitizer).
+ */
+attend_status attend_model_clone(attend_model **out, const attend_model *src, attend_error *err);
+const attend_model_config *attend_model_get_config(const attend_model *m);
+
+/* Parameter tensors, in a fixed order. */
+int attend_model_tensor_count(const attend_model *m);
+typedef struct {
+    const char *name;       /* e.g. "encoder.weight_ih_l0_reverse" */
+    int ndim;               /* 1 or 2 */
+    int64_t shape[2];
+    size_t numel;
+    attend_real *data;      /* inside the model's parameter arena */
+    attend_real *grad;      /* inside the gradient arena, same shape */
+} attend_model_tensor;
+/* i-th tensor (0 <= i < count), or by name; ATTEND_ERR_ARG when absent. */
+attend_status attend_model_tensor_get(const attend_model *m, int i, attend_model_tensor *t,
+                                      attend_error *err);
+attend_status attend_model_tensor_find(const attend_model *m, const char *name,
+                                       attend_model_tensor *t, attend_error *err);
+/* Total number of parameters (scalars). */
+size_t attend_model_param_count(const attend_model *m);
+/* The whole parameter / gradient arena (attend_model_param_count values). */
+attend_real *attend_model_params(attend_model *m);
+attend_real *attend_model_grads(attend_model *m);
+void attend_model_zero_grad(attend_model *m);
+
+/* A padded batch. For POINTER models the targets are source positions, with
+ * tgt_in[n,0] = -1 (start) and -1 marking ignored steps of tgt_out. */
+typedef struct {
+    int N;            /* rows used */
+    int S;            /* padded source length */
+    int T;            /* decoder steps = longest target + 1 (EOS); POINTER: longest target */
+    int32_t *src;     /* [N,S] ids, ATTEND_PAD after src_len */
+    int32_t *src_len; /* [N] */
+    int32_t *tgt_in;  /* [N,T] BOS y1 .. yL, then PAD */
+    int32_t *tgt_out; /* [N,T] y1 .. yL EOS, then PAD (ignored) */
+    int32_t *tgt_len; /* [N] decoder steps that count (L+1; POINTER: L) */
+    int cap_N, cap_S, cap_T;
+} attend_batch;
+
+/* Allocates a batch for up to cap_N rows, cap_S source and cap_T decoder steps. */
+attend_status attend_batch_alloc(attend_batch *b, int cap_N, int cap_S, int cap_T,
+                                 attend_error *err);
+void attend_batch_release(attend_batch *b); /* NULL or released twice is fine */
+/* Fills b from pairs idx[0..n) of d (pointer != 0: targets are positions). */
+attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const int *idx, int n,
+                                int pointer, attend_error *err);
+
+/* Teacher-forced statistics of one forward pass. */
+typedef struct {
+    double loss;           /* mean cross-entropy over counted target tokens */
+    int tokens;            /* counted target tokens */
+    int correct_tokens;    /* argmax == target */
+    int seqs;              /* rows */
+    int correct_seqs;      /* rows with every counted token right */
+    double attn_entropy;   /* mean entropy (nats) of the attention rows of counted steps;
+                              0 for NONE */
+} attend_tf_stats;
+
+/* Teacher-forced forward over a batch; keeps the activations for backward.
+ * Checks every id and length against the configuration first. */
+attend_status attend_model_forward(attend_model *m, const attend_batch *b, attend_tf_stats *stats,
+                                   attend_error *err);
+/* Gradients of the mean loss of the last forward, accumulated (+=). PAD's
+ * embedding rows receive none. ATTEND_ERR_ARG if no forward preceded it. */
+attend_status attend_model_backward(attend_model *m, attend_error *err);
+
+/*
+ * Greedy decoding of N sources (src [N,S], src_len [N]) for at most max_len
+ * tokens each (POINTER: exactly src_len pointers). out [N,max_len] receives
+ * the tokens (EOS not included; PAD after), out_len [N] their counts. A
+ * finished row is frozen: its later steps are not computed into its output.
+ * align: NULL or [N,max_len,S], the attention weights of each emitted step
+ * (zero rows after the end; all zero for NONE).
+ */
+attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len,
+                                  int N, int S, int max_len, int32_t *out, int32_t *out_len,
+                                  attend_real *align, attend_error *err);
+
+/*
+ * Beam search for one source (src [S] ids, length S) with width beam (1..64),
+ * returning up to nbest (<= beam) finished hypotheses best first: out
+ * [nbest,max_len] tokens (EOS excluded), out_len [nbest], score [nbest] =
+ * log-probability / (length+1)^alpha (alpha 0 = raw sum), and align
+ * [nbest,max_len,S] (NULL allowed) — each hypothesis's own attention history,
+ * reordered with it. *n_out receives the count. POINTER models are rejected.
+ */
+attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int beam, int nbest,
+                                int max_len, double alpha, int32_t *out, int32_t *out_len,
+                                double *score, attend_real *align, int *n_out, attend_error *err);
+
+/*
+ * Forced scoring of one pair: the teacher-forced log-probability of target
+ * tgt [T] (EOS appended; POINTER: positions, no EOS) given src [S], and the
+ * alignment align [T+1,S] (POINTER: [T,S]; NULL allowed) of every step — a
+ * forced alignment. *logp is the sum over steps (natural log).
+ */
+attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
+                                 double *logp, attend_real *align, attend_error *err);
+
+/* ------------------------------------------------------------ model files */
+/*
+ * A model file is safetensors: every parameter tensor under its name
+ * (docs/FORMAT.md) as F32, and __metadata__ with "attend.format" = "model",
+ * "attend.config" (the configuration as JSON), "attend.src_vocab" and
+ * "attend.tgt_vocab" (JSON arrays of token strings, id order; the pointer
+ * decoder has no target vocabulary) and "attend.tokenizer" ("char"/"space").
+ * The write is atomic (attend_st_write).
+ */
+attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                 const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err);
+
+/*
+ * Loads a model file: the configuration from metadata (capacities may be
+ * overridden: any of max_batch / max_src_len / max_tgt_len > 0 in
+ * `capacity` replaces the file's; capacity may be NULL), then every tensor,
+ * checked by name, dtype (F32; the weight matrices of a quantized file I8 with
+ * "<name>.scale" or F16, see attend_model_quantize) and shape against the configuration; a
+ * missing, extra or misshapen tensor is an error naming it. Vocabularies are
+ * returned when the out pointers are not NULL (caller frees); *tok receives the
+ * tokenizer (may be NULL). Nothing is returned on error. Before allocating, the
+ * configuration must not imply more parameters than the file's tensors hold
+ * (ATTEND_ERR_FORMAT), and when any capacity comes from the file the activation
+ * arena it implies must stay under 1 GiB (ATTEND_ERR_CAPACITY; pass all three
+ * capacities to size the model yourself).
+ */
+attend_status attend_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
+                                attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok,
+                                attend_error *err);
+
+/*
+ * Quantized weights for inference (docs/FORMAT.md, "Quantized model files"):
+ * converts every weight matrix but the embedding tables to to = ATTEND_DTYPE_I8
+ * (per-output-row symmetric scales: w ≈ q * scale, q in [-127,127],
+ * scale = max|row| / 127) or ATTEND_DTYPE_F16 (IEEE half, round to nearest
+ * even). Embeddings, biases and attention.v stay float32. Afterwards
+ * attend_model_params holds the dequantized values (every float path computes
+ * the same function), greedy, beam and scoring read the quantized copies in
+ * their small products (at most 16 rows; larger ones use the float copy), and
+ * attend_model_save writes I8 tensors with "<name>.scale" (F32 [rows]) or F16
+ * tensors, which attend_model_load reads back. Writing into the parameter
+ * arena afterwards does not change the quantized copies. A quantized model
+ * cannot be trained (attend_trainer_create refuses it) and a checkpoint with
+ * quantized tensors cannot be resumed.
+ * Errors: ATTEND_ERR_ARG for another dtype, a model already quantized (naming
+ * a quantized tensor) or an F16 value beyond ±65504 (naming the tensor and
+ * element); ATTEND_ERR_NONFINITE for a non-finite weight (naming it); the model
+ * is unchanged on error. Not thread-safe with other calls on m.
+ */
+attend_status attend_model_quantize(attend_model *m, attend_dtype to, attend_error *err);
+
+/* How the weight matrices are stored: ATTEND_DTYPE_F32, I8 or F16. */
+attend_dtype attend_model_weight_dtype(const attend_model *m);
+
+/* Names used in files and on the command line: "gru" "lstm"; "bahdanau"
+ * "luong" "none" "pointer"; "dot" "scaled_dot" "general" "additive"; "char"
+ * "space". *_from_name returns -1 for an unknown name. */
+const char *attend_cell_name(attend_cell_kind kind);
+const char *attend_decoder_name(attend_decoder_kind kind);
+const char *attend_score_name(attend_score_kind kind);
+const char *attend_tokenizer_name(attend_tokenizer tok);
+int attend_cell_from_name(const char *name);
+int attend_decoder_from_name(const char *name);
+int attend_score_from_name(const char *name);
+int attend_tokenizer_from_name(const char *name);
+
+/* The configuration as a JSON object string (malloc'ed; caller frees) and back
+ * (every field required, values range-checked by attend_model_config_check). */
+attend_status attend_model_config_to_json(const attend_model_config *cfg, char **json, attend_error *err);
+attend_status attend_model_config_from_json(attend_model_config *cfg, const char *json, size_t len,
+                                            attend_error *err);
+
+/* -------------------------------------------------------------- evaluation */
+typedef struct {
+    int pairs;               /* pairs evaluated */
+    double loss;             /* teacher-forced mean cross-entropy per token */
+    double tf_token_acc;     /* teacher-forced: argmax == target, over target tokens + EOS */
+    double tf_seq_acc;       /* teacher-forced: every token right */
+    double greedy_token_acc; /* free-running greedy: output[t] == target[t] over target tokens + EOS
+                                (EOS right when the output stops exactly there) */
+    double greedy_seq_acc;   /* greedy output == target */
+    double attn_entropy;     /* mean attention entropy (nats) over teacher-forced steps */
+} attend_eval_stats;
+
+/* Evaluates up to max_pairs (0 = all) pairs of d in batches of batch_size
+ * (<= the model's max_batch). Greedy decoding runs up to the target length + 1
+ * (POINTER: the source length). */
+attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, int batch_size, int max_pairs,
+                                    attend_eval_stats *stats, attend_error *err);
+
+/* ---------------------------------------------------------------- training */
+/*
+ * A trainer owns an optimizer, a shuffled order of the training pairs and an
+ * RNG; one step = one batch: forward, backward, clip, update. Deterministic for
+ * a given seed. A checkpoint holds the weights, the optimizer moments, the step,
+ * the RNG state and the data position, so a resumed run continues bit for bit.
+ */
+typedef struct attend_trainer attend_trainer;
+
+/* m and train must outlive the trainer; train must not change. */
+attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const attend_optim_config *opt,
+                                    const attend_dataset *train, int batch_size, uint64_t seed,
+                                    attend_error *err);
+void attend_trainer_free(attend_trainer *tr); /* NULL is fine */
+
+typedef struct {
+    long step;               /* steps completed, this one included */
+    int epoch;               /* passes over the data begun */
+    attend_tf_stats tf;      /* this batch, before the update */
+    attend_optim_report opt; /* gradient norm, learning rate, clipping */
+    int skipped;             /* 1: non-finite gradient, update skipped (weights untouched) */
+} attend_step_report;
+
+/* One training step. A non-finite loss or gradient norm is not an error: the
+ * step is skipped (rep->skipped = 1, weights and moments untouched) and
+ * counted. After attend_trainer_set_max_nonfinite(tr, N), N > 0, the step that
+ * makes N skipped steps in a row returns ATTEND_ERR_NONFINITE naming them (it
+ * is still counted, *rep is filled, and the weights are those of the last good
+ * step): the run has gone bad, stop it. */
+attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
+long attend_trainer_steps(const attend_trainer *tr);
+long attend_trainer_skipped(const attend_trainer *tr);
+/* The limit on skipped steps in a row (0, the default: none; < 0 is
+ * ATTEND_ERR_ARG), and the current run of them (0 after a good step; not kept
+ * in checkpoints: a resumed trainer starts at 0). */
+attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run, attend_error *err);
+long attend_trainer_nonfinite_run(const attend_trainer *tr);
+
+/*
+ * Data-parallel steps (issue 16; docs/SCALING.md). A step's batch (the next
+ * batch_size pairs of the epoch's order, the same on every rank) is cut into
+ * `shards` contiguous row ranges: shard k holds rows [k*nb/shards,
+ * (k+1)*nb/shards) of the nb rows. Each shard's gradient is computed alone
+ * (scaled by the token count of the WHOLE batch, so the shards' gradients sum
+ * to the batch gradient) and the shards are summed in one fixed pairwise tree:
+ * sum(lo,hi) = sum(lo,mid) + sum(mid,hi), mid = lo + (hi-lo)/2. The result
+ * depends on `shards` only, never on how many processes share the work, so
+ * 1, 2 or 4 ranks with the same `shards` give the same weights bit for bit.
+ *
+ * Rank r of nranks (nranks divides shards) owns shards [r*shards/nranks,
+ * (r+1)*shards/nranks). Its "part" is the sum of each maximal tree node inside
+ * its range (DFS order), each node attend_trainer_node_len() reals long: the
+ * gradient followed by ATTEND_TRAINER_NODE_STATS statistics (loss*tokens,
+ * tokens, correct tokens, rows, correct rows, entropy*tokens). The library
+ * does no communication: the caller supplies the exchange (the `attend`
+ * CLI's MPI layer, cli/mpirun.c), either as a callback run inside
+ * attend_trainer_step, or by calling the phases attend_trainer_step_part /
+ * attend_trainer_step_finish (or _reduce + _step_apply) itself.
+ *
+ * shards = 1, nranks = 1 (the default) is the ordinary single-batch step.
+ * Errors: ATTEND_ERR_ARG for shards < 1, nranks < 1, rank outside [0, nranks),
+ * nranks not dividing shards, or exchange NULL with nranks > 1; ALLOC.
+ * Not thread-safe with other calls on the same trainer.
+ */
+#define ATTEND_TRAINER_NODE_STATS 6
+/* The exchange: part [attend_trainer_part_len(tr, rank)] is this rank's;
+ * fill sum [attend_trainer_node_len(tr)] with the tree sum of every rank's
+ * parts, the same on every rank. Either gather the parts (rank 0's first) and
+ * call attend_trainer_reduce with n = node_len, or, bandwidth-optimal, cut the
+ * node into one chunk per rank: each element's tree is independent, so rank j
+ * reduces chunk j of every node (n = the chunk's length) and the reduced
+ * chunks are gathered (cli/mpirun.c: MPI_Alltoallv + MPI_Allgatherv). Returns a
+ * status; on failure it fills err and the step fails with it. */
+typedef attend_status (*attend_trainer_exchange_fn)(void *user, attend_trainer *tr, const attend_real *part,
+                                                    attend_real *sum, attend_error *err);
+attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int rank, int nranks,
+                                          attend_trainer_exchange_fn exchange, void *user, attend_error *err);
+/* Reals in one tree node (parameters + ATTEND_TRAINER_NODE_STATS) and in the
+ * part of rank r under the current setting (0 for a bad r). */
+size_t attend_trainer_node_len(const attend_trainer *tr);
+size_t attend_trainer_part_len(const attend_trainer *tr, int rank);
+/* Phase 1: computes this rank's part of the next step into a buffer the
+ * trainer owns (*part, valid until the next call; attend_trainer_part_len
+ * reals). Changes no weight and no data position. */
+attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **part, attend_error *err);
+/* Phase 2: all [sum over ranks of part_len] holds every rank's part in rank
+ * order; finishes the tree, applies the optimizer step (skipping it as
+ * attend_trainer_step does when the summed loss or gradient is not finite)
+ * and advances the data position. rep as for attend_trainer_step (tf.loss is
+ * the summed loss over the summed tokens). */
+attend_status attend_trainer_step_finish(attend_trainer *tr, const attend_real *all, attend_step_report *rep,
+                                         attend_error *err);
+/* Phase 2 in pieces: the fixed tree over nodes, every maximal node of every
+ * rank in rank order, n reals each (n <= node_len: a node, or one chunk of
+ * every node), into out [n] (may not overlap nodes unless there is one node);
+ * then the optimizer step with sum [node_len], the whole tree's sum. */
+attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes, size_t n, attend_real *out,
+                                    attend_error *err);
+attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *sum, attend_step_report *rep,
+                                        attend_error *err);
+/* The training data's fingerprint (FNV-1a 64, as recorded in checkpoints):
+ * ranks compare it to find one that read other data. 0 for NULL. */
+uint64_t attend_trainer_data_fingerprint(const attend_trainer *tr);
+
+/* Writes a checkpoint (a model file with "attend.format" = "checkpoint" plus
+ * optimizer tensors "optim.*"), atomically: an interrupted save leaves the
+ * previous checkpoint intact. attend_model_load reads a checkpoint as a model.
+ * Non-finite weights or moments are ATTEND_ERR_NONFINITE and nothing is written. */
+attend_status attend_trainer_save(const attend_trainer *tr, const char *path, const attend_vocab *src_vocab,
+                                  const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err);
+/* Restores weights, moments, step, RNG and data position from a checkpoint.
+ * The checkpoint's model configuration (capacities aside), optimizer kind,
+ * batch size and dataset size must match this trainer's, and so must its
+ * fingerprint of the data and options (attend_trainer_resume_checked):
+ * otherwise an error naming the difference, and nothing is changed. */
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err);
+
+/* What attend_trainer_resume_checked compares besides the trainer's own
+ * fingerprint (training pairs in order, seed, every optimizer setting). */
+typedef struct {
+    const attend_vocab *src_vocab; /* this run's vocabularies (NULL: not compared) */
+    const attend_vocab *tgt_vocab;
+    attend_tokenizer tok;          /* compared when a vocabulary is given */
+    int anyway;                    /* 1: differences are not an error; note names them */
+} attend_resume_options;
+
+/*
+ * attend_trainer_resume, and a checkpoint must also record the same
+ * fingerprint as this run: the vocabularies token by token (opt), the
+ * tokenizer, a hash of the training pairs in order (FNV-1a 64, docs/FORMAT.md),
+ * the seed and every optimizer setting (lr, clip_norm, warm-up, decay, min_lr,
+ * weight decay, momentum, betas, eps). A difference is ATTEND_ERR_ARG naming
+ * the first, with the checkpoint's and this run's values (and the names of the
+ * others) — unless opt->anyway, when it is resumed and note (may be NULL) gets
+ * that message with status ATTEND_ERR_ARG. A checkpoint written before
+ * fingerprints (no "data_fnv1a64") is resumed after comparing what it records;
+ * note then names the fields it lacks (status ATTEND_ERR_FORMAT). note's status
+ * is ATTEND_OK when there is nothing to say. attend_trainer_resume is this
+ * function with opt and note NULL: vocabularies not compared, other
+ * differences refused. Nothing is changed on error.
+ */
+attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
+                                            attend_error *note, attend_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTEND_SEQ2SEQ_H */
