@@ -17,6 +17,11 @@ has out "^int8.safetensors: int8, [0-9]+ bytes"
 size=$(wc -c < int8.safetensors)
 [ "$size" -le 1000000 ] || fail "int8 file is $size bytes"
 ok "int8 file, $size bytes (at most 1 MB)"
+cmp -s int8.safetensors "$src/models/g2p-cmudict-int8.safetensors" ||
+    fail "models/g2p-cmudict-int8.safetensors is not what attend quantize makes of the float model"
+run 0 "$attend" g2p --model "$src/models/g2p-cmudict-int8.safetensors" hello
+has out "^hello HH EH L OW$"
+ok "the shipped int8 model is the float model quantized, byte for byte"
 run 0 "$attend" quantize "$model" --to f16 --out f16.safetensors
 size=$(wc -c < f16.safetensors)
 [ "$size" -le 1600000 ] || fail "f16 file is $size bytes"
