@@ -135,6 +135,18 @@ static void log_softmax(double *lp, const attend_real *z, int V) {
     for (int v = 0; v < V; v++) lp[v] = (double)z[v] - lse;
 }
 
+/* An edit of every step's attention weights, registered as the model's
+ * weight hook: perm [S] for PERMUTE. */
+typedef struct {
+    attend_weight_edit edit;
+    const int32_t *perm;
+} weight_edit_hook;
+
+static void edit_weights(void *user, attend_real *w, const uint8_t *valid, int N, int S) {
+    const weight_edit_hook *h = user;
+    for (int n = 0; n < N; n++) at_weights_edit(w + (size_t)n * S, valid + (size_t)n * S, S, h->edit, h->perm);
+}
+
 /* Encodes src [S] as one row and applies the saved-state removal, if any. */
 static void encode_one(attend_model *m, const int32_t *src, int S, int removed) {
     int32_t len = S;
@@ -146,12 +158,12 @@ static void encode_one(attend_model *m, const int32_t *src, int S, int removed) 
  * and the weights of every step into align [steps,S] (NULL allowed). */
 static void forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
                         double *lp, attend_real *align) {
-    int V = m->cfg.tgt_vocab, F = m->F, attentive = m->cfg.decoder != ATTEND_DECODER_NONE;
+    int V = m->cfg.tgt_vocab, F = m->F, attentive = at_model_attentive(m);
     encode_one(m, src, S, removed);
     for (int t = 0; t <= base_len; t++) {
         int32_t y = t == 0 ? ATTEND_BOS : base[t - 1];
-        at_model_step(m, t, 1, S, &y, src, NULL, m->acts.dfeat, (size_t)F, 0);
-        at_model_step_logits(m, 1, m->acts.dfeat);
+        at_model_step(m, t, 1, S, &y, src, NULL, m->acts.step_feat, (size_t)F, 0);
+        at_model_step_logits(m, 1, m->acts.step_feat);
         log_softmax(lp + (size_t)t * V, m->acts.step_logits, V);
         if (align) {
             if (attentive) memcpy(align + (size_t)t * S, m->acts.weights + (size_t)t * S, (size_t)S * sizeof *align);
@@ -163,13 +175,13 @@ static void forced_pass(attend_model *m, const int32_t *src, int S, int removed,
 /* Free-running greedy decoding of one source under the current hook. */
 static int greedy_pass(attend_model *m, const int32_t *src, int S, int removed, int max_len, int32_t *out,
                        attend_real *align) {
-    int V = m->cfg.tgt_vocab, F = m->F, attentive = m->cfg.decoder != ATTEND_DECODER_NONE;
+    int V = m->cfg.tgt_vocab, F = m->F, attentive = at_model_attentive(m);
     encode_one(m, src, S, removed);
     int32_t y = ATTEND_BOS;
     if (align) memset(align, 0, (size_t)max_len * S * sizeof *align);
     for (int t = 0; t < max_len; t++) {
-        at_model_step(m, t, 1, S, &y, src, NULL, m->acts.dfeat, (size_t)F, 0);
-        at_model_step_logits(m, 1, m->acts.dfeat);
+        at_model_step(m, t, 1, S, &y, src, NULL, m->acts.step_feat, (size_t)F, 0);
+        at_model_step_logits(m, 1, m->acts.step_feat);
         const attend_real *z = m->acts.step_logits;
         int best = 0;
         for (int v = 1; v < V; v++)
@@ -189,13 +201,13 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     CHECK(m && src && iv && res && (base || base_len == 0), err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !src ? "src [S]" : !iv ? "intervention" : !res ? "result" : "base [base_len]");
     const attend_model_config *c = &m->cfg;
-    CHECK(c->decoder != ATTEND_DECODER_POINTER, err, ATTEND_ERR_ARG,
+    CHECK(!at_model_points(m), err, ATTEND_ERR_ARG,
           "%s: a pointer decoder's output is its attention; interventions compare distributions over the "
           "target vocabulary", who);
     CHECK(iv->kind >= ATTEND_IV_REMOVE_STATE && iv->kind <= ATTEND_IV_DROP_TOP, err, ATTEND_ERR_ARG,
           "%s: unknown intervention %d", who, (int)iv->kind);
     int on_weights = iv->kind != ATTEND_IV_DELETE_TOKEN && iv->kind != ATTEND_IV_REPLACE_TOKEN;
-    CHECK(!(on_weights && c->decoder == ATTEND_DECODER_NONE), err, ATTEND_ERR_ARG,
+    CHECK(!(on_weights && !at_model_attentive(m)), err, ATTEND_ERR_ARG,
           "%s: %s needs attention, and decoder 'none' has none (delete-token and replace-token work)", who,
           attend_intervention_name(iv->kind));
     int32_t len1 = S;
@@ -232,12 +244,12 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     int32_t *src1 = (int32_t *)(void *)(lp1 + (size_t)steps * V), *perm = src1 + S;
 
     m->fwd_ready = 0; /* the activations are reused */
-    m->hook = NULL;
+    at_model_set_weight_hook(m, NULL, NULL);
     forced_pass(m, src, S, -1, base, base_len, lp0, NULL);
 
     int S1 = S, removed = -1;
     memcpy(src1, src, (size_t)S * sizeof *src);
-    at_weight_hook hook = {ATTEND_EDIT_UNIFORM, NULL};
+    weight_edit_hook hook = {ATTEND_EDIT_UNIFORM, NULL};
     switch (iv->kind) {
     case ATTEND_IV_REMOVE_STATE: removed = iv->position; break;
     case ATTEND_IV_DELETE_TOKEN:
@@ -253,7 +265,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         break;
     case ATTEND_IV_DROP_TOP: hook.edit = ATTEND_EDIT_DROP_TOP; break;
     }
-    if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) m->hook = &hook;
+    if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_set_weight_hook(m, edit_weights, &hook);
     forced_pass(m, src1, S1, removed, base, base_len, lp1, res->forced_align);
 
     double tv_sum = 0, kl_sum = 0, js_sum = 0;
@@ -297,7 +309,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     if (!out) {
         scratch = malloc((size_t)max_len * sizeof *scratch);
         if (!scratch) {
-            m->hook = NULL;
+            at_model_set_weight_hook(m, NULL, NULL);
             free(mem);
             return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
         }
@@ -306,7 +318,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     res->out_len = greedy_pass(m, src1, S1, removed, max_len, out, res->out_align);
     res->changed = res->out_len != base_len;
     for (int t = 0; t < res->out_len && !res->changed; t++) res->changed = out[t] != base[t];
-    m->hook = NULL;
+    at_model_set_weight_hook(m, NULL, NULL);
     free(scratch);
     free(mem);
     return at_ok(err);

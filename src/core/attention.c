@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "core/attention.h"
 #include "core/vmath.h"
 
 #ifdef ATTEND_DOUBLE
@@ -103,14 +104,10 @@ static attend_status check_params(const char *who, const attend_score_config *cf
 
 /* ------------------------------------------------------------------ keys */
 
-attend_status attend_keys_forward(const attend_score_config *cfg, const attend_score_params *p,
-                                  attend_real *kp, const attend_real *k, int N, int S,
-                                  attend_error *err) {
-    const char *who = "attend_keys_forward";
-    TRY(check_params(who, cfg, p, err));
-    CHECK(kp && k, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !kp ? "kp [N,S,P]" : "k [N,S,Dk]");
+void at_keys_forward(const attend_score_config *cfg, const attend_score_params *p, attend_real *kp,
+                     const attend_real *k, int N, int S) {
+    // kp [N,S,P], k [N,S,Dk]
     int P = attend_score_key_width(cfg), Dk = cfg->Dk;
-    TRY(check_dims(who, err, N, 1, S, P > Dk ? P : Dk));
     int rows = N * S;
     switch (cfg->kind) {
     case ATTEND_SCORE_DOT:
@@ -125,18 +122,24 @@ attend_status attend_keys_forward(const attend_score_config *cfg, const attend_s
         if (cfg->additive_bias) at_rows_add(kp, p->b, (size_t)rows, P);
         break;
     }
+}
+
+attend_status attend_keys_forward(const attend_score_config *cfg, const attend_score_params *p,
+                                  attend_real *kp, const attend_real *k, int N, int S,
+                                  attend_error *err) {
+    const char *who = "attend_keys_forward";
+    TRY(check_params(who, cfg, p, err));
+    CHECK(kp && k, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !kp ? "kp [N,S,P]" : "k [N,S,Dk]");
+    int P = attend_score_key_width(cfg), Dk = cfg->Dk;
+    TRY(check_dims(who, err, N, 1, S, P > Dk ? P : Dk));
+    at_keys_forward(cfg, p, kp, k, N, S);
     return at_ok(err);
 }
 
-attend_status attend_keys_backward(const attend_score_config *cfg, const attend_score_params *p,
-                                   const attend_score_grads *g, attend_real *dk,
-                                   const attend_real *dkp, const attend_real *k, int N, int S,
-                                   attend_error *err) {
-    const char *who = "attend_keys_backward";
-    TRY(check_params(who, cfg, p, err));
-    CHECK(dkp && k, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !dkp ? "dkp [N,S,P]" : "k [N,S,Dk]");
+void at_keys_backward(const attend_score_config *cfg, const attend_score_params *p, const attend_score_grads *g,
+                      attend_real *dk, const attend_real *dkp, const attend_real *k, int N, int S) {
+    // dk [N,S,Dk] += (or NULL), dkp [N,S,P], k [N,S,Dk]
     int P = attend_score_key_width(cfg), Dk = cfg->Dk;
-    TRY(check_dims(who, err, N, 1, S, P > Dk ? P : Dk));
     int rows = N * S;
     switch (cfg->kind) {
     case ATTEND_SCORE_DOT:
@@ -154,6 +157,18 @@ attend_status attend_keys_backward(const attend_score_config *cfg, const attend_
         if (g && g->b && cfg->additive_bias) at_rows_sum(g->b, dkp, (size_t)rows, P);
         break;
     }
+}
+
+attend_status attend_keys_backward(const attend_score_config *cfg, const attend_score_params *p,
+                                   const attend_score_grads *g, attend_real *dk,
+                                   const attend_real *dkp, const attend_real *k, int N, int S,
+                                   attend_error *err) {
+    const char *who = "attend_keys_backward";
+    TRY(check_params(who, cfg, p, err));
+    CHECK(dkp && k, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !dkp ? "dkp [N,S,P]" : "k [N,S,Dk]");
+    int P = attend_score_key_width(cfg), Dk = cfg->Dk;
+    TRY(check_dims(who, err, N, 1, S, P > Dk ? P : Dk));
+    at_keys_backward(cfg, p, g, dk, dkp, k, N, S);
     return at_ok(err);
 }
 
@@ -234,6 +249,20 @@ AT_KERNEL_VOID(static, additive_backward,
     }
 }
 
+void at_scores_forward(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
+                       attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S) {
+    // scores [N,T,S], saved (ADDITIVE: attend_scores_saved_size values), q [N,T,Dq], kp [N,S,P]
+    if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
+        int P = attend_score_key_width(cfg), Dq = cfg->Dq;
+        /* scores[n] [T,S] = scale · q[n] [T,Dq] kp[n]ᵀ [P=Dq,S] */
+        attend_real scale = (attend_real)attend_score_effective_scale(cfg);
+        at_gemm_batched(N, 0, 1, T, S, Dq, scale, q, Dq, (size_t)T * Dq, kp, P, (size_t)S * P, 0,
+                        scores, S, (size_t)T * S);
+        return;
+    }
+    at_additive_scores(cfg, p, scores, saved, q, kp, N, T, S, 1);
+}
+
 attend_status attend_scores_forward(const attend_score_config *cfg, const attend_score_params *p,
                                     attend_real *scores, attend_real *saved,
                                     const attend_real *q, const attend_real *kp,
@@ -244,15 +273,9 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
           !scores ? "scores [N,T,S]" : !q ? "q [N,T,Dq]" : "kp [N,S,P]");
     int P = attend_score_key_width(cfg), Dq = cfg->Dq;
     TRY(check_dims(who, err, N, T, S, P > Dq ? P : Dq));
-    if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
-        /* scores[n] [T,S] = scale · q[n] [T,Dq] kp[n]ᵀ [P=Dq,S] */
-        attend_real scale = (attend_real)attend_score_effective_scale(cfg);
-        at_gemm_batched(N, 0, 1, T, S, Dq, scale, q, Dq, (size_t)T * Dq, kp, P, (size_t)S * P, 0,
-                        scores, S, (size_t)T * S);
-        return at_ok(err);
-    }
-    CHECK(saved, err, ATTEND_ERR_NULL, "%s: additive score needs saved (attend_scores_saved_size values), got NULL", who);
-    at_additive_scores(cfg, p, scores, saved, q, kp, N, T, S, 1);
+    CHECK(cfg->kind != ATTEND_SCORE_ADDITIVE || saved, err, ATTEND_ERR_NULL,
+          "%s: additive score needs saved (attend_scores_saved_size values), got NULL", who);
+    at_scores_forward(cfg, p, scores, saved, q, kp, N, T, S);
     return at_ok(err);
 }
 
@@ -269,6 +292,34 @@ void at_additive_scores(const attend_score_config *cfg, const attend_score_param
                      additive_forward(scores, th, qp, kp, p->v, lo, hi, T, S, A));
 }
 
+void at_scores_backward(const attend_score_config *cfg, const attend_score_params *p, const attend_score_grads *g,
+                        attend_real *dq, attend_real *dkp, const attend_real *dscores, attend_real *saved,
+                        const attend_real *q, const attend_real *kp, int N, int T, int S) {
+    // dq [N,T,Dq] += (or NULL), dkp [N,S,P] += (or NULL), dscores [N,T,S], saved (the forward's), q [N,T,Dq], kp [N,S,P]
+    int P = attend_score_key_width(cfg), Dq = cfg->Dq;
+    if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
+        /* forward: scores[n] = scale · q[n] kp[n]ᵀ */
+        attend_real scale = (attend_real)attend_score_effective_scale(cfg);
+        if (dq) /* dq[n] [T,Dq] += scale · dscores[n] [T,S] kp[n] [S,Dq] */
+            at_gemm_batched(N, 0, 0, T, Dq, S, scale, dscores, S, (size_t)T * S, kp, P,
+                            (size_t)S * P, 1, dq, Dq, (size_t)T * Dq);
+        if (dkp) /* dkp[n] [S,Dq] += scale · dscores[n]ᵀ [S,T] q[n] [T,Dq] */
+            at_gemm_batched(N, 1, 0, S, Dq, T, scale, dscores, S, (size_t)T * S, q, Dq,
+                            (size_t)T * Dq, 1, dkp, P, (size_t)S * P);
+        return;
+    }
+    int A = cfg->A;
+    attend_real *dqp = saved;                              /* [N,T,A] scratch */
+    const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
+    AT_PARALLEL_ROWS((double)N * T * S * A * 4, N * T, T,
+                     additive_backward(dqp, dkp, dscores, th, p->v, lo, hi, T, S, A));
+    /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
+    if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
+    /* forward: qp = q Wqᵀ */
+    if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
+    if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);
+}
+
 attend_status attend_scores_backward(const attend_score_config *cfg, const attend_score_params *p,
                                      const attend_score_grads *g, attend_real *dq,
                                      attend_real *dkp, const attend_real *dscores,
@@ -281,28 +332,9 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
           !dscores ? "dscores [N,T,S]" : !q ? "q [N,T,Dq]" : "kp [N,S,P]");
     int P = attend_score_key_width(cfg), Dq = cfg->Dq;
     TRY(check_dims(who, err, N, T, S, P > Dq ? P : Dq));
-    if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
-        /* forward: scores[n] = scale · q[n] kp[n]ᵀ */
-        attend_real scale = (attend_real)attend_score_effective_scale(cfg);
-        if (dq) /* dq[n] [T,Dq] += scale · dscores[n] [T,S] kp[n] [S,Dq] */
-            at_gemm_batched(N, 0, 0, T, Dq, S, scale, dscores, S, (size_t)T * S, kp, P,
-                            (size_t)S * P, 1, dq, Dq, (size_t)T * Dq);
-        if (dkp) /* dkp[n] [S,Dq] += scale · dscores[n]ᵀ [S,T] q[n] [T,Dq] */
-            at_gemm_batched(N, 1, 0, S, Dq, T, scale, dscores, S, (size_t)T * S, q, Dq,
-                            (size_t)T * Dq, 1, dkp, P, (size_t)S * P);
-        return at_ok(err);
-    }
-    CHECK(saved, err, ATTEND_ERR_NULL, "%s: additive score needs the forward's saved values, got NULL", who);
-    int A = cfg->A;
-    attend_real *dqp = saved;                              /* [N,T,A] scratch */
-    const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
-    AT_PARALLEL_ROWS((double)N * T * S * A * 4, N * T, T,
-                     additive_backward(dqp, dkp, dscores, th, p->v, lo, hi, T, S, A));
-    /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
-    if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
-    /* forward: qp = q Wqᵀ */
-    if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
-    if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);
+    CHECK(cfg->kind != ATTEND_SCORE_ADDITIVE || saved, err, ATTEND_ERR_NULL,
+          "%s: additive score needs the forward's saved values, got NULL", who);
+    at_scores_backward(cfg, p, g, dq, dkp, dscores, saved, q, kp, N, T, S);
     return at_ok(err);
 }
 
@@ -433,6 +465,14 @@ AT_KERNEL(static, long, first_bad_row,
     return -1;
 }
 
+void at_masked_softmax_forward(attend_real *out, const attend_real *scores, const uint8_t *valid,
+                               const uint8_t *allowed, int causal, int G, int T, int S, int mask_div, int log_out) {
+    // out [G,T,S], scores [G,T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
+    /* over disjoint groups of rows per thread */
+    AT_PARALLEL_ROWS((double)G * T * S * 16, G, 1,
+                     masked_softmax_rows(out, scores, valid, allowed, causal, lo, hi, T, S, mask_div, log_out));
+}
+
 attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
                                 const uint8_t *valid, const uint8_t *allowed, int causal,
                                 int G, int T, int S, int mask_div, int log_out,
@@ -467,9 +507,8 @@ attend_status at_masked_softmax(attend_real *out, const attend_real *scores,
               who, n, t, S, valid ? ", key padding mask" : "", allowed ? ", attention mask" : "",
               causal ? ", causal" : "");
     }
-    /* Pass 2, over disjoint groups of rows per thread. */
-    AT_PARALLEL_ROWS((double)G * T * S * 16, G, 1,
-                     masked_softmax_rows(out, scores, valid, allowed, causal, lo, hi, T, S, mask_div, log_out));
+    /* Pass 2 */
+    at_masked_softmax_forward(out, scores, valid, allowed, causal, G, T, S, mask_div, log_out);
     return at_ok(err);
 }
 
@@ -522,6 +561,14 @@ attend_status attend_masked_softmax_backward(attend_real *dscores, const attend_
 
 /* --------------------------------------------------------------- context */
 
+void at_context_forward(attend_real *ctx, const attend_real *weights, const attend_real *v, int N, int T, int S,
+                        int Dv) {
+    // ctx [N,T,Dv], weights [N,T,S], v [N,S,Dv]
+    /* ctx[n] [T,Dv] = weights[n] [T,S] v[n] [S,Dv] */
+    at_gemm_batched(N, 0, 0, T, Dv, S, 1, weights, S, (size_t)T * S, v, Dv, (size_t)S * Dv, 0,
+                    ctx, Dv, (size_t)T * Dv);
+}
+
 attend_status attend_context_forward(attend_real *ctx, const attend_real *weights,
                                      const attend_real *v, int N, int T, int S, int Dv,
                                      attend_error *err) {
@@ -529,10 +576,20 @@ attend_status attend_context_forward(attend_real *ctx, const attend_real *weight
     CHECK(ctx && weights && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : "v [N,S,Dv]");
     TRY(check_dims(who, err, N, T, S, Dv));
-    /* ctx[n] [T,Dv] = weights[n] [T,S] v[n] [S,Dv] */
-    at_gemm_batched(N, 0, 0, T, Dv, S, 1, weights, S, (size_t)T * S, v, Dv, (size_t)S * Dv, 0,
-                    ctx, Dv, (size_t)T * Dv);
+    at_context_forward(ctx, weights, v, N, T, S, Dv);
     return at_ok(err);
+}
+
+void at_context_backward(attend_real *dweights, attend_real *dv, const attend_real *dctx, const attend_real *weights,
+                         const attend_real *v, int N, int T, int S, int Dv) {
+    // dweights [N,T,S] += (or NULL), dv [N,S,Dv] += (or NULL), dctx [N,T,Dv], weights [N,T,S], v [N,S,Dv]
+    /* forward: ctx[n] = weights[n] v[n] */
+    if (dweights) /* dweights[n] [T,S] += dctx[n] [T,Dv] v[n]ᵀ [Dv,S] */
+        at_gemm_batched(N, 0, 1, T, S, Dv, 1, dctx, Dv, (size_t)T * Dv, v, Dv, (size_t)S * Dv, 1,
+                        dweights, S, (size_t)T * S);
+    if (dv) /* dv[n] [S,Dv] += weights[n]ᵀ [S,T] dctx[n] [T,Dv] */
+        at_gemm_batched(N, 1, 0, S, Dv, T, 1, weights, S, (size_t)T * S, dctx, Dv, (size_t)T * Dv, 1,
+                        dv, Dv, (size_t)S * Dv);
 }
 
 attend_status attend_context_backward(attend_real *dweights, attend_real *dv,
@@ -543,13 +600,7 @@ attend_status attend_context_backward(attend_real *dweights, attend_real *dv,
     CHECK(dctx && weights && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !dctx ? "dctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : "v [N,S,Dv]");
     TRY(check_dims(who, err, N, T, S, Dv));
-    /* forward: ctx[n] = weights[n] v[n] */
-    if (dweights) /* dweights[n] [T,S] += dctx[n] [T,Dv] v[n]ᵀ [Dv,S] */
-        at_gemm_batched(N, 0, 1, T, S, Dv, 1, dctx, Dv, (size_t)T * Dv, v, Dv, (size_t)S * Dv, 1,
-                        dweights, S, (size_t)T * S);
-    if (dv) /* dv[n] [S,Dv] += weights[n]ᵀ [S,T] dctx[n] [T,Dv] */
-        at_gemm_batched(N, 1, 0, S, Dv, T, 1, weights, S, (size_t)T * S, dctx, Dv, (size_t)T * Dv, 1,
-                        dv, Dv, (size_t)S * Dv);
+    at_context_backward(dweights, dv, dctx, weights, v, N, T, S, Dv);
     return at_ok(err);
 }
 
@@ -622,11 +673,11 @@ attend_status attend_attention_forward(const attend_score_config *cfg,
     TRY(check_attention_args(who, cfg, p, N, T, S, Dv, workspace, workspace_len, &ws, err));
     CHECK(ctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
-    TRY(attend_keys_forward(cfg, p, ws.kp, k, N, S, err));
-    TRY(attend_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S, err));
-    /* masks are validated before weights or ctx are touched */
+    at_keys_forward(cfg, p, ws.kp, k, N, S);
+    at_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S);
+    /* masks (and the scores' finiteness) are validated before weights or ctx are touched */
     TRY(at_masked_softmax(weights, ws.scores, valid, allowed, causal, N, T, S, 1, 0, who, err));
-    TRY(attend_context_forward(ctx, weights, v, N, T, S, Dv, err));
+    at_context_forward(ctx, weights, v, N, T, S, Dv);
     return at_ok(err);
 }
 
@@ -647,12 +698,12 @@ attend_status attend_attention_backward(const attend_score_config *cfg,
     /* dweights = (caller's loss on the weights) + ∂ctx/∂weights */
     if (dweights) memcpy(ws.dweights, dweights, nsc * sizeof *ws.dweights);
     else memset(ws.dweights, 0, nsc * sizeof *ws.dweights);
-    TRY(attend_context_backward(ws.dweights, dv, dctx, weights, v, N, T, S, Dv, err));
+    at_context_backward(ws.dweights, dv, dctx, weights, v, N, T, S, Dv);
     attend_real *dscores = ws.scores; /* scores are not needed by backward */
     memset(dscores, 0, nsc * sizeof *dscores);
     at_softmax_backward(dscores, ws.dweights, weights, (size_t)N * T, S);
     memset(ws.dkp, 0, nkp * sizeof *ws.dkp);
-    TRY(attend_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S, err));
-    TRY(attend_keys_backward(cfg, p, g, dk, ws.dkp, k, N, S, err));
+    at_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S);
+    at_keys_backward(cfg, p, g, dk, ws.dkp, k, N, S);
     return at_ok(err);
 }

@@ -48,8 +48,8 @@ void at_model_keys(const attend_model *m, attend_real *kp, const attend_real *k,
             at_rows_add(kp, m->p.attn_b, (size_t)N * S, m->P);
         return;
     }
-    attend_score_params sp = {m->p.attn_W, m->p.attn_Wq, m->p.attn_Wk, m->p.attn_b, m->p.attn_v};
-    attend_keys_forward(&m->score, &sp, kp, k, N, S, NULL);
+    attend_score_params sp = at_model_score_params(&m->p);
+    at_keys_forward(&m->score, &sp, kp, k, N, S);
 }
 
 /* One allocation for the quantized copies (64-byte aligned blocks: the

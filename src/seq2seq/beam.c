@@ -4,7 +4,10 @@
  * out of beam search as they do out of greedy decoding.
  *
  * Dimension letters: K beam width, S source length, L maximum output length,
- * V vocabulary, Hd decoder width.
+ * V vocabulary (model_internal.h has the full table). The model is reached
+ * through its decoding interface (at_model_encode/step/step_logits,
+ * at_model_replicate/reorder); its arena is only read for this step's logits
+ * and attention weights.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,30 +28,6 @@ typedef struct {
     int token;
 } candidate;
 
-/* Replicates row 0 of the encoder results to rows 1..K-1. */
-static void replicate_row0(attend_model *m, int K, int S) {
-    at_acts *a = &m->acts;
-    int E = m->E, Hd = m->cfg.dec_hidden, top = m->cfg.enc_layers - 1, P = m->P;
-    const size_t proj = (size_t)S * m->G * Hd; /* ctx_proj per row */
-    if (K > AT_CTX_PROJ_ROWS) m->ctx_proj_on = 0;
-    for (int k = 1; k < K; k++) {
-        if (m->ctx_proj_on) memcpy(a->ctx_proj + (size_t)k * proj, a->ctx_proj, proj * sizeof(attend_real));
-        memcpy(a->enc_out[top] + (size_t)k * S * E, a->enc_out[top], (size_t)S * E * sizeof(attend_real));
-        if (P > 0) memcpy(a->kp + (size_t)k * S * P, a->kp, (size_t)S * P * sizeof(attend_real));
-        memcpy(a->fin_cat + (size_t)k * E, a->fin_cat, (size_t)E * sizeof(attend_real));
-        memcpy(a->states + (size_t)k * Hd, a->states, (size_t)Hd * sizeof(attend_real));
-        memcpy(m->valid + (size_t)k * S, m->valid, (size_t)S);
-    }
-    memset(a->cstates, 0, (size_t)K * Hd * sizeof(attend_real));
-    memset(a->htilde, 0, (size_t)K * Hd * sizeof(attend_real));
-}
-
-/* rows[j] = rows[parent[j]] for j < n, rows of width w, through tmp. */
-static void reorder_rows(attend_real *rows, attend_real *tmp, const int *parent, int n, size_t w) {
-    for (int j = 0; j < n; j++) memcpy(tmp + (size_t)j * w, rows + (size_t)parent[j] * w, w * sizeof *rows);
-    memcpy(rows, tmp, (size_t)n * w * sizeof *rows);
-}
-
 static int cmp_finished(const void *pa, const void *pb) {
     const finished_hyp *a = pa, *b = pb;
     if (a->norm != b->norm) return a->norm > b->norm ? -1 : 1;
@@ -62,7 +41,7 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     CHECK(m && src && out && out_len && score && n_out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !src ? "src [S]" : !out ? "out [nbest,max_len]" : !out_len ? "out_len [nbest]"
                                                   : !score ? "score [nbest]" : "n_out");
-    CHECK(m->cfg.decoder != ATTEND_DECODER_POINTER, err, ATTEND_ERR_ARG,
+    CHECK(!at_model_points(m), err, ATTEND_ERR_ARG,
           "%s: beam search over a pointer decoder is not supported (use greedy decoding)", who);
     CHECK(beam >= 1 && beam <= 64, err, ATTEND_ERR_ARG, "%s: beam width %d outside [1,64]", who, beam);
     CHECK(beam <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
@@ -77,7 +56,7 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     TRY(at_model_check_source(m, src, &len1, 1, S, who, err));
     m->fwd_ready = 0;
 
-    int K = beam, V = m->cfg.tgt_vocab, Hd = m->cfg.dec_hidden, F = m->F, L = max_len;
+    int K = beam, V = m->cfg.tgt_vocab, F = m->F, L = max_len;
     int fin_cap = 3 * K;
     /* per-call bookkeeping, one allocation: live tokens [K,L] x2, live align [K,L,S] x2,
      * finished tokens [fin_cap,L], finished align [fin_cap,L,S], live scores, candidates */
@@ -116,17 +95,17 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     TAKE(y, int32_t, K);
 #undef TAKE
 
-    at_acts *a = &m->acts;
-    m->infer = 1;
+    const at_acts *a = &m->acts; /* read: this step's logits and attention weights */
+    at_model_begin_infer(m);
     at_model_encode(m, src, &len1, 1, S);
-    replicate_row0(m, K, S);
+    at_model_replicate(m, K, S);
     int live = 1, nfin = 0;
     hscore[0] = 0;
     y[0] = ATTEND_BOS;
-    int attentive = m->cfg.decoder != ATTEND_DECODER_NONE;
+    int attentive = at_model_attentive(m);
     for (int t = 0; t < L && live > 0 && nfin < K; t++) {
-        at_model_step(m, t, live, S, y, src, NULL, a->dfeat, (size_t)F, 0);
-        at_model_step_logits(m, live, a->dfeat);
+        at_model_step(m, t, live, S, y, src, NULL, a->step_feat, (size_t)F, 0);
+        at_model_step_logits(m, live, a->step_feat);
         /* best 2K (parent, token) continuations by total log-probability */
         int nc = 0;
         for (int i = 0; i < live; i++) {
@@ -176,20 +155,8 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
             y[next] = cd->token;
             next++;
         }
-        /* reorder the decoder state rows s_{t+1} (and c, h̃) to follow their hypotheses */
-        reorder_rows(a->states + (size_t)(t + 1) * live * Hd, a->ds, parent, next, (size_t)Hd);
-        if (m->cfg.cell == ATTEND_CELL_LSTM)
-            reorder_rows(a->cstates + (size_t)(t + 1) * live * Hd, a->ds, parent, next, (size_t)Hd);
-        if (m->cfg.decoder == ATTEND_DECODER_LUONG)
-            reorder_rows(a->htilde + (size_t)(t + 1) * live * Hd, a->ds, parent, next, (size_t)Hd);
-        /* the state arrays are indexed [t][live][Hd]: move step t+1's rows to
-         * the layout of the next step's live count */
-        memmove(a->states + (size_t)(t + 1) * next * Hd, a->states + (size_t)(t + 1) * live * Hd,
-                (size_t)next * Hd * sizeof(attend_real));
-        memmove(a->cstates + (size_t)(t + 1) * next * Hd, a->cstates + (size_t)(t + 1) * live * Hd,
-                (size_t)next * Hd * sizeof(attend_real));
-        memmove(a->htilde + (size_t)(t + 1) * next * Hd, a->htilde + (size_t)(t + 1) * live * Hd,
-                (size_t)next * Hd * sizeof(attend_real));
+        /* the decoder state rows s_{t+1} (and c, the kind's own) follow their hypotheses */
+        at_model_reorder(m, t, parent, next, live);
         int32_t *ti = htok; htok = htok2; htok2 = ti;
         attend_real *ta = hal; hal = hal2; hal2 = ta;
         live = next;
@@ -219,6 +186,6 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
         }
     }
     *n_out = n;
-    m->infer = 0;
+    at_model_end_infer(m);
     return at_ok(err);
 }

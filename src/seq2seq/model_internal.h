@@ -1,6 +1,22 @@
 /*
- * model_internal.h — the model's private state, shared by model.c (forward,
- * backward, greedy), beam.c and model_io.c. Not installed.
+ * model_internal.h — the model's private state, shared by model.c (create,
+ * layout, forward, backward, greedy, score), encoder.c, the decoder kinds in
+ * decoders/, beam.c, train.c, intervene.c and model_io.c. Not installed.
+ *
+ * Dimension letters (one convention for the whole project):
+ *   N   batch rows                    S   source positions
+ *   T   target positions / decoder steps
+ *   D   embedding width (the model's emb; mha.c's model width, its config field E)
+ *   He  encoder hidden width per direction (enc_hidden)
+ *   E   encoder output width, 2He (both directions; the attention keys and values)
+ *   Hd  decoder hidden width (dec_hidden)
+ *   G   gates per cell (3 GRU, 4 LSTM)     A   additive attention width
+ *   P   projected-key width (E, Hd or A by score kind)
+ *   H   attention heads (mha.c)            dh  width per head (D / H)
+ *   Din decoder cell input width           F   output feature width
+ *   V   vocabulary (Vs source, Vt target)  K   beam width
+ * Row-major, last index contiguous. Per-step buffers are [T,N,...] so one
+ * step is contiguous.
  */
 #ifndef ATTEND_MODEL_INTERNAL_H
 #define ATTEND_MODEL_INTERNAL_H
@@ -10,10 +26,13 @@
 #include "../internal.h"
 #include "../core/quant.h"
 #include "../core/rnn.h"
+#include "../core/attention.h"
 
 #define AT_MAX_LAYERS 8
 #define AT_MAX_TENSORS (8 + 8 * AT_MAX_LAYERS + 16)
 #define AT_NAME_MAX 48
+/* tensors and activation buffers a decoder kind owns (decoders/<kind>.c) */
+#define AT_DEC_OWN 4
 
 typedef struct {
     char name[AT_NAME_MAX];
@@ -26,11 +45,11 @@ typedef struct {
 /* Pointers to each tensor inside one arena (parameters or gradients). */
 typedef struct {
     attend_real *src_emb;                      /* [Vs,D] */
-    attend_real *tgt_emb;                      /* [Vt,D]   (not POINTER) */
-    attend_real *enc_wih[AT_MAX_LAYERS][2];    /* [G*H, D or E] per layer, direction */
-    attend_real *enc_whh[AT_MAX_LAYERS][2];    /* [G*H, H] */
-    attend_real *enc_bih[AT_MAX_LAYERS][2];    /* [G*H] */
-    attend_real *enc_bhh[AT_MAX_LAYERS][2];    /* [G*H] */
+    attend_real *tgt_emb;                      /* [Vt,D]   (decoders with a target vocabulary) */
+    attend_real *enc_wih[AT_MAX_LAYERS][2];    /* [G*He, D or E] per layer, direction */
+    attend_real *enc_whh[AT_MAX_LAYERS][2];    /* [G*He, He] */
+    attend_real *enc_bih[AT_MAX_LAYERS][2];    /* [G*He] */
+    attend_real *enc_bhh[AT_MAX_LAYERS][2];    /* [G*He] */
     attend_real *bridge_w;                     /* [Hd,E] */
     attend_real *bridge_b;                     /* [Hd] */
     attend_real *attn_W;                       /* GENERAL  [Hd,E] */
@@ -42,8 +61,9 @@ typedef struct {
     attend_real *dec_whh;                      /* [G*Hd, Hd] */
     attend_real *dec_bih;                      /* [G*Hd] */
     attend_real *dec_bhh;                      /* [G*Hd] */
-    attend_real *comb_w;                       /* LUONG [Hd, E+Hd] */
-    attend_real *out_w;                        /* [Vt,F]   (not POINTER) */
+    attend_real *dec_own[AT_DEC_OWN];          /* the decoder kind's own tensors, after the cell's
+                                                  (LUONG: [0] combine.weight [Hd, E+Hd]) */
+    attend_real *out_w;                        /* [Vt,F]   (decoders with a target vocabulary) */
     attend_real *out_b;                        /* [Vt] */
 } at_model_tensors;
 
@@ -64,11 +84,9 @@ typedef struct {
     attend_real *emb_src;                        /* [N,S,D] */
     attend_real *enc_out[AT_MAX_LAYERS];         /* [N,S,E] per layer */
     attend_real *enc_saved[AT_MAX_LAYERS][2];    /* at_rnn_layer_saved_size */
-    attend_real *enc_hfin[AT_MAX_LAYERS][2];     /* [N,H] */
-    attend_real *enc_cfin[AT_MAX_LAYERS][2];     /* [N,H] (LSTM) */
+    attend_real *enc_hfin[AT_MAX_LAYERS][2];     /* [N,He] */
+    attend_real *enc_cfin[AT_MAX_LAYERS][2];     /* [N,He] (LSTM) */
     attend_real *rnn_scratch;                    /* at_rnn_layer_scratch_size */
-    attend_real *ctx_proj;                       /* [min(N, AT_CTX_PROJ_ROWS),S,G*Hd] Bahdanau inference:
-                                                    enc_out W_ih[:, D:]ᵀ per source position */
     attend_real *rnn_scratch2;                   /* the same at min(N, AT_ENC_PAIR_ROWS) rows, for the
                                                     backward direction on a second thread (OpenMP
                                                     builds only; else NULL) */
@@ -76,8 +94,9 @@ typedef struct {
     attend_real *kp;                             /* [N,S,P] projected keys */
     attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T */
     attend_real *cstates;                        /* [T+1,N,Hd] LSTM cell states */
-    attend_real *htilde;                         /* [T+1,N,Hd] LUONG h̃_0 .. h̃_T */
-    attend_real *cat;                            /* [T,N,E+Hd] LUONG [c_t; s_t] */
+    attend_real *htilde;                         /* [T+1,N,Hd] LUONG h̃_0 .. h̃_T (laid out for every
+                                                    kind, where it always was: the arena is unchanged) */
+    attend_real *cat;                            /* [T,N,E+Hd] LUONG [c_t; s_t] (the same) */
     attend_real *ctx;                            /* [T,N,E] */
     attend_real *weights;                        /* [T,N,S] attention per step */
     attend_real *scores;                         /* [T,N,S] */
@@ -101,32 +120,40 @@ typedef struct {
     attend_real *dkp;                            /* [N,S,P] */
     attend_real *denc, *denc2;                   /* [N,S,E] */
     attend_real *dfin;                           /* [N,E] */
-    attend_real *dhf, *dhb;                      /* [N,H] */
+    attend_real *dhf, *dhb;                      /* [N,He] */
     attend_real *demb;                           /* [max(T*N, N*S), D] */
     attend_real *dz;                             /* [N,Hd] */
     attend_real *step_logits;                    /* [N,V] decoding */
     /* Embedding-projection tables: with a small vocabulary, x W_ihᵀ + b_ih of
      * an embedding row depends only on the token, so the first layer's input
      * projections are looked up per token instead of multiplied per position */
-    attend_real *enc_tab;                        /* [2,Vs,G*H] layer 0, per direction */
+    attend_real *enc_tab;                        /* [2,Vs,G*He] layer 0, per direction */
     attend_real *dec_tab;                        /* [Vt,G*Hd] tgt_emb W_ih[:, :D]ᵀ + b_ih */
-    attend_real *dtab;                           /* [max(Vs*G*H, Vt*G*Hd)] gradient of one table */
+    attend_real *dtab;                           /* [max(Vs*G*He, Vt*G*Hd)] gradient of one table */
+    attend_real *dec_own[AT_DEC_OWN];            /* the decoder kind's own buffers (BAHDANAU: [0] ctx_proj
+                                                    [min(N, AT_CTX_PROJ_ROWS),S,G*Hd], enc_out W_ih[:, D:]ᵀ
+                                                    per source position, for inference) */
+    /* inference (greedy, beam, interventions) */
+    attend_real *step_feat;                      /* [N,F] one step's output features */
+    attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
 } at_acts;
 
-/* An edit of every step's attention weights (intervene.c), applied after the
- * masked softmax and before the context; perm [S] for PERMUTE. */
-typedef struct {
-    attend_weight_edit edit;
-    const int32_t *perm;
-} at_weight_hook;
+/* A hook on every step's attention weights w [N,S] (valid [N,S]), called
+ * after the masked softmax and before the context (intervene.c registers one
+ * to edit them); user is the registrant's. */
+typedef void (*at_weight_hook_fn)(void *user, attend_real *w, const uint8_t *valid, int N, int S);
+
+typedef struct at_decoder_ops at_decoder_ops; /* decoders/decoder.h */
 
 struct attend_model {
     attend_model_config cfg;
     attend_score_config score; /* Dq = Hd, Dk = E */
+    const at_decoder_ops *dec; /* at_decoders[cfg.decoder] */
     int G, E, Din, F, P, Tcap;
+    size_t sc_saved_stride;    /* attend_scores_saved_size at one step of max_batch rows (0: none) */
     int enc_tab_cap, dec_tab_cap; /* the tables are allocated (vocabulary <= the rows they replace) */
     int enc_tab_on, dec_tab_on;   /* the last encode / forward used them */
-    int ctx_proj_on;              /* the last encode filled acts.ctx_proj (inference, few rows) */
+    int ctx_proj_on;              /* BAHDANAU: the last encode filled its ctx_proj (inference, few rows) */
     int infer;                    /* greedy / beam running: what only backward reads (encoder
                                      gates, scores' saved values, decoder gates, input
                                      projections) reuses step 0's slot instead of one per step */
@@ -142,7 +169,8 @@ struct attend_model {
     int fwd_ready, fwd_N, fwd_S, fwd_T, fwd_count;
     int32_t *ints;      /* one arena for the id copies below */
     int32_t *fwd_src, *fwd_src_len, *fwd_tgt_in, *fwd_tgt_out, *fwd_tgt_len; /* [N,S] [N] [T,N] (transposed: one step is contiguous) [N,T] [N] */
-    const at_weight_hook *hook; /* NULL except while intervene.c runs a decoder */
+    at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
+    void *weight_hook_user;
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
@@ -159,9 +187,21 @@ struct attend_model {
     size_t beam_bytes;
 };
 
+/* The score parameters and gradients of the attention tensors in w. */
+static inline attend_score_params at_model_score_params(const at_model_tensors *w) {
+    attend_score_params sp = {w->attn_W, w->attn_Wq, w->attn_Wk, w->attn_b, w->attn_v};
+    return sp;
+}
+static inline attend_score_grads at_model_score_grads(const at_model_tensors *w) {
+    attend_score_grads sg = {w->attn_W, w->attn_Wq, w->attn_Wk, w->attn_b, w->attn_v};
+    return sg;
+}
+
+/* ---------------------------------------------------------- model.c */
+
 /* Runs the encoder over src [N,S] / src_len [N] (validated by the caller),
  * filling enc_out, fin_cat, states[0] (the bridge), cstates[0] = 0, kp and
- * the validity mask. */
+ * the validity mask, then the decoder kind's per-source preparation. */
 void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S);
 
 /* One decoder step t (0-based) for N rows: y_in [N] are the previous tokens
@@ -174,6 +214,46 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
 
 /* logits [N,V] of one step from features feat [N,F] into acts.step_logits. */
 void at_model_step_logits(attend_model *m, int N, const attend_real *feat);
+
+/* Inference mode on / off (greedy, beam): what only backward reads reuses
+ * step 0's slot; at_model_end_infer also drops the forward's readiness. */
+void at_model_begin_infer(attend_model *m);
+void at_model_end_infer(attend_model *m);
+
+/* Beam search: copies row 0 of an encoded one-row batch to rows 1..K-1
+ * (encoder outputs, keys, final states, s_0, the mask, the decoder kind's
+ * per-source buffers) and zeroes the K rows' initial cell and feedback states. */
+void at_model_replicate(attend_model *m, int K, int S);
+
+/* Beam search: after step t ran `live` rows, row j of step t+1's decoder
+ * state becomes row parent[j] (j < n), laid out for n rows at step t+1. */
+void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live);
+
+/* Registers (fn != NULL) or removes the hook on every step's attention weights. */
+void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user);
+
+/* Whether the decoder kind attends (has attention weights per step) and
+ * whether it points (outputs are source positions, no target vocabulary). */
+int at_model_attentive(const attend_model *m);
+int at_model_points(const attend_model *m);
+
+/* -------------------------------------------------------- encoder.c */
+
+/* The encoder forward: source embeddings, the bidirectional RNN stack,
+ * fin_cat, the bridge s_0, cstates[0] = htilde[0] = 0, the projected keys. */
+void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S);
+/* The encoder backward from ds0 [N,Hd] (d s_0) and acts.dfin [N,E], dkp,
+ * denc: bridge, keys, the RNN stack top layer down, the source embeddings. */
+void at_encoder_backward(attend_model *m, const attend_real *ds0, int N, int S);
+/* gemb [V,D] += rows drows [R,D] at ids [R]; PAD and negative ids get nothing. */
+void at_embedding_backward(attend_real *gemb, const attend_real *drows, const int32_t *ids, size_t R, int D);
+/* Backward of a table lookup xg[r] = tab[ids[r]], tab [V,GH] = emb [V,D] Wᵀ + b
+ * (W: the first D columns of a weight with row stride ldw): from dxg [R,GH]
+ * accumulates gW, gb [GH] and gemb [V,D] (PAD's row excluded); with len, rows
+ * are (n, j) of S positions and j >= len[n] reads PAD. */
+void at_table_backward(attend_model *m, attend_real *gemb, attend_real *gW, int ldw, attend_real *gb,
+                       const attend_real *dxg, const int32_t *ids, const int32_t *len, int S, size_t R, int V,
+                       int GH, const attend_real *emb, const attend_real *W);
 
 /* Validates src [N,S] ids and lengths against the configuration. */
 attend_status at_model_check_source(const attend_model *m, const int32_t *src,

@@ -1,6 +1,7 @@
 /*
  * train.c — the trainer (shuffled batches, forward, backward, clip, update),
- * checkpoints for bit-exact resume, and evaluation (teacher-forced and greedy).
+ * data-parallel steps, and evaluation (teacher-forced and greedy).
+ * Checkpoints (save, resume, fingerprints) are in train_checkpoint.c.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -12,41 +13,8 @@
 #include "io/json.h"
 #include "seq2seq/model_internal.h"
 
-struct attend_trainer {
-    attend_model *m;
-    const attend_dataset *data;
-    attend_optim *opt;
-    attend_optim_config opt_cfg;
-    attend_batch batch;
-    attend_rng rng;
-    uint64_t seed;
-    int batch_size;
-    int n;         /* dataset size */
-    int32_t *perm; /* [n] current epoch's order */
-    int pos;       /* next index into perm */
-    int epoch;     /* epochs begun */
-    long skipped;
-    long nonfinite_run; /* skipped steps in a row just before now */
-    long max_nonfinite; /* stop after this many in a row; 0 = never */
-    int idx_buf_n;
-    int *idx;      /* [batch_size] */
-    uint64_t data_hash; /* FNV-1a 64 of the pairs in order (fingerprint_data) */
-    /* data-parallel steps (attend_trainer_set_parallel); shards = nranks = 1: off */
-    int shards, rank, nranks;
-    attend_trainer_exchange_fn exchange;
-    void *exchange_user;
-    int nnodes;           /* maximal tree nodes over all ranks (DFS order) */
-    int *node_rank;       /* [nnodes] owner of each */
-    int *node_lo, *node_hi; /* [nnodes] their shard ranges */
-    size_t node_len;      /* nparams + ATTEND_TRAINER_NODE_STATS */
-    int depth;            /* scratch levels: ceil(log2 shards) + 1 */
-    attend_real *part;    /* [my nodes * node_len] */
-    attend_real *sum;     /* [node_len] the step's summed gradient and statistics */
-    attend_real *scratch; /* [depth * node_len] */
-    size_t *lens;         /* [nranks] */
-    int nb;               /* rows of the step in progress */
-    int global_count;     /* its counted target tokens */
-};
+#include "seq2seq/train_internal.h"
+
 
 /* FNV-1a 64 over bytes, continuing from h. */
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
@@ -105,7 +73,7 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     CHECK(n >= 1, err, ATTEND_ERR_ARG, "%s: the training data is empty", who);
     CHECK(batch_size >= 1 && batch_size <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
           "%s: batch_size=%d outside [1, max_batch=%d]", who, batch_size, m->cfg.max_batch);
-    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int pointer = at_model_points(m);
     int ms = attend_dataset_max_src_len(train), mt = attend_dataset_max_tgt_len(train);
     CHECK(ms <= m->cfg.max_src_len, err, ATTEND_ERR_CAPACITY,
           "%s: the data has a source of %d tokens, the model's max_src_len is %d", who, ms, m->cfg.max_src_len);
@@ -211,7 +179,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
     if (tr->shards > 1 || tr->nranks > 1) return parallel_step(tr, rep, err);
     attend_model *m = tr->m;
-    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int pointer = at_model_points(m);
     /* the next batch_size pairs of the epoch's order (a short last batch is kept) */
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
@@ -327,7 +295,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     shard_rows(tr, k, tr->nb, &r0, &r1);
     memset(out, 0, tr->node_len * sizeof *out);
     if (r1 == r0) return ATTEND_OK; /* a short last batch: an empty shard adds nothing */
-    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int pointer = at_model_points(m);
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
@@ -382,7 +350,7 @@ attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes
 attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **part, attend_error *err) {
     CHECK(tr && part, err, ATTEND_ERR_NULL, "attend_trainer_step_part: %s is NULL", !tr ? "trainer" : "part");
     CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_step_part: call attend_trainer_set_parallel first");
-    int pointer = tr->m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int pointer = at_model_points(tr->m);
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
     tr->nb = nb;
@@ -445,335 +413,6 @@ static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, 
     return attend_trainer_step_apply(tr, tr->sum, rep, err);
 }
 
-/* ------------------------------------------------------------ checkpoints */
-
-/* "optim.state" I64 [8]: optimizer steps, skipped, epoch, pos, rng s[0..3] */
-#define STATE_LEN 8
-
-attend_status attend_trainer_save(const attend_trainer *tr, const char *path, const attend_vocab *src_vocab,
-                                  const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
-    CHECK(tr && path, err, ATTEND_ERR_NULL, "attend_trainer_save: %s is NULL", !tr ? "trainer" : "path");
-    size_t nstate = 0;
-    attend_real *moments = attend_optim_state(tr->opt, &nstate);
-    /* the weights are checked by the writer; moments too, so that every
-     * checkpoint written can be resumed */
-    for (size_t i = 0; i < nstate; i++)
-        CHECK(isfinite(moments[i]), err, ATTEND_ERR_NONFINITE,
-              "attend_trainer_save: '%s': optimizer moment %zu is %g; not writing a non-finite checkpoint", path, i,
-              (double)moments[i]);
-    int64_t state[STATE_LEN] = {attend_optim_steps(tr->opt), tr->skipped, tr->epoch, tr->pos, 0, 0, 0, 0};
-    for (int i = 0; i < 4; i++) memcpy(&state[4 + i], &tr->rng.s[i], sizeof(int64_t));
-    attend_st_entry extra[3];
-    memset(extra, 0, sizeof extra);
-    extra[0].name = "optim.moments";
-    extra[0].dtype = ATTEND_DTYPE_F32;
-    extra[0].ndim = 1;
-    extra[0].shape[0] = (int64_t)nstate;
-    extra[0].data = moments;
-    extra[1].name = "optim.state";
-    extra[1].dtype = ATTEND_DTYPE_I64;
-    extra[1].ndim = 1;
-    extra[1].shape[0] = STATE_LEN;
-    extra[1].data = state;
-    extra[2].name = "optim.order";
-    extra[2].dtype = ATTEND_DTYPE_I32;
-    extra[2].ndim = 1;
-    extra[2].shape[0] = tr->n;
-    extra[2].data = tr->perm;
-    char train_json[1024];
-    const attend_optim_config *o = &tr->opt_cfg;
-    snprintf(train_json, sizeof train_json,
-             "{\"optimizer\":\"%s\",\"batch_size\":%d,\"data_size\":%d,\"seed\":%llu,\"lr\":%.17g,"
-             "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d,\"min_lr\":%.17g,"
-             "\"weight_decay\":%.17g,\"momentum\":%.17g,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,"
-             "\"data_fnv1a64\":\"%016llx\",\"grad_shards\":%d}",
-             o->kind == ATTEND_OPT_ADAM ? "adam" : "sgd", tr->batch_size, tr->n, (unsigned long long)tr->seed, o->lr,
-             o->clip_norm, o->warmup_steps, o->decay_steps, o->min_lr, o->weight_decay, o->momentum, o->beta1,
-             o->beta2, o->eps, (unsigned long long)tr->data_hash, tr->shards);
-    attend_st_meta meta[1] = {{"attend.train", train_json}};
-    return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta, 1, err);
-}
-
-/* Appends to the differences: the first in full, later ones by name. */
-typedef struct {
-    char first[200];
-    char names[200];
-    int count;
-    char missing[200]; /* fields an older checkpoint does not record */
-} fp_diff;
-
-static void fp_add(fp_diff *d, const char *name, const char *fmt, ...) AT_PRINTF(3, 4);
-static void fp_add(fp_diff *d, const char *name, const char *fmt, ...) {
-    if (d->count++ == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(d->first, sizeof d->first, fmt, ap);
-        va_end(ap);
-    }
-    size_t u = strlen(d->names);
-    snprintf(d->names + u, sizeof d->names - u, "%s%s", u ? ", " : "", name);
-}
-
-static void fp_missing(fp_diff *d, const char *name) {
-    size_t u = strlen(d->missing);
-    snprintf(d->missing + u, sizeof d->missing - u, "%s%s", u ? ", " : "", name);
-}
-
-/* The first id whose token differs between a stored vocabulary (JSON array)
- * and v, its stored token copied to stored [cap] ("(none)" past the end);
- * -1 when they are equal, -2 when the JSON is unreadable. */
-static int vocab_first_diff(const char *json, const attend_vocab *v, char *stored, size_t cap) {
-    at_json_doc *doc = NULL;
-    if (at_json_parse(&doc, json, strlen(json), NULL, NULL, NULL)) return -2;
-    const at_json_node *a = at_json_root(doc);
-    int id = -2;
-    if (a && a->type == AT_JSON_ARRAY) {
-        int n = attend_vocab_size(v), i = 0;
-        id = -1;
-        for (const at_json_node *c = a->first; c || i < n; c = c ? c->next : NULL, i++) {
-            const char *t = i < n ? attend_vocab_token(v, i) : NULL;
-            if (!c || c->type != AT_JSON_STRING || !t || strcmp(c->str, t)) {
-                snprintf(stored, cap, "%.40s", c && c->type == AT_JSON_STRING ? c->str : "(none)");
-                id = i;
-                break;
-            }
-        }
-    }
-    at_json_free(doc);
-    return id;
-}
-
-/* Compares what the checkpoint records of its data and options with this
- * run; differences are an error naming the first, or with opt->anyway a note.
- * Fields an older checkpoint does not record are named in the note. */
-static attend_status compare_fingerprint(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                         const at_json_node *r, const attend_resume_options *opt,
-                                         attend_error *note, attend_error *err) {
-    fp_diff d;
-    memset(&d, 0, sizeof d);
-    const char *sides[2] = {"source", "target"}, *keys[2] = {"attend.src_vocab", "attend.tgt_vocab"};
-    const attend_vocab *vs[2] = {opt ? opt->src_vocab : NULL, opt ? opt->tgt_vocab : NULL};
-    for (int k = 0; k < 2; k++) {
-        const char *json = attend_st_metadata(f, keys[k]);
-        if (!vs[k] || !json) continue;
-        char stored[48];
-        int id = vocab_first_diff(json, vs[k], stored, sizeof stored);
-        char name[32];
-        snprintf(name, sizeof name, "%s vocabulary", sides[k]);
-        if (id == -2) fp_add(&d, name, "its %s vocabulary is unreadable", sides[k]);
-        else if (id >= 0) {
-            const char *now = id < attend_vocab_size(vs[k]) ? attend_vocab_token(vs[k], id) : "(none)";
-            fp_add(&d, name, "%s vocabulary id %d is '%s', in this run '%.40s' (the data's lines changed or moved)",
-                   sides[k], id, stored, now);
-        }
-    }
-    if (opt && (opt->src_vocab || opt->tgt_vocab)) {
-        const char *tk = attend_st_metadata(f, "attend.tokenizer"), *now = attend_tokenizer_name(opt->tok);
-        if (tk && strcmp(tk, now)) fp_add(&d, "tokenizer", "tokenizer is %.20s, in this run %s", tk, now);
-    }
-    const at_json_node *h = at_json_get(r, "data_fnv1a64");
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)tr->data_hash);
-    CHECK(!h || h->type == AT_JSON_STRING, err, ATTEND_ERR_FORMAT,
-          "%s: metadata attend.train: data_fnv1a64 is not a string", path);
-    if (!h) fp_missing(&d, "training data");
-    else if (strcmp(h->str, hex))
-        fp_add(&d, "training data", "training data hash is %.20s, this data's %s (other pairs or another order)",
-               h->str, hex);
-    const at_json_node *sd = at_json_get(r, "seed");
-    CHECK(!sd || sd->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT, "%s: metadata attend.train: seed is not a number",
-          path);
-    if (!sd) fp_missing(&d, "seed");
-    else if (sd->is_int ? (uint64_t)sd->i != tr->seed : (double)tr->seed != sd->d) {
-        if (sd->is_int) fp_add(&d, "seed", "seed is %lld, in this run %llu", (long long)sd->i, (unsigned long long)tr->seed);
-        else fp_add(&d, "seed", "seed is %g, in this run %llu", sd->d, (unsigned long long)tr->seed);
-    }
-    const attend_optim_config *o = &tr->opt_cfg;
-    struct {
-        const char *name;
-        double now;
-    } nums[] = {{"lr", o->lr},
-                {"clip_norm", o->clip_norm},
-                {"warmup_steps", o->warmup_steps},
-                {"decay_steps", o->decay_steps},
-                {"min_lr", o->min_lr},
-                {"weight_decay", o->weight_decay},
-                {"momentum", o->momentum},
-                {"beta1", o->beta1},
-                {"beta2", o->beta2},
-                {"eps", o->eps}};
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
-        const at_json_node *v = at_json_get(r, nums[i].name);
-        CHECK(!v || v->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT,
-              "%s: metadata attend.train: %s is not a number", path, nums[i].name);
-        if (!v) fp_missing(&d, nums[i].name);
-        else if (v->d != nums[i].now)
-            fp_add(&d, nums[i].name, "%s is %.9g, in this run %.9g", nums[i].name, v->d, nums[i].now);
-    }
-    {
-        /* the gradient shards group the batch's sums (attend_trainer_set_parallel):
-         * another count is another rounding, not the same run; absent = 1 */
-        const at_json_node *v = at_json_get(r, "grad_shards");
-        CHECK(!v || v->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT,
-              "%s: metadata attend.train: grad_shards is not a number", path);
-        double k = v ? v->d : 1;
-        if (k != tr->shards)
-            fp_add(&d, "grad_shards", "grad_shards is %.9g, in this run %d (the gradients are summed in other groups)",
-                   k, tr->shards);
-    }
-    if (d.count && !(opt && opt->anyway))
-        return at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint's %s%s%s%s; resuming needs the same data and options",
-                       path, d.first, d.count > 1 ? " (also differ: " : "",
-                       d.count > 1 ? strchr(d.names, ',') + 2 : "", d.count > 1 ? ")" : "");
-    if (d.count)
-        at_fail(note, ATTEND_ERR_ARG, "%s: resumed anyway: checkpoint's %s%s%s%s", path, d.first,
-                d.count > 1 ? " (also differ: " : "", d.count > 1 ? strchr(d.names, ',') + 2 : "",
-                d.count > 1 ? ")" : "");
-    else if (d.missing[0])
-        at_fail(note, ATTEND_ERR_FORMAT, "%s: an older checkpoint without a fingerprint of: %s; not compared", path,
-                d.missing);
-    return ATTEND_OK;
-}
-
-static attend_status check_train_meta(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                      const char *json, const attend_resume_options *ropt, attend_error *note,
-                                      attend_error *err) {
-    at_json_doc *doc = NULL;
-    attend_status pst = at_json_parse(&doc, json, strlen(json), NULL, NULL, err);
-    if (pst) {
-        char inner[ATTEND_ERROR_MSG_MAX];
-        snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
-        return at_fail(err, pst, "%s: metadata attend.train: %s", path, inner);
-    }
-    const at_json_node *r = at_json_root(doc);
-    const at_json_node *opt = at_json_get(r, "optimizer"), *bs = at_json_get(r, "batch_size"),
-                       *ds = at_json_get(r, "data_size");
-    attend_status st = ATTEND_OK;
-    if (!opt || opt->type != AT_JSON_STRING || !bs || !bs->is_int || !ds || !ds->is_int)
-        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata attend.train lacks optimizer/batch_size/data_size", path);
-    else if (strcmp(opt->str, tr->opt_cfg.kind == ATTEND_OPT_ADAM ? "adam" : "sgd"))
-        st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint optimizer is %s, this run uses %s", path, opt->str,
-                     tr->opt_cfg.kind == ATTEND_OPT_ADAM ? "adam" : "sgd");
-    else if (bs->i != tr->batch_size)
-        st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint batch size is %lld, this run uses %d", path,
-                     (long long)bs->i, tr->batch_size);
-    else if (ds->i != tr->n)
-        st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint was trained on %lld pairs, this data has %d", path,
-                     (long long)ds->i, tr->n);
-    if (!st) st = compare_fingerprint(tr, f, path, r, ropt, note, err);
-    at_json_free(doc);
-    return st;
-}
-
-attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
-    return attend_trainer_resume_checked(tr, path, NULL, NULL, err);
-}
-
-attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
-                                            attend_error *note, attend_error *err) {
-    const char *who = "attend_trainer_resume";
-    if (note) at_ok(note);
-    CHECK(tr && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "path");
-    attend_st_file *f = NULL;
-    TRY(attend_st_open(&f, path, 0, err));
-    attend_model *m = tr->m;
-    attend_status st = ATTEND_OK;
-    const char *fmt = attend_st_metadata(f, "attend.format"), *cj = attend_st_metadata(f, "attend.config"),
-               *tj = attend_st_metadata(f, "attend.train");
-    attend_model_config cfg;
-    if (!fmt || strcmp(fmt, "checkpoint"))
-        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: not a checkpoint (attend.format is %s)", path, fmt ? fmt : "missing");
-    else if (!cj || !tj)
-        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata %s is missing", path, !cj ? "attend.config" : "attend.train");
-    if (!st && (st = attend_model_config_from_json(&cfg, cj, strlen(cj), err))) {
-        char inner[ATTEND_ERROR_MSG_MAX];
-        snprintf(inner, sizeof inner, "%s", err ? err->msg : "");
-        st = at_fail(err, st == ATTEND_ERR_ALLOC ? st : ATTEND_ERR_FORMAT, "%s: metadata attend.config: %s", path, inner);
-    }
-    if (!st) {
-        cfg.max_batch = m->cfg.max_batch;
-        cfg.max_src_len = m->cfg.max_src_len;
-        cfg.max_tgt_len = m->cfg.max_tgt_len;
-        if (memcmp(&cfg, &m->cfg, sizeof cfg)) {
-            char *a = NULL, *b = NULL;
-            attend_model_config_to_json(&cfg, &a, NULL);
-            attend_model_config_to_json(&m->cfg, &b, NULL);
-            st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: %.100s vs this run's %.100s", path,
-                         a ? a : "?", b ? b : "?");
-            free(a);
-            free(b);
-        }
-    }
-    if (!st) st = check_train_meta(tr, f, path, tj, opt, note, err);
-    size_t nstate = 0;
-    attend_real *moments = attend_optim_state(tr->opt, &nstate);
-    const attend_st_tensor *tm = attend_st_find(f, "optim.moments"), *ts = attend_st_find(f, "optim.state"),
-                           *to = attend_st_find(f, "optim.order");
-    if (!st && (!tm || tm->dtype != ATTEND_DTYPE_F32 || tm->ndim != 1 || tm->shape[0] != (int64_t)nstate))
-        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.moments' is missing or not F32 [%zu]", path, nstate);
-    if (!st && (!ts || ts->dtype != ATTEND_DTYPE_I64 || ts->ndim != 1 || ts->shape[0] != STATE_LEN))
-        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.state' is missing or not I64 [%d]", path, STATE_LEN);
-    if (!st && (!to || to->dtype != ATTEND_DTYPE_I32 || to->ndim != 1 || to->shape[0] != tr->n))
-        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.order' is missing or not I32 [%d]", path, tr->n);
-    int64_t state[STATE_LEN];
-    if (!st) { /* steps, skipped, epoch, position, RNG state */
-        memcpy(state, ts->data, sizeof state);
-        const char *bad = state[0] < 0 || state[0] > LONG_MAX / 2   ? "step count"
-                          : state[1] < 0 || state[1] > LONG_MAX / 2 ? "skipped-step count"
-                          : state[2] < 1 || state[2] > INT_MAX / 2  ? "epoch"
-                          : state[3] < 0 || state[3] > tr->n        ? "data position"
-                          : !(state[4] | state[5] | state[6] | state[7]) ? "RNG state (all zero)"
-                                                                         : NULL;
-        if (bad)
-            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.state' holds an impossible %s (%lld %lld %lld %lld)",
-                         path, bad, (long long)state[0], (long long)state[1], (long long)state[2], (long long)state[3]);
-    }
-    for (size_t i = 0; !st && i < nstate; i++) {
-        float v;
-        memcpy(&v, (const char *)tm->data + 4 * i, 4);
-        if (!isfinite(v))
-            st = at_fail(err, ATTEND_ERR_FORMAT, "%s: tensor 'optim.moments' element %zu is not finite (%g)", path, i,
-                         (double)v);
-    }
-    if (!st) { /* the order must be a permutation of 0..n-1 */
-        char *seen = calloc((size_t)tr->n, 1);
-        if (!seen) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
-        for (int i = 0; !st && i < tr->n; i++) {
-            int32_t v;
-            memcpy(&v, (const char *)to->data + 4 * (size_t)i, 4);
-            if (v < 0 || v >= tr->n || seen[v]) st = at_fail(err, ATTEND_ERR_FORMAT, "%s: 'optim.order' is not a permutation", path);
-            else seen[v] = 1;
-        }
-        free(seen);
-    }
-    if (!st) { /* weights last: on failure the previous values are put back */
-        attend_real *backup = malloc(m->nparams * sizeof *backup);
-        if (!backup) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
-        else {
-            memcpy(backup, m->params, m->nparams * sizeof *backup);
-            st = at_model_read_tensors(m, f, path, err);
-            if (st) memcpy(m->params, backup, m->nparams * sizeof *backup);
-            free(backup);
-        }
-    }
-    if (!st) {
-        for (size_t i = 0; i < nstate; i++) {
-            float v;
-            memcpy(&v, (const char *)tm->data + 4 * i, 4);
-            moments[i] = (attend_real)v;
-        }
-        attend_optim_set_steps(tr->opt, (long)state[0]);
-        tr->skipped = (long)state[1];
-        tr->nonfinite_run = 0; /* not stored: a resumed run counts afresh */
-        tr->epoch = (int)state[2];
-        tr->pos = (int)state[3];
-        for (int i = 0; i < 4; i++) memcpy(&tr->rng.s[i], &state[4 + i], sizeof(uint64_t));
-        memcpy(tr->perm, to->data, (size_t)tr->n * sizeof(int32_t));
-    }
-    attend_st_close(f);
-    return st ? st : at_ok(err);
-}
-
 /* ------------------------------------------------------------- evaluation */
 
 attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, int batch_size, int max_pairs,
@@ -785,7 +424,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     int total = attend_dataset_size(d);
     if (max_pairs > 0 && max_pairs < total) total = max_pairs;
     CHECK(total >= 1, err, ATTEND_ERR_ARG, "%s: no pairs to evaluate", who);
-    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
+    int pointer = at_model_points(m);
     int S = m->cfg.max_src_len, L = m->cfg.max_tgt_len + 1;
     attend_batch b;
     TRY(attend_batch_alloc(&b, batch_size, S, L, err));

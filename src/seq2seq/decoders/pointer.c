@@ -1,0 +1,74 @@
+/*
+ * pointer.c — the POINTER decoder kind (Vinyals et al. 2015): the cell, then
+ * attention with s_t as query; the masked log-softmax of the scores is the
+ * output distribution over source positions (kept in scores[t] for the
+ * loss; weights[t] holds the probabilities for alignments and entropy). No
+ * target vocabulary: the input embedding is the source embedding of the
+ * previously chosen position (BOS's row at the start). Features: none.
+ *
+ * Dimension letters: see model_internal.h.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "seq2seq/decoders/decoder.h"
+
+static void dims(const attend_model_config *c, int E, int *Din, int *F) {
+    (void)E;
+    *Din = c->emb;
+    *F = 1;
+}
+
+static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *active, attend_real *feat_row,
+                         size_t feat_stride) {
+    at_acts *a = &m->acts;
+    (void)feat_row;
+    (void)feat_stride;
+    attend_real *s_next = a->states + (size_t)(t + 1) * N * m->cfg.dec_hidden;
+    at_dec_cell_forward(m, t, N, active);
+    at_dec_scores_forward(m, t, N, S, s_next, 1); /* query s_t */
+    /* w holds log-probabilities here; keep them in scores' place for the
+     * loss and turn w into probabilities for alignments and entropy */
+    attend_real *scores = a->scores + (size_t)t * N * S, *w = a->weights + (size_t)t * N * S;
+    memcpy(scores, w, (size_t)N * S * sizeof *w);
+    for (size_t i = 0; i < (size_t)N * S; i++) w[i] = isfinite(w[i]) ? (attend_real)exp((double)w[i]) : 0;
+}
+
+static void step_backward(attend_model *m, int t, int N, int S, const attend_real *dfeat_t, size_t dfeat_stride,
+                          attend_real *dxg) {
+    at_acts *a = &m->acts;
+    (void)dfeat_t;
+    (void)dfeat_stride;
+    int T = m->fwd_T;
+    attend_real inv = (attend_real)(1.0 / m->fwd_count);
+    const uint8_t *active = m->active + (size_t)t * N;
+    attend_real *s_next = a->states + (size_t)(t + 1) * N * m->cfg.dec_hidden;
+    /* forward: loss −= logp[y], logp = masked log-softmax(scores) */
+    const attend_real *lp = a->scores + (size_t)t * N * S;
+    memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
+    for (int n = 0; n < N; n++) {
+        if (!active[n]) continue;
+        int32_t y = m->fwd_tgt_out[(size_t)n * T + t];
+        for (int j = 0; j < S; j++) {
+            attend_real p = isfinite(lp[(size_t)n * S + j]) ? (attend_real)exp((double)lp[(size_t)n * S + j]) : 0;
+            a->dscores[(size_t)n * S + j] = (p - (j == y ? 1 : 0)) * inv;
+        }
+    }
+    at_dec_scores_backward(m, t, N, S, s_next, a->ds); /* query s_t */
+    at_dec_cell_backward(m, t, N, dxg);
+}
+
+const at_decoder_ops at_decoder_pointer = {
+    .name = "pointer",
+    .attentive = 1,
+    .points = 1,
+    .dims = dims,
+    .layout_params = NULL,
+    .layout_acts = NULL,
+    .begin = NULL,
+    .replicate = NULL,
+    .reorder = NULL,
+    .step_forward = step_forward,
+    .step_backward = step_backward,
+    .input_backward = NULL,
+};
