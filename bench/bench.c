@@ -7,6 +7,8 @@
  *   attend_bench train   [--decoder bahdanau|luong] [--len L] [--batch N] [--steps K] [--warmup W]
  *   attend_bench greedy  [--decoder ..] [--batch N] [--len L] [--max-len 22] [--iters K] [--warmup W]
  *   attend_bench beam    [--decoder ..] [--width 5] [--len L] [--max-len 22] [--iters K] [--warmup W]
+ *                        greedy and beam take --quant int8|f16: the model's weights quantized
+ *                        (attend_model_quantize) before decoding
  *   attend_bench kernel  --name additive|scaled_dot|mha [--iters K] [--warmup W]
  *   attend_bench peak    [--threads 2]         FMA throughput (AVX2, AVX-512), core clock, L2 read
  *                                               rate, OpenBLAS sgemv at 384 x 128
@@ -69,6 +71,7 @@ typedef struct {
     const char *mode;
     const char *decoder; /* "bahdanau" | "luong" */
     const char *name;    /* kernel */
+    const char *quant;   /* greedy, beam: "int8" | "f16" | NULL (float32) */
     int len, batch, steps, warmup, iters, width, max_len, threads;
     int emb, hidden, dec_hidden, attn, symbols;
 } opts;
@@ -82,7 +85,7 @@ static int arg_int(int argc, char **argv, int *i) {
 }
 
 static opts parse(int argc, char **argv) {
-    opts o = {"", "bahdanau", "additive", 20, 64, 20, 3, 20, 5, 22, 2, 64, 128, 128, 128, 19};
+    opts o = {"", "bahdanau", "additive", NULL, 20, 64, 20, 3, 20, 5, 22, 2, 64, 128, 128, 128, 19};
     if (argc < 2) {
         fprintf(stderr, "usage: attend_bench train|greedy|beam|kernel|peak|smoke [options] (see bench/bench.c)\n");
         exit(2);
@@ -92,6 +95,7 @@ static opts parse(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--decoder") && i + 1 < argc) o.decoder = argv[++i];
         else if (!strcmp(a, "--name") && i + 1 < argc) o.name = argv[++i];
+        else if (!strcmp(a, "--quant") && i + 1 < argc) o.quant = argv[++i];
         else if (!strcmp(a, "--len")) o.len = arg_int(argc, argv, &i);
         else if (!strcmp(a, "--batch")) o.batch = arg_int(argc, argv, &i);
         else if (!strcmp(a, "--steps")) o.steps = arg_int(argc, argv, &i);
@@ -192,13 +196,18 @@ static void bench_decode(const opts *o, int beam, int quiet) {
     int N = beam ? 1 : o->batch, L = o->len, ML = o->max_len;
     attend_model *m = make_model(o, beam ? o->width : N, L, ML - 1);
     forbid_eos(m);
+    attend_error e;
+    if (o->quant) {
+        int int8 = !strcmp(o->quant, "int8");
+        if (!int8 && strcmp(o->quant, "f16")) die("--quant must be int8 or f16", NULL);
+        if (attend_model_quantize(m, int8 ? ATTEND_DTYPE_I8 : ATTEND_DTYPE_F16, &e)) die("attend_model_quantize", &e);
+    }
     int32_t *src = malloc((size_t)N * L * sizeof *src), *len = malloc((size_t)N * sizeof *len);
     int nb = beam ? o->width : N;
     int32_t *out = malloc((size_t)nb * ML * sizeof *out), *out_len = malloc((size_t)nb * sizeof *out_len);
     double *score = malloc((size_t)nb * sizeof *score);
     random_sources(src, N, L, o->symbols, 5);
     for (int n = 0; n < N; n++) len[n] = L;
-    attend_error e;
     int total = o->warmup + o->iters, n_out = 0;
     double *dt = malloc((size_t)o->iters * sizeof *dt);
     for (int i = 0; i < total; i++) {
@@ -215,13 +224,13 @@ static void bench_decode(const opts *o, int beam, int quiet) {
     double med = median(dt, o->iters);
     if (!quiet) {
         if (beam)
-            json_head(), printf("\"bench\":\"beam\",\"decoder\":\"%s\",\"width\":%d,\"len\":%d,\"max_len\":%d,"
-                   "\"latency_ms\":%.4f,\"best_score\":%.5f}\n",
-                   o->decoder, o->width, L, ML, 1e3 * med, score[0]);
+            json_head(), printf("\"bench\":\"beam\",\"decoder\":\"%s\",\"quant\":\"%s\",\"width\":%d,\"len\":%d,"
+                   "\"max_len\":%d,\"latency_ms\":%.4f,\"best_score\":%.5f}\n",
+                   o->decoder, o->quant ? o->quant : "f32", o->width, L, ML, 1e3 * med, score[0]);
         else
-            json_head(), printf("\"bench\":\"greedy\",\"decoder\":\"%s\",\"batch\":%d,\"len\":%d,\"max_len\":%d,"
-                   "\"latency_ms\":%.4f,\"seqs_per_s\":%.2f}\n",
-                   o->decoder, N, L, ML, 1e3 * med, N / med);
+            json_head(), printf("\"bench\":\"greedy\",\"decoder\":\"%s\",\"quant\":\"%s\",\"batch\":%d,\"len\":%d,"
+                   "\"max_len\":%d,\"latency_ms\":%.4f,\"seqs_per_s\":%.2f}\n",
+                   o->decoder, o->quant ? o->quant : "f32", N, L, ML, 1e3 * med, N / med);
     }
     free(dt);
     free(src);
@@ -515,6 +524,10 @@ int main(int argc, char **argv) {
             bench_train(&s, 0);
             bench_decode(&s, 0, 0);
             bench_decode(&s, 1, 0);
+            s.quant = d ? "f16" : "int8"; /* the quantized weights' greedy and beam */
+            bench_decode(&s, 0, 0);
+            bench_decode(&s, 1, 0);
+            s.quant = NULL;
         }
         const char *ks[3] = {"additive", "scaled_dot", "mha"};
         for (int k = 0; k < 3; k++) {

@@ -162,6 +162,12 @@ def main():
                     help="instruction-set levels to measure, e.g. avx2,avx512 (both sides restricted to each in turn: "
                          "ATTEND_ISA, ATEN_CPU_CAPABILITY, OPENBLAS_CORETYPE=Haswell at avx2); default: each side's "
                          "own default")
+    ap.add_argument("--quant", action="store_true",
+                    help="add the quantized-weight rows: greedy batch 1 with attend's int8 and fp16 weights "
+                         "(attend_model_quantize) against PyTorch float32, and attend int8 against PyTorch's dynamic "
+                         "int8 (torch.quantization.quantize_dynamic of nn.Linear, nn.GRU, nn.GRUCell)")
+    ap.add_argument("--cases", default="",
+                    help="only the rows whose name contains one of these comma-separated strings")
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "results"))
     a = ap.parse_args()
     levels = a.isa.split(",")
@@ -206,6 +212,19 @@ def main():
         ("kernel scaled_dot", ["kernel", "--name", "scaled_dot"], (max(3, it[0] // 4), 1), "kernel"),
         ("kernel mha self-attention", ["kernel", "--name", "mha"], (max(3, it[0] // 4), 1), "kernel"),
     ]
+    # name, args, iterations, kind, extra args per side
+    cases = [c + ({},) for c in cases]
+    if a.quant:
+        q8, f16, tq8 = ["--quant", "int8"], ["--quant", "f16"], ["--quant", "int8"]
+        cases += [
+            ("greedy batch 1, attend int8 vs PyTorch float32", ["greedy", "--batch", "1"], it, "latency", {"ours": q8}),
+            ("greedy batch 1, attend fp16 vs PyTorch float32", ["greedy", "--batch", "1"], it, "latency",
+             {"ours": f16}),
+            ("greedy batch 1, attend int8 vs PyTorch dynamic int8", ["greedy", "--batch", "1"], it, "latency",
+             {"ours": q8, "torch": tq8}),
+        ]
+    if a.cases:
+        cases = [c for c in cases if any(s in c[0] for s in a.cases.split(","))]
     os.makedirs(a.out, exist_ok=True)
     raw_path = os.path.join(a.out, "raw.jsonl")
     raw = open(raw_path, "w")
@@ -215,7 +234,7 @@ def main():
     for rep in range(a.reps):
         for lv in levels:
             ours_env, torch_env, core_env, core, _ = a.level_env[lv]
-            for ci, (name, args, (n, w), kind) in enumerate(cases):
+            for ci, (name, args, (n, w), kind, extra) in enumerate(cases):
                 cnt = (["--steps", str(n), "--warmup", str(w)] if kind == "train"
                        else ["--iters", str(n), "--warmup", str(w)])
                 order = [(side, t) for t in thread_counts for side in ("ours", "torch")]
@@ -223,10 +242,10 @@ def main():
                     order.reverse()
                 for side, threads in order:
                     if side == "ours":
-                        cmd = [a.bench] + args + cnt
+                        cmd = [a.bench] + args + extra.get("ours", []) + cnt
                         env = dict(core_env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1", **ours_env)
                     else:
-                        cmd = [PY, PEER] + args + cnt + ["--threads", str(threads)]
+                        cmd = [PY, PEER] + args + extra.get("torch", []) + cnt + ["--threads", str(threads)]
                         # torch.set_num_threads does not reach the OpenBLAS under torch's matmuls
                         env = dict(core_env, OPENBLAS_NUM_THREADS=str(threads), **torch_env)
                     j, rss, l0, l1 = rss_run(cmd, env)
@@ -299,7 +318,7 @@ def render(cases, res, pk, loads, a, lv):
                  "(threads attend/torch) | attend % of peak (best) |")
     lines.append("|---|---|---|---|---|---|---|---|")
     rss = {}
-    for name, args, _, kind in cases:
+    for name, args, _, kind, _ in cases:
         key, higher, unit = metric(kind)
         o, p = best(res, lv, name, "ours", key, higher), best(res, lv, name, "torch", key, higher)
         o1, p1 = best(res, lv, name, "ours", key, higher, 1), best(res, lv, name, "torch", key, higher, 1)

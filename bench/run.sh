@@ -5,10 +5,13 @@
 # prints the table of docs/PERFORMANCE.md (also build-bench/results/table.md, raw
 # runs in build-bench/results/raw.jsonl).
 # Usage: bash bench/run.sh [--reps N] [--quick] [--threads 1,2] [--coretype auto|env|NAME]
-#                          [--isa avx2[,avx512]]
+#                          [--isa avx2[,avx512]] [--quant] [--cases NAME[,NAME]]
 # --isa LEVEL[,LEVEL]: one table per instruction-set level, both sides
 # restricted to it (attend ATTEND_ISA, PyTorch ATEN_CPU_CAPABILITY, OpenBLAS
 # OPENBLAS_CORETYPE=Haswell at avx2), so AVX2 can be measured on an AVX-512 CPU.
+# --quant adds greedy batch 1 with attend's int8 / fp16 weights against PyTorch
+# float32 and PyTorch's dynamic int8; --cases runs only the rows whose name
+# contains one of the strings (docs/PERFORMANCE.md, "Quantized weights").
 # Needs: cmake, a C compiler, libopenblas-dev, and Debian's python3-torch
 # (/usr/bin/python3). Takes about 2 minutes on an idle 2-core machine at the
 # default 3 repetitions (about 3 with --threads 1,2), much longer under load.

@@ -17,6 +17,7 @@ int cmd_g2p(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 
 /* ------------------------------------------- training, shared with demo */
 /* Everything `attend train` takes; train_opts_init sets the defaults its

@@ -954,6 +954,9 @@ static void eval_usage(FILE *f) {
             "  --beam K           beam width of the beam rows (%d; 0 = greedy only)\n"
             "  --alpha A          beam length normalisation (0)\n"
             "  --max-words N      at most N words per part (0 = all)\n"
+            "  --batch N          words per greedy batch, 1..64 (64); a quantized model reads\n"
+            "                     its int8/fp16 weights in products of at most 16 rows, its\n"
+            "                     dequantized float copy in larger ones (same function)\n"
             "  --skip-malformed   skip odd dictionary lines\n"
             "  --help             this message\n",
             G2P_BEAM_DEFAULT);
@@ -964,7 +967,7 @@ static int cmd_eval_g2p(int argc, char **argv) {
     cli_parser p;
     cli_init(&p, cmd, argc, argv);
     const char *model = NULL, *dict = NULL, *splits = "dev,test";
-    int rc = 0, help = 0, beam = G2P_BEAM_DEFAULT, max_words = 0, skip = 0;
+    int rc = 0, help = 0, beam = G2P_BEAM_DEFAULT, max_words = 0, skip = 0, batch = 64;
     double alpha = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
@@ -974,6 +977,7 @@ static int cmd_eval_g2p(int argc, char **argv) {
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 0, 64, &beam);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &alpha);
         else if (cli_is(&p, "--max-words")) rc = cli_int(&p, 0, 100000000, &max_words);
+        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 64, &batch);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &skip);
         else rc = cli_unknown(&p);
     }
@@ -1019,7 +1023,7 @@ static int cmd_eval_g2p(int argc, char **argv) {
         if (!want[s]) continue;
         for (int b = 0; b < 2 && rc == 0; b++) {
             if (b == 1 && beam < 2) continue;
-            attend_g2p_eval_options eo = {b ? beam : 0, alpha, 64, max_words};
+            attend_g2p_eval_options eo = {b ? beam : 0, alpha, batch, max_words};
             attend_g2p_counts c;
             attend_error err = {0};
             double t0 = cli_now();

@@ -25,6 +25,7 @@ static void usage(FILE *f) {
             "  align MODEL TEXT       where the model looked for each output token (text, SVG, HTML)\n"
             "  intervene MODEL TEXT   hide states, delete tokens, overwrite weights: what changes?\n"
             "  sweep                  accuracy against source length, with and without attention\n"
+            "  quantize MODEL         store a model's weights as int8 or fp16 for inference\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
             "  version                print the version and the GEMM backend\n"
             "  help                   this message\n"
@@ -111,6 +112,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
+    if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_backend(), attend_isa(),
                threads_in_use());

@@ -186,7 +186,7 @@ static void test_names_dtypes_metadata(void) {
     ST("duplicate-name-escaped.st", "{" T("w", F32(0, 4, "[1]")) "," T("\\u0077", F32(4, 8, "[1]")) "}", 8,
        "duplicate tensor name 'w'");
     ST("unknown-dtype-bf16.st", "{" T("w", "\"dtype\":\"BF16\",\"shape\":[1],\"data_offsets\":[0,2]") "}", 2,
-       "tensor 'w': unknown dtype 'BF16' (known: F32 F64 I32 I64 U8)");
+       "tensor 'w': unknown dtype 'BF16' (known: F32 F64 I32 I64 U8 I8 F16)");
     ST("unknown-dtype-empty.st", "{" T("w", "\"dtype\":\"\",\"shape\":[1],\"data_offsets\":[0,2]") "}", 2,
        "unknown dtype ''");
     ST("dtype-number.st", "{" T("w", "\"dtype\":0,\"shape\":[1],\"data_offsets\":[0,4]") "}", 4,

@@ -157,9 +157,23 @@ def beam(model, src, src_len, K, steps):
     return finished[:K]
 
 
+def quantize_dynamic(model):
+    """PyTorch's best effort at int8 weights for this model: dynamic
+    quantization (int8 weights, activations quantized on the fly per call) of
+    the module types it supports here, nn.Linear (bridge, output, Luong's
+    combine), nn.GRU (the encoder) and nn.GRUCell (the decoder). The additive
+    attention's Wq/Wk and the general score's W are plain parameters
+    (tools/ref_model.py), which it leaves in float32."""
+    return torch.quantization.quantize_dynamic(model, {nn.Linear, nn.GRU, nn.GRUCell}, dtype=torch.qint8)
+
+
 def bench_decode(a, use_beam):
     N = 1 if use_beam else a.batch
     model = decode_model(a, a.width if use_beam else N)
+    if a.quant == "int8":
+        model = quantize_dynamic(model)
+    elif a.quant:
+        raise SystemExit("torch_peer.py: --quant: only int8 (dynamic quantization)")
     rng = np.random.default_rng(5)
     src = torch.from_numpy(rng.integers(4, 4 + a.symbols, size=(N, a.len)))
     src_len = torch.full((N,), a.len, dtype=torch.long)
@@ -176,10 +190,10 @@ def bench_decode(a, use_beam):
     med = statistics.median(dts)
     if use_beam:
         assert all(len(h) == a.max_len for _, h in res), "a hypothesis ended early"
-        emit(bench="beam", decoder=a.decoder, width=a.width, len=a.len, max_len=a.max_len, latency_ms=1e3 * med,
+        emit(bench="beam", decoder=a.decoder, quant=a.quant or "f32", width=a.width, len=a.len, max_len=a.max_len, latency_ms=1e3 * med,
              best_score=res[0][0])
     else:
-        emit(bench="greedy", decoder=a.decoder, batch=N, len=a.len, max_len=a.max_len, latency_ms=1e3 * med,
+        emit(bench="greedy", decoder=a.decoder, quant=a.quant or "f32", batch=N, len=a.len, max_len=a.max_len, latency_ms=1e3 * med,
              seqs_per_s=N / med)
 
 
@@ -249,6 +263,8 @@ def main():
     p.add_argument("mode", choices=["train", "greedy", "beam", "kernel"])
     p.add_argument("--decoder", default="bahdanau", choices=["bahdanau", "luong"])
     p.add_argument("--name", default="additive")
+    p.add_argument("--quant", default=None, choices=["int8"],
+                   help="greedy/beam: the model after torch.quantization.quantize_dynamic (int8)")
     for name, default in (("len", 20), ("batch", 64), ("steps", 20), ("warmup", 3), ("iters", 20), ("width", 5),
                           ("max-len", 22), ("threads", 2), ("emb", 64), ("hidden", 128), ("dec-hidden", 128),
                           ("attn", 128), ("symbols", 19)):

@@ -29,13 +29,15 @@ typedef enum {
     ATTEND_DTYPE_I32 = 2,
     ATTEND_DTYPE_I64 = 3,
     ATTEND_DTYPE_U8 = 4,
+    ATTEND_DTYPE_I8 = 5,  /* quantized weights (attend_model_quantize) */
+    ATTEND_DTYPE_F16 = 6, /* IEEE 754 binary16 */
 } attend_dtype;
 
 #define ATTEND_MAX_DIMS 8
 
 /* Bytes per element of a dtype; 0 for an unknown one. */
 size_t attend_dtype_size(attend_dtype dtype);
-/* "F32", "F64", "I32", "I64", "U8"; NULL for an unknown dtype. */
+/* "F32", "F64", "I32", "I64", "U8", "I8", "F16"; NULL for an unknown dtype. */
 const char *attend_dtype_name(attend_dtype dtype);
 
 /* A tensor to write. data holds prod(shape) elements, C-contiguous. */

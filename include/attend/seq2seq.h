@@ -193,7 +193,8 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
  * Loads a model file: the configuration from metadata (capacities may be
  * overridden: any of max_batch / max_src_len / max_tgt_len > 0 in
  * `capacity` replaces the file's; capacity may be NULL), then every tensor,
- * checked by name, dtype (F32) and shape against the configuration; a
+ * checked by name, dtype (F32; the weight matrices of a quantized file I8 with
+ * "<name>.scale" or F16, see attend_model_quantize) and shape against the configuration; a
  * missing, extra or misshapen tensor is an error naming it. Vocabularies are
  * returned when the out pointers are not NULL (caller frees); *tok receives the
  * tokenizer (may be NULL). Nothing is returned on error. Before allocating, the
@@ -205,6 +206,30 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
 attend_status attend_model_load(attend_model **out, const char *path, const attend_model_config *capacity,
                                 attend_vocab **src_vocab, attend_vocab **tgt_vocab, attend_tokenizer *tok,
                                 attend_error *err);
+
+/*
+ * Quantized weights for inference (docs/FORMAT.md, "Quantized model files"):
+ * converts every weight matrix but the embedding tables to to = ATTEND_DTYPE_I8
+ * (per-output-row symmetric scales: w ≈ q * scale, q in [-127,127],
+ * scale = max|row| / 127) or ATTEND_DTYPE_F16 (IEEE half, round to nearest
+ * even). Embeddings, biases and attention.v stay float32. Afterwards
+ * attend_model_params holds the dequantized values (every float path computes
+ * the same function), greedy, beam and scoring read the quantized copies in
+ * their small products (at most 16 rows; larger ones use the float copy), and
+ * attend_model_save writes I8 tensors with "<name>.scale" (F32 [rows]) or F16
+ * tensors, which attend_model_load reads back. Writing into the parameter
+ * arena afterwards does not change the quantized copies. A quantized model
+ * cannot be trained (attend_trainer_create refuses it) and a checkpoint with
+ * quantized tensors cannot be resumed.
+ * Errors: ATTEND_ERR_ARG for another dtype, a model already quantized (naming
+ * a quantized tensor) or an F16 value beyond ±65504 (naming the tensor and
+ * element); ATTEND_ERR_NONFINITE for a non-finite weight (naming it); the model
+ * is unchanged on error. Not thread-safe with other calls on m.
+ */
+attend_status attend_model_quantize(attend_model *m, attend_dtype to, attend_error *err);
+
+/* How the weight matrices are stored: ATTEND_DTYPE_F32, I8 or F16. */
+attend_dtype attend_model_weight_dtype(const attend_model *m);
 
 /* Names used in files and on the command line: "gru" "lstm"; "bahdanau"
  * "luong" "none" "pointer"; "dot" "scaled_dot" "general" "additive"; "char"

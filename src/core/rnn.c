@@ -144,7 +144,7 @@ static void cell_step_forward(const at_cell *cell, attend_real *h_out, attend_re
     /* hg [N,G*H] = h_prev W_hhᵀ; the gates add b_hh (the value a GEMM onto
      * bias rows would round to, without writing the rows first) */
     attend_real *hg = scratch;
-    at_gemm(0, 1, N, GH, H, 1, h_prev, H, cell->W_hh, H, 0, hg, GH);
+    at_linear(cell->q_hh, N, GH, H, h_prev, H, cell->W_hh, H, 0, hg, GH);
     AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
                      cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, xg_stride, hg, cell->b_hh, h_prev,
                                         c_prev, active, lo, hi));
@@ -423,7 +423,7 @@ static void layer_forward(const at_cell *cell, int reverse, attend_real *out, in
     if (x) {
         for (size_t r = 0; r < (size_t)N * S; r++)
             memcpy(ws.xg + r * GH, cell->b_ih, (size_t)GH * sizeof(attend_real));
-        at_gemm(0, 1, N * S, GH, I, 1, x, I, cell->W_ih, I, 1, ws.xg, GH);
+        at_linear(cell->q_ih, N * S, GH, I, x, I, cell->W_ih, I, 1, ws.xg, GH);
     }
 
     if (h0) memcpy(ws.hs, h0, NH * sizeof(attend_real));

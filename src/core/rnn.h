@@ -18,6 +18,7 @@
 #define ATTEND_RNN_H
 
 #include "../internal.h"
+#include "quant.h"
 
 typedef struct {
     attend_cell_kind kind;   /* ATTEND_CELL_GRU or ATTEND_CELL_LSTM */
@@ -27,6 +28,8 @@ typedef struct {
     const attend_real *W_hh; /* [G*H, H] */
     const attend_real *b_ih; /* [G*H] */
     const attend_real *b_hh; /* [G*H] */
+    const at_qweight *q_ih;  /* quantized copies of W_ih / W_hh (inference), or NULL */
+    const at_qweight *q_hh;
 } at_cell;
 
 typedef struct {

@@ -153,25 +153,43 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
     if (!st) st = attend_vocab_to_json(src_vocab, &sv, err);
     if (!st && !pointer) st = attend_vocab_to_json(tgt_vocab, &tv, err);
     if (!st) {
-        attend_st_entry entries[AT_MAX_TENSORS + 16];
+        /* a quantized model writes its matrices as stored (I8 with "<name>.scale", or F16) */
+        attend_st_entry entries[2 * AT_MAX_TENSORS + 16];
+        char scale_names[AT_MAX_TENSORS][AT_NAME_MAX + 8];
+        int ne = 0;
         for (int i = 0; i < m->ntensors; i++) {
             const at_tensor_desc *td = &m->desc[i];
-            memset(&entries[i], 0, sizeof entries[i]);
-            entries[i].name = td->name;
-            entries[i].dtype = ATTEND_DTYPE_F32;
-            entries[i].ndim = td->ndim;
-            entries[i].shape[0] = td->shape[0];
-            entries[i].shape[1] = td->shape[1];
-            entries[i].data = m->params + td->offset;
+            const at_qweight *q = &m->qw[i];
+            attend_st_entry *e = &entries[ne++];
+            memset(e, 0, sizeof *e);
+            e->name = td->name;
+            e->dtype = ATTEND_DTYPE_F32;
+            e->ndim = td->ndim;
+            e->shape[0] = td->shape[0];
+            e->shape[1] = td->shape[1];
+            e->data = m->params + td->offset;
+            if (m->wdtype == ATTEND_DTYPE_F32 || q->dtype == ATTEND_DTYPE_F32) continue;
+            e->dtype = q->dtype;
+            e->data = q->dtype == ATTEND_DTYPE_I8 ? (const void *)q->i8 : (const void *)q->f16;
+            if (q->dtype == ATTEND_DTYPE_I8) {
+                snprintf(scale_names[i], sizeof scale_names[i], "%s.scale", td->name);
+                attend_st_entry *se = &entries[ne++];
+                memset(se, 0, sizeof *se);
+                se->name = scale_names[i];
+                se->dtype = ATTEND_DTYPE_F32;
+                se->ndim = 1;
+                se->shape[0] = q->rows;
+                se->data = q->scale;
+            }
         }
-        for (int i = 0; i < n_extra; i++) entries[m->ntensors + i] = extra[i];
+        for (int i = 0; i < n_extra; i++) entries[ne + i] = extra[i];
         attend_st_meta meta[5 + 8] = {{"attend.format", format},
                                       {"attend.config", cfg_json},
                                       {"attend.tokenizer", attend_tokenizer_name(tok)},
                                       {"attend.src_vocab", sv},
                                       {"attend.tgt_vocab", tv ? tv : "[]"}};
         for (int i = 0; i < n_extra_meta; i++) meta[5 + i] = extra_meta[i];
-        st = attend_st_write(path, entries, m->ntensors + n_extra, meta, 5 + n_extra_meta, err);
+        st = attend_st_write(path, entries, ne + n_extra, meta, 5 + n_extra_meta, err);
     }
     free(cfg_json);
     free(sv);
@@ -191,6 +209,11 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
                        src->nparams);
     }
     memcpy(m->params, src->params, src->nparams * sizeof *m->params);
+    attend_status st = at_model_quant_copy(m, src, err);
+    if (st) {
+        attend_model_free(m);
+        return st;
+    }
     *out = m;
     return at_ok(err);
 }
@@ -207,6 +230,10 @@ attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, co
         const at_tensor_desc *td = &m->desc[i];
         const attend_st_tensor *t = attend_st_find(f, td->name);
         CHECK(t, err, ATTEND_ERR_FORMAT, "%s: tensor '%s' is missing", path, td->name);
+        CHECK(t->dtype != ATTEND_DTYPE_I8 && t->dtype != ATTEND_DTYPE_F16, err, ATTEND_ERR_FORMAT,
+              "%s: tensor '%s' is %s: quantized weights are for inference only; training and resuming need the "
+              "float32 model",
+              path, td->name, attend_dtype_name(t->dtype));
         CHECK(t->dtype == ATTEND_DTYPE_F32, err, ATTEND_ERR_FORMAT, "%s: tensor '%s' has dtype %s, expected F32", path,
               td->name, attend_dtype_name(t->dtype) ? attend_dtype_name(t->dtype) : "?");
         int same = t->ndim == td->ndim && t->shape[0] == td->shape[0] && (td->ndim < 2 || t->shape[1] == td->shape[1]);
@@ -283,7 +310,7 @@ static attend_status check_sizes(const attend_st_file *f, const attend_model_con
     double held = 0;
     for (int i = 0; i < attend_st_count(f); i++) {
         const attend_st_tensor *t = attend_st_get(f, i);
-        if (strncmp(t->name, "optim.", 6)) held += (double)(t->nbytes / 4);
+        if (strncmp(t->name, "optim.", 6)) held += (double)(t->nbytes / attend_dtype_size(t->dtype));
     }
     double need = min_params(cfg);
     CHECK(need <= held, err, ATTEND_ERR_FORMAT,
@@ -344,9 +371,11 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: target vocabulary has %d tokens, config says %d", path,
                      attend_vocab_size(tv), cfg.tgt_vocab);
     if (!st && (st = attend_model_create(&m, &cfg, 0, err))) name_error(err, st, path, "model");
-    if (!st) st = at_model_read_tensors(m, f, path, err);
+    if (!st) st = at_model_read_weights(m, f, path, err);
     if (!st) {
         int extra = attend_st_count(f) - m->ntensors;
+        if (m->wdtype == ATTEND_DTYPE_I8) /* the scales of the I8 matrices, read with them */
+            for (int i = 0; i < m->ntensors; i++) extra -= m->qw[i].dtype == ATTEND_DTYPE_I8;
         /* checkpoints carry optimizer tensors under "optim." */
         for (int i = 0; i < attend_st_count(f) && extra > 0; i++)
             if (!strncmp(attend_st_get(f, i)->name, "optim.", 6)) extra--;
@@ -354,7 +383,16 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
             for (int i = 0; i < attend_st_count(f); i++) {
                 const char *nm = attend_st_get(f, i)->name;
                 attend_model_tensor t;
-                if (strncmp(nm, "optim.", 6) && attend_model_tensor_find(m, nm, &t, NULL) != ATTEND_OK) {
+                size_t nl = strlen(nm);
+                int scale = 0; /* "<matrix>.scale" of an I8 matrix */
+                if (m->wdtype == ATTEND_DTYPE_I8 && nl > 6 && !strcmp(nm + nl - 6, ".scale") && nl - 6 < AT_NAME_MAX) {
+                    char base[AT_NAME_MAX];
+                    memcpy(base, nm, nl - 6);
+                    base[nl - 6] = 0;
+                    for (int k = 0; k < m->ntensors; k++)
+                        scale |= m->qw[k].dtype == ATTEND_DTYPE_I8 && !strcmp(m->desc[k].name, base);
+                }
+                if (!scale && strncmp(nm, "optim.", 6) && attend_model_tensor_find(m, nm, &t, NULL) != ATTEND_OK) {
                     char snip[AT_JSON_SNIPPET_MAX];
                     at_json_snippet(snip, nm, strlen(nm));
                     st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s/%s model", path, snip,

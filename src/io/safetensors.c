@@ -56,6 +56,8 @@ size_t attend_dtype_size(attend_dtype dtype) {
     case ATTEND_DTYPE_I32: return 4;
     case ATTEND_DTYPE_I64: return 8;
     case ATTEND_DTYPE_U8: return 1;
+    case ATTEND_DTYPE_I8: return 1;
+    case ATTEND_DTYPE_F16: return 2;
     }
     return 0;
 }
@@ -67,6 +69,8 @@ const char *attend_dtype_name(attend_dtype dtype) {
     case ATTEND_DTYPE_I32: return "I32";
     case ATTEND_DTYPE_I64: return "I64";
     case ATTEND_DTYPE_U8: return "U8";
+    case ATTEND_DTYPE_I8: return "I8";
+    case ATTEND_DTYPE_F16: return "F16";
     }
     return NULL;
 }
@@ -533,7 +537,7 @@ static attend_status check_tensor(const at_json_node *e, const char *label,
           "%s: tensor '%s': dtype is a JSON %s, not a string", label, snip,
           at_json_type_name(dtype->type));
     int found = 0;
-    for (int d = ATTEND_DTYPE_F32; d <= ATTEND_DTYPE_U8 && !found; d++)
+    for (int d = ATTEND_DTYPE_F32; d <= ATTEND_DTYPE_F16 && !found; d++)
         if (strcmp(dtype->str, attend_dtype_name((attend_dtype)d)) == 0 &&
             dtype->len == strlen(dtype->str)) {
             t->dtype = (attend_dtype)d;
@@ -542,7 +546,7 @@ static attend_status check_tensor(const at_json_node *e, const char *label,
     char dsnip[AT_JSON_SNIPPET_MAX];
     at_json_snippet(dsnip, dtype->str, dtype->len);
     CHECK(found, err, ATTEND_ERR_FORMAT,
-          "%s: tensor '%s': unknown dtype '%s' (known: F32 F64 I32 I64 U8)", label, snip, dsnip);
+          "%s: tensor '%s': unknown dtype '%s' (known: F32 F64 I32 I64 U8 I8 F16)", label, snip, dsnip);
 
     CHECK(shape->type == AT_JSON_ARRAY, err, ATTEND_ERR_FORMAT,
           "%s: tensor '%s': shape is a JSON %s, not an array", label, snip,

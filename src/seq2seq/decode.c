@@ -16,7 +16,7 @@
 /* logits [N,V] of one step from features feat [N,F]; returns them in a->step_logits. */
 void at_model_step_logits(attend_model *m, int N, const attend_real *feat) {
     int V = m->cfg.tgt_vocab, F = m->F;
-    at_gemm(0, 1, N, V, F, 1, feat, F, m->p.out_w, F, 0, m->acts.step_logits, V);
+    at_model_linear(m, N, V, F, feat, F, m->p.out_w, F, 0, m->acts.step_logits, V);
     for (int n = 0; n < N; n++)
         for (int v = 0; v < V; v++) m->acts.step_logits[(size_t)n * V + v] += m->p.out_b[v];
 }

@@ -25,6 +25,8 @@ static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, in
     cell->W_hh = w->enc_whh[l][dir];
     cell->b_ih = w->enc_bih[l][dir];
     cell->b_hh = w->enc_bhh[l][dir];
+    cell->q_ih = at_model_qweight(m, cell->W_ih);
+    cell->q_hh = at_model_qweight(m, cell->W_hh);
 }
 
 /* Layer l, direction dir of the encoder over x [N,S,*] (layer 0: the source
@@ -96,7 +98,7 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
     }
     /* bridge: s_0 = tanh(fin_cat W_brᵀ + b_br) */
     attend_real *s0 = a->states;
-    at_gemm(0, 1, N, Hd, E, 1, a->fin_cat, E, m->p.bridge_w, E, 0, s0, Hd);
+    at_model_linear(m, N, Hd, E, a->fin_cat, E, m->p.bridge_w, E, 0, s0, Hd);
     for (int n = 0; n < N; n++)
         for (int i = 0; i < Hd; i++) {
             attend_real *v = s0 + (size_t)n * Hd + i;
@@ -104,10 +106,7 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
         }
     memset(a->cstates, 0, (size_t)N * Hd * sizeof(attend_real));
     memset(a->htilde, 0, (size_t)N * Hd * sizeof(attend_real));
-    if (m->P > 0) {
-        attend_score_params sp = at_model_score_params(&m->p);
-        at_keys_forward(&m->score, &sp, a->kp, a->enc_out[top], N, S);
-    }
+    if (m->P > 0) at_model_keys(m, a->kp, a->enc_out[top], N, S);
 }
 
 /* ------------------------------------------------------------- backward */

@@ -300,6 +300,7 @@ void attend_model_free(attend_model *m) {
     free(m->valid);
     free(m->ints);
     free(m->beam_mem);
+    free(m->qmem);
     free(m);
 }
 
@@ -420,7 +421,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
                            (size_t)GHd * sizeof *xg_emb);
             });
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
-            at_gemm(0, 1, N, GHd, D, 1, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
+            at_model_linear(m, N, GHd, D, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
@@ -502,7 +503,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         for (size_t r = 0; r < (size_t)T * N; r++)
             memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
     } else {
-        at_gemm(0, 1, T * N, GHd, D, 1, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
+        at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
     for (int t = 0; t < T; t++)
@@ -514,7 +515,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     if (!pointer) {
         int V = c->tgt_vocab;
         /* logits [N*T,V] = feat [N*T,F] W_oᵀ + b_o, then log-softmax per row */
-        at_gemm(0, 1, N * T, V, F, 1, a->feat, F, m->p.out_w, F, 0, a->logp, V);
+        at_model_linear(m, N * T, V, F, a->feat, F, m->p.out_w, F, 0, a->logp, V);
         for (size_t r = 0; r < (size_t)N * T; r++) {
             attend_real *z = a->logp + r * V;
             /* the maximum of the biased logits: a shift taken before the bias

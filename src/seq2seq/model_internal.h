@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "../internal.h"
+#include "../core/quant.h"
 #include "../core/rnn.h"
 #include "../core/attention.h"
 
@@ -173,6 +174,14 @@ struct attend_model {
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
     void *weight_hook_user;
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
+    /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
+     * copies), I8 or F16; then every weight matrix but the embeddings has a
+     * quantized copy in qmem, described by qw[i] (i the desc index; dtype F32
+     * for a tensor kept in float), and params holds the dequantized values */
+    attend_dtype wdtype;
+    void *qmem;
+    size_t qbytes;
+    at_qweight qw[AT_MAX_TENSORS];
     /* beam.c's bookkeeping (hypothesis tokens and alignments): allocated by the
      * first beam search and grown only when a later one needs more, so decoding
      * allocates nothing after warm-up; freed with the model */
@@ -262,5 +271,32 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
 /* Copies the tensors of a model file into m, checking names, dtypes, shapes
  * and finiteness; path names the file in messages. */
 attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err);
+
+/* ------------------------------------------------- quantized weights (quantize.c) */
+
+/* The tensor is stored quantized in a quantized model: a 2-D weight matrix
+ * other than the embedding tables. */
+int at_model_quantizable(const at_tensor_desc *td);
+
+/* The quantized copy of the matrix holding w (a pointer into m->params), or
+ * NULL (a float model, or a tensor kept in float). */
+const at_qweight *at_model_qweight(const attend_model *m, const attend_real *w);
+
+/* Y [N,out] = beta Y + X [N,in] Wᵀ for W [out,in] at row stride ldw inside
+ * m->params: at_linear with W's quantized copy (at_gemm on a float model). */
+void at_model_linear(const attend_model *m, int N, int out, int in, const attend_real *X, int ldx,
+                     const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy);
+
+/* The projected keys kp [N,S,P] of k [N,S,E] (attend_keys_forward with the
+ * model's weights), from the quantized copy of W / Wk when there is one. */
+void at_model_keys(const attend_model *m, attend_real *kp, const attend_real *k, int N, int S);
+
+/* Reads a model file's weights into m (attend_model_load): float files as
+ * at_model_read_tensors; files whose matrices are I8 (with "<name>.scale") or
+ * F16 fill the quantized copies and the dequantized arena, every value checked. */
+attend_status at_model_read_weights(attend_model *m, const attend_st_file *f, const char *path, attend_error *err);
+
+/* Gives dst (same configuration, weights already copied) src's quantized copies. */
+attend_status at_model_quant_copy(attend_model *dst, const attend_model *src, attend_error *err);
 
 #endif

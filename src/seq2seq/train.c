@@ -66,6 +66,9 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     CHECK(out && m && opt && train, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !out ? "out" : !m ? "model" : !opt ? "optimizer config" : "training data");
     *out = NULL;
+    CHECK(m->wdtype == ATTEND_DTYPE_F32, err, ATTEND_ERR_ARG,
+          "%s: the model's weights are quantized (%s): training needs the float32 model", who,
+          attend_dtype_name(m->wdtype));
     int n = attend_dataset_size(train);
     CHECK(n >= 1, err, ATTEND_ERR_ARG, "%s: the training data is empty", who);
     CHECK(batch_size >= 1 && batch_size <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,

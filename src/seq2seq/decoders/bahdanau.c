@@ -28,8 +28,8 @@ static void begin(attend_model *m, int N, int S) {
     int D = m->cfg.emb, E = m->E, GHd = m->G * m->cfg.dec_hidden;
     m->ctx_proj_on = m->infer && N <= AT_CTX_PROJ_ROWS;
     if (m->ctx_proj_on)
-        at_gemm(0, 1, N * S, GHd, E, 1, m->acts.enc_out[m->cfg.enc_layers - 1], E, m->p.dec_wih + D, m->Din, 0,
-                m->acts.dec_own[0], GHd);
+        at_model_linear(m, N * S, GHd, E, m->acts.enc_out[m->cfg.enc_layers - 1], E, m->p.dec_wih + D, m->Din, 0,
+                        m->acts.dec_own[0], GHd);
 }
 
 static void replicate(attend_model *m, int K, int S) {

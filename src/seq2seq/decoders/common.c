@@ -56,6 +56,8 @@ void at_dec_cell(const attend_model *m, at_cell *cell) {
     cell->W_hh = m->p.dec_whh;
     cell->b_ih = m->p.dec_bih;
     cell->b_hh = m->p.dec_bhh;
+    cell->q_ih = at_model_qweight(m, cell->W_ih);
+    cell->q_hh = at_model_qweight(m, cell->W_hh);
 }
 
 void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
@@ -141,7 +143,7 @@ void at_dec_ctx_fed_forward(attend_model *m, int t, int N, int S, const uint8_t 
         at_gemm_batched(N, 0, 0, 1, GHd, S, 1, a->weights + (size_t)t * N * S, S, (size_t)S, ctx_proj, GHd,
                         (size_t)S * GHd, 1, a->xg, GHd, (size_t)GHd);
     else /* xg += c_t W_ih[:, D:]ᵀ */
-        at_gemm(0, 1, N, GHd, E, 1, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
+        at_model_linear(m, N, GHd, E, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
     at_dec_cell_forward(m, t, N, active);
     AT_PARALLEL_ROWS((double)N * (Hd + E), N, 1, {
         for (int n = lo; n < hi; n++) { /* feat = [s_t; c_t] */

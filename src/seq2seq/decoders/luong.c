@@ -48,7 +48,7 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
     attend_real *ctx = a->ctx + (size_t)t * N * E;
     attend_real *ht_prev = a->htilde + (size_t)t * N * Hd, *ht_next = ht_prev + (size_t)N * Hd;
     /* input feeding: xg += h̃_{t-1} W_ih[:, D:]ᵀ */
-    at_gemm(0, 1, N, GHd, Hd, 1, ht_prev, Hd, m->p.dec_wih + D, Din, 1, a->xg, GHd);
+    at_model_linear(m, N, GHd, Hd, ht_prev, Hd, m->p.dec_wih + D, Din, 1, a->xg, GHd);
     at_dec_cell_forward(m, t, N, active);
     at_dec_attention_forward(m, t, N, S, s_next); /* query s_t */
     attend_real *cat = a->cat + (size_t)t * N * (E + Hd);
@@ -57,7 +57,7 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
         memcpy(cat + (size_t)n * (E + Hd) + E, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
     }
     /* h̃_t = tanh([c_t; s_t] W_cᵀ) */
-    at_gemm(0, 1, N, Hd, E + Hd, 1, cat, E + Hd, m->p.dec_own[COMB], E + Hd, 0, ht_next, Hd);
+    at_model_linear(m, N, Hd, E + Hd, cat, E + Hd, m->p.dec_own[COMB], E + Hd, 0, ht_next, Hd);
     tanh_rows(ht_next, (size_t)N * Hd);
     for (int n = 0; n < N; n++)
         memcpy(feat_row + n * feat_stride, ht_next + (size_t)n * Hd, Hd * sizeof(attend_real));
