@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "io/json.h"
+#include "io/text.h"
 
 #define AT_JSON_DEFAULT_NODES ((size_t)1 << 20)
 #define AT_JSON_DEFAULT_DEPTH 64
@@ -41,73 +42,13 @@ typedef struct {
 
 /* ------------------------------------------------------------------ UTF-8 */
 
-/* Length (1..4) of the valid UTF-8 sequence at s [n], or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    unsigned lo = 0x80, hi = 0xBF;
-    size_t need;
-    if (c >= 0xC2 && c <= 0xDF) need = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0) lo = 0xA0;       /* no overlong forms */
-        else if (c == 0xED) hi = 0x9F;  /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0) lo = 0x90;       /* no overlong forms */
-        else if (c == 0xF4) hi = 0x8F;  /* nothing above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < need) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k < need; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return need;
-}
-
-int at_json_utf8_valid(const char *s, size_t len, size_t *bad) {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t k = utf8_seq(u + i, len - i);
-        if (k == 0) {
-            if (bad) *bad = i;
-            return 0;
-        }
-        i += k;
-    }
-    return 1;
-}
-
-static size_t utf8_put(char *dst, uint32_t cp) {
-    if (cp < 0x80) {
-        dst[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        dst[0] = (char)(0xC0 | (cp >> 6));
-        dst[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        dst[0] = (char)(0xE0 | (cp >> 12));
-        dst[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        dst[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    dst[0] = (char)(0xF0 | (cp >> 18));
-    dst[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    dst[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    dst[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
+int at_json_utf8_valid(const char *s, size_t len, size_t *bad) { return at_utf8_valid(s, len, bad, NULL); }
 
 void at_json_snippet(char dst[AT_JSON_SNIPPET_MAX], const char *s, size_t len) {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, o = 0;
     while (i < len) {
-        size_t k = utf8_seq(u + i, len - i);
+        size_t k = (size_t)at_utf8_next(u + i, len - i, NULL, NULL);
         size_t w = k ? k : 1;
         if (o + w > 48) {
             memcpy(dst + o, "...", 3);
@@ -246,7 +187,7 @@ static attend_status parse_string(parser *p, const char **str, size_t *slen) {
                     p->pos += 6;
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 }
-                o += utf8_put(o, cp);
+                o += at_utf8_put(o, cp);
                 break;
             }
             default:
@@ -255,7 +196,7 @@ static attend_status parse_string(parser *p, const char **str, size_t *slen) {
             }
             continue;
         }
-        size_t k = utf8_seq(p->s + p->pos, p->len - p->pos);
+        size_t k = (size_t)at_utf8_next(p->s + p->pos, p->len - p->pos, NULL, NULL);
         if (k == 0) return fail_at(p, p->pos, ATTEND_ERR_FORMAT, "invalid UTF-8 in string");
         memcpy(o, p->s + p->pos, k);
         o += k;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "io/text.h"
 
 
 #define ARENA_BLOCK 4096
@@ -50,81 +51,6 @@ struct attend_vocab {
 };
 
 static const char *const specials[4] = {"<pad>", "<bos>", "<eos>", "<unk>"};
-
-/* ------------------------------------------------------------------ UTF-8 */
-
-/* Length (1..4) of the well-formed UTF-8 sequence at s[0..n), or 0 with *why
- * set: overlong forms, UTF-16 surrogates (U+D800..U+DFFF) and code points above
- * U+10FFFF are invalid (RFC 3629). *cp receives the code point. */
-static int utf8_next(const unsigned char *s, size_t n, uint32_t *cp, const char **why) {
-    unsigned c = s[0];
-    int k;
-    uint32_t u, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c < 0xC0) {
-        *why = "unexpected continuation byte";
-        return 0;
-    }
-    if (c < 0xE0) {
-        k = 2, u = c & 0x1F, min = 0x80;
-    } else if (c < 0xF0) {
-        k = 3, u = c & 0x0F, min = 0x800;
-    } else if (c < 0xF8) {
-        k = 4, u = c & 0x07, min = 0x10000;
-    } else {
-        *why = "byte 0xF8..0xFF never occurs in UTF-8";
-        return 0;
-    }
-    for (int i = 1; i < k; i++) {
-        if ((size_t)i >= n) {
-            *why = "sequence truncated by the end of the text";
-            return 0;
-        }
-        if ((s[i] & 0xC0) != 0x80) {
-            *why = "missing continuation byte";
-            return 0;
-        }
-        u = (u << 6) | (s[i] & 0x3F);
-    }
-    if (u < min) {
-        *why = "overlong encoding";
-        return 0;
-    }
-    if (u >= 0xD800 && u <= 0xDFFF) {
-        *why = "UTF-16 surrogate code point";
-        return 0;
-    }
-    if (u > 0x10FFFF) {
-        *why = "code point above U+10FFFF";
-        return 0;
-    }
-    *cp = u;
-    return k;
-}
-
-/* Checks s[0..n) is well-formed UTF-8; on failure *bad is the offset of the
- * first invalid sequence. */
-static int utf8_valid(const char *s, size_t n, size_t *bad, const char **why) {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        uint32_t cp;
-        if (u[i] < 0x80) {
-            i++;
-            continue;
-        }
-        int k = utf8_next(u + i, n - i, &cp, why);
-        if (!k) {
-            *bad = i;
-            return 0;
-        }
-        i += (size_t)k;
-    }
-    return 1;
-}
 
 /* Why a token (already valid UTF-8) may not be in a vocabulary, or NULL. */
 static const char *token_rule(const char *s, size_t len) {
@@ -286,7 +212,7 @@ attend_status attend_vocab_add(attend_vocab *v, const char *token, size_t len, i
     size_t bad;
     const char *why;
     if (len <= ATTEND_MAX_TOKEN_BYTES)
-        CHECK(utf8_valid(token, len, &bad, &why), err, ATTEND_ERR_FORMAT,
+        CHECK(at_utf8_valid(token, len, &bad, &why), err, ATTEND_ERR_FORMAT,
               "attend_vocab_add: token is not valid UTF-8 at byte %zu (%s)", bad, why);
     why = token_rule(token, len);
     CHECK(!why, err, ATTEND_ERR_FORMAT, "attend_vocab_add: token of %zu bytes %s", len, why);
@@ -328,7 +254,7 @@ attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, c
     CHECK(max_ids >= 0, err, ATTEND_ERR_ARG, "%s: max_ids=%d, must be >= 0", who, max_ids);
     size_t bad;
     const char *why;
-    CHECK(len == 0 || utf8_valid(text, len, &bad, &why), err, ATTEND_ERR_FORMAT,
+    CHECK(len == 0 || at_utf8_valid(text, len, &bad, &why), err, ATTEND_ERR_FORMAT,
           "invalid UTF-8 at byte %zu (%s)", base + bad, why);
 
     int32_t n0 = v->n;
@@ -346,7 +272,7 @@ attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, c
             tlen = i - start;
         } else {
             uint32_t cp;
-            tlen = (size_t)utf8_next((const unsigned char *)text + i, len - i, &cp, &why);
+            tlen = (size_t)at_utf8_next((const unsigned char *)text + i, len - i, &cp, &why);
             i += tlen;
         }
         const char *s = text + start;
@@ -593,7 +519,7 @@ static attend_status json_string(json_reader *r, char *out, size_t *len, int ind
         } else {
             uint32_t cp;
             const char *why;
-            k = c < 0x80 ? 1 : (size_t)utf8_next((const unsigned char *)r->s + r->i, r->n - r->i, &cp, &why);
+            k = c < 0x80 ? 1 : (size_t)at_utf8_next((const unsigned char *)r->s + r->i, r->n - r->i, &cp, &why);
             if (!k) return JFAIL(r, r->i, "invalid UTF-8 in string %d (%s)", index, why);
             memcpy(tmp, r->s + r->i, k);
             r->i += k;
