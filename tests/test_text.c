@@ -153,6 +153,67 @@ static void test_readers_agree(void) {
     }
 }
 
+/* The vocabulary reader and the JSON parser share one string decoder but keep
+ * their own messages and offsets; the vocabulary writer escapes as it always
+ * did (tokens hold no tab, newline, CR or NUL). */
+static void test_vocab_json_strings(void) {
+#define SP "[\"<pad>\",\"<bos>\",\"<eos>\",\"<unk>\","
+    static const struct { const char *json, *msg; } vocab_cases[] = {
+        {SP "\"ab\\", "vocabulary JSON: byte 36: string 4 is not terminated"},
+        {SP "\"ab", "vocabulary JSON: byte 33: string 4 is not terminated"},
+        {SP "\"a\x01\"]", "vocabulary JSON: byte 35: control character 0x01 in string 4 must be escaped"},
+        {SP "\"a\\ \"]", "vocabulary JSON: byte 35: unknown escape \\ "},
+        {SP "\"\\u12g4\"]", "vocabulary JSON: byte 34: \\u must be followed by 4 hex digits"},
+        {SP "\"\\uDC01\"]", "vocabulary JSON: byte 34: \\uDC01 is a low surrogate without a high surrogate before it"},
+        {SP "\"\\uD801x\"]", "vocabulary JSON: byte 34: \\uD801 is a high surrogate not followed by a \\u low surrogate"},
+        {SP "\"a\xE0\x80\xAF\"]", "vocabulary JSON: byte 35: invalid UTF-8 in string 4 (overlong encoding)"},
+    };
+#undef SP
+    for (size_t i = 0; i < sizeof vocab_cases / sizeof vocab_cases[0]; i++) {
+        attend_error err = {0};
+        attend_vocab *v = NULL;
+        EXPECT(attend_vocab_from_json(&v, vocab_cases[i].json, &err) == ATTEND_ERR_FORMAT && !v &&
+                   !strcmp(err.msg, vocab_cases[i].msg),
+               "vocab case %zu: \"%s\", expected \"%s\"", i, err.msg, vocab_cases[i].msg);
+        attend_vocab_free(v);
+    }
+    static const struct { const char *json, *msg; } json_cases[] = {
+        {"[\"ab\\", "unterminated string at byte 1"},
+        {"[\"a\\ \"]", "invalid escape '\\?' in string at byte 3"},
+        {"[\"\\uD801x\"]", "high surrogate \\uD801 not followed by a \\u low surrogate at byte 2"},
+    };
+    for (size_t i = 0; i < sizeof json_cases / sizeof json_cases[0]; i++) {
+        attend_error err = {0};
+        at_json_doc *doc = NULL;
+        EXPECT(at_json_parse(&doc, json_cases[i].json, strlen(json_cases[i].json), NULL, NULL, &err) ==
+                       ATTEND_ERR_FORMAT &&
+                   !strcmp(err.msg, json_cases[i].msg),
+               "JSON case %zu: \"%s\", expected \"%s\"", i, err.msg, json_cases[i].msg);
+        at_json_free(doc);
+    }
+    /* the writer, byte for byte */
+    attend_error err = {0};
+    attend_vocab *v = NULL;
+    char *json = NULL;
+    static const char *const toks[] = {"a\"b", "\\", "\b\f\x01", "\xC3\xA9\x7F"};
+    EXPECT(attend_vocab_create(&v, &err) == ATTEND_OK, "%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        int32_t id;
+        EXPECT(attend_vocab_add(v, toks[i], strlen(toks[i]), &id, &err) == ATTEND_OK, "%s", err.msg);
+    }
+    EXPECT(attend_vocab_to_json(v, &json, &err) == ATTEND_OK, "%s", err.msg);
+    static const char want[] =
+        "[\"<pad>\",\"<bos>\",\"<eos>\",\"<unk>\",\"a\\\"b\",\"\\\\\",\"\\b\\f\\u0001\",\"\xC3\xA9\x7F\"]";
+    EXPECT(json && !strcmp(json, want), "vocabulary JSON: %s", json ? json : "(none)");
+    attend_vocab *back = NULL;
+    EXPECT(json && attend_vocab_from_json(&back, json, &err) == ATTEND_OK && attend_vocab_size(back) == 8 &&
+               !strcmp(attend_vocab_token(back, 6), "\b\f\x01"),
+           "round trip: %s", err.msg);
+    attend_vocab_free(back);
+    free(json);
+    attend_vocab_free(v);
+}
+
 /* The string buffer: growth past its first block, printf longer than the
  * room left, repeats, locale-proof numbers, and a latched failure. */
 static void test_sbuf(void) {
@@ -195,6 +256,7 @@ int main(void) {
     RUN(test_same_set_as_oracle);
     RUN(test_reasons);
     RUN(test_readers_agree);
+    RUN(test_vocab_json_strings);
     RUN(test_sbuf);
     return harness_summary();
 }
