@@ -19,8 +19,9 @@
  * This file: the formatting, the read table, the plumbing and the dispatch;
  * the examples are in explain_seed000.c and explain_seeds.c.
  *
- * Dimension letters: N batch, T query positions, S source positions, D key/query
- * width, Dv value width, E embed width, H heads.
+ * Dimension letters (the project's table, docs/ARCHITECTURE.md): N batch, T
+ * query (target) positions, S source positions, D key/query width, Dv value
+ * width; in the multi-head example D is the embedding width and NH the heads.
  */
 #include <math.h>
 #include <stdint.h>

@@ -3,8 +3,10 @@
  * multi-head attention, the pointer walk-through, scaling, padding masks;
  * conventions: cli/explain.c).
  *
- * Dimension letters: N batch, T query positions, S source positions, D
- * key/query width, Dv value width, H heads.
+ * Dimension letters (the project's table, docs/ARCHITECTURE.md): N batch,
+ * T query (target) positions, S source positions, D key/query width (in the
+ * multi-head example: the embedding width, attend_mha_config's field E), Dv
+ * value width; NH heads (attend_mha_config's field H).
  */
 #include <math.h>
 #include <stdint.h>
@@ -53,16 +55,16 @@ static double normal(attend_rng *rng) {
 
 int ex_seed001_mha(void) {
     attend_error err = {0};
-    enum { E = 128, H = 8, N = 2, T = 5, S = 10 };
-    attend_mha_config cfg = {.E = E, .H = H, .bias = 1};
+    enum { D = 128, NH = 8, N = 2, T = 5, S = 10 };
+    attend_mha_config cfg = {.E = D, .H = NH, .bias = 1};
     attend_rng rng;
     int rc = 1;
-    size_t nw = (size_t)4 * E * E + 4 * E, nx = (size_t)N * T * E + 2 * (size_t)N * S * E;
+    size_t nw = (size_t)4 * D * D + 4 * D, nx = (size_t)N * T * D + 2 * (size_t)N * S * D;
     size_t nws = attend_mha_workspace_size(&cfg, N, T, S);
     attend_real *w = malloc(nw * sizeof *w), *x = malloc(nx * sizeof *x);
-    attend_real *out = malloc((size_t)N * T * E * sizeof *out);
+    attend_real *out = malloc((size_t)N * T * D * sizeof *out);
     attend_real *avg = malloc((size_t)N * T * S * sizeof *avg);
-    attend_real *heads = malloc((size_t)N * H * T * S * sizeof *heads);
+    attend_real *heads = malloc((size_t)N * NH * T * S * sizeof *heads);
     attend_real *ws = malloc((nws ? nws : 1) * sizeof *ws);
     if (!w || !x || !out || !avg || !heads || !ws || !nws) {
         fprintf(stderr, "attend explain: out of memory\n");
@@ -75,14 +77,14 @@ int ex_seed001_mha(void) {
     printf("projections uniform in ±sqrt(6/(E+E)) (Xavier, as PyTorch's in_proj), biases 0,\n");
     printf("inputs standard normal (Box–Muller), like torch.randn.\n");
     attend_rng_seed(&rng, 1);
-    double bound = sqrt(6.0 / (E + E));
+    double bound = sqrt(6.0 / (D + D));
     for (size_t i = 0; i < nw; i++) w[i] = (attend_real)((2 * attend_rng_uniform(&rng) - 1) * bound);
-    for (size_t i = 4 * (size_t)E * E; i < nw; i++) w[i] = 0; /* biases */
+    for (size_t i = 4 * (size_t)D * D; i < nw; i++) w[i] = 0; /* biases */
     for (size_t i = 0; i < nx; i++) x[i] = (attend_real)normal(&rng);
-    attend_mha_params prm = {.Wq = w, .Wk = w + E * E, .Wv = w + 2 * E * E, .Wo = w + 3 * E * E,
-                             .bq = w + 4 * E * E, .bk = w + 4 * E * E + E, .bv = w + 4 * E * E + 2 * E,
-                             .bo = w + 4 * E * E + 3 * E};
-    const attend_real *q = x, *k = x + (size_t)N * T * E, *v = k + (size_t)N * S * E;
+    attend_mha_params prm = {.Wq = w, .Wk = w + D * D, .Wv = w + 2 * D * D, .Wo = w + 3 * D * D,
+                             .bq = w + 4 * D * D, .bk = w + 4 * D * D + D, .bv = w + 4 * D * D + 2 * D,
+                             .bo = w + 4 * D * D + 3 * D};
+    const attend_real *q = x, *k = x + (size_t)N * T * D, *v = k + (size_t)N * S * D;
     attend_status st = attend_mha_forward(&cfg, &prm, out, avg, 1, q, k, v, NULL, NULL, 0, N, T, S, ws, nws, &err);
     if (st == ATTEND_OK)
         st = attend_mha_forward(&cfg, &prm, out, heads, 0, q, k, v, NULL, NULL, 0, N, T, S, ws, nws, &err);
@@ -91,26 +93,26 @@ int ex_seed001_mha(void) {
         goto done;
     }
     int finite = 1;
-    for (size_t i = 0; i < (size_t)N * T * E; i++) finite &= isfinite(out[i]) != 0;
+    for (size_t i = 0; i < (size_t)N * T * D; i++) finite &= isfinite(out[i]) != 0;
     double worst_avg = 0, worst_head = 0;
     for (int r = 0; r < N * T; r++) {
         double sum = 0;
         for (int j = 0; j < S; j++) sum += avg[r * S + j];
         worst_avg = fmax(worst_avg, fabs(sum - 1));
     }
-    for (int r = 0; r < N * H * T; r++) {
+    for (int r = 0; r < N * NH * T; r++) {
         double sum = 0;
         for (int j = 0; j < S; j++) sum += heads[r * S + j];
         worst_head = fmax(worst_head, fabs(sum - 1));
     }
     printf("  output  [N,T,E] = [%d, %d, %d]   (seed: torch.Size([2, 5, 128])); all %d values finite: %s\n",
-           N, T, E, N * T * E, finite ? "yes" : "NO");
+           N, T, D, N * T * D, finite ? "yes" : "NO");
     printf("  weights [N,T,S] = [%d, %d, %d]    (seed: torch.Size([2, 5, 10])), averaged over the heads\n",
            N, T, S);
-    printf("          as PyTorch does by default; per head [N,H,T,S] = [%d, %d, %d, %d]\n", N, H, T, S);
+    printf("          as PyTorch does by default; per head [N,H,T,S] = [%d, %d, %d, %d]\n", N, NH, T, S);
     printf("  each of the %d averaged weight rows sums to 1 within 1e-6: %s\n", N * T,
            worst_avg <= 1e-6 ? "yes" : "NO");
-    printf("  each of the %d per-head weight rows sums to 1 within 1e-6: %s\n", N * H * T,
+    printf("  each of the %d per-head weight rows sums to 1 within 1e-6: %s\n", N * NH * T,
            worst_head <= 1e-6 ? "yes" : "NO");
     printf("  first row of the 5x10 alignment matrix (batch 1, query 1, 3 decimals):\n   ");
     for (int j = 0; j < S; j++) printf(" %.3f", (double)avg[j]);

@@ -36,13 +36,15 @@ static inline void ref_free(ref_file *f) {
     f->count = 0;
 }
 
-/* Reads the file at path into f; 0 (with a message naming `script`, the
- * command that writes the file, when it is missing) on failure. */
+/* Reads the file at path into f; on failure a failed check ("cannot load
+ * PATH", and the command `script` that writes the file when it is missing),
+ * f emptied, and 0. */
 static inline int ref_load(ref_file *f, const char *path, const char *script) {
     memset(f, 0, sizeof *f);
     FILE *fp = fopen(path, "r");
     if (!fp) {
         fprintf(stderr, "  cannot open %s (run %s)\n", path, script);
+        EXPECT(0, "cannot load %s", path);
         return 0;
     }
     char tok[64];
@@ -67,7 +69,11 @@ static inline int ref_load(ref_file *f, const char *path, const char *script) {
         f->count++;
     }
     fclose(fp);
-    if (!ok) fprintf(stderr, "  %s: malformed near tensor %d\n", path, f->count);
+    if (!ok) {
+        fprintf(stderr, "  %s: malformed near tensor %d\n", path, f->count);
+        EXPECT(0, "cannot load %s", path);
+        ref_free(f);
+    }
     return ok;
 }
 
