@@ -16,9 +16,9 @@
 #include "cli.h"
 #include "mpirun.h"
 #include "outputs.h"
+#include "train_loop.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
-#define MAX_NONFINITE_REPORTS 10
 
 void train_opts_init(train_opts *o) {
     memset(o, 0, sizeof *o);
@@ -254,49 +254,6 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     return 0;
 }
 
-/* ------------------------------------------------------------- progress */
-
-typedef struct {
-    int tty;            /* stderr is a terminal: redraw one line */
-    int bar_len;        /* characters of the bar now on screen */
-    double last_draw;
-    /* since the last log line */
-    double loss_sum, gnorm_sum, train_time;
-    long tokens, samples, steps, good_steps;
-    double ema_loss;    /* for the bar */
-    int have_ema;
-} progress;
-
-static void progress_clear(progress *pg) {
-    if (pg->tty && pg->bar_len) {
-        fprintf(stderr, "\r%*s\r", pg->bar_len, "");
-        fflush(stderr);
-        pg->bar_len = 0;
-    }
-}
-
-static void format_eta(char *buf, size_t n, double s) {
-    if (!(s >= 0) || s > 1e7) snprintf(buf, n, "?");
-    else if (s < 60) snprintf(buf, n, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-static void progress_bar(progress *pg, long step, long total, double sps, double eta) {
-    char line[160], e[32];
-    int width = 24, filled = total > 0 ? (int)((double)width * (double)step / (double)total) : width;
-    char bar[32];
-    for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '.';
-    bar[width] = '\0';
-    format_eta(e, sizeof e, eta);
-    int n = snprintf(line, sizeof line, "[%s] step %ld/%ld loss %.4f  %.0f pairs/s  ETA %s", bar, step, total,
-                     pg->ema_loss, sps, e);
-    fprintf(stderr, "\r%s", line);
-    if (n < pg->bar_len) fprintf(stderr, "%*s", pg->bar_len - n, "");
-    fflush(stderr);
-    pg->bar_len = n;
-}
-
 /* ------------------------------------------------------------- the run */
 
 static void print_model(const attend_model *m, const train_opts *o) {
@@ -318,27 +275,27 @@ static void print_model(const attend_model *m, const train_opts *o) {
 }
 
 static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
-                           progress *pg) {
+                           train_loop *pg) {
     attend_error err = {0};
     if (attend_trainer_save(tr, o->checkpoint, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, &err)) {
-        progress_clear(pg);
+        train_loop_clear(pg);
         return cli_lib_fail(cmd, &err);
     }
-    progress_clear(pg);
+    train_loop_clear(pg);
     printf("checkpoint: step %ld saved to %s\n", attend_trainer_steps(tr), o->checkpoint);
     fflush(stdout);
     return 0;
 }
 
 static int evaluate(const char *cmd, attend_model *m, const train_data *td, int batch, const char *label,
-                    attend_eval_stats *s, progress *pg) {
+                    attend_eval_stats *s, train_loop *pg) {
     attend_error err = {0};
     const attend_dataset *d = td->dev ? td->dev : td->train;
     if (attend_model_evaluate(m, d, batch, td->dev ? 0 : 1000, s, &err)) {
-        progress_clear(pg);
+        train_loop_clear(pg);
         return cli_lib_fail(cmd, &err);
     }
-    progress_clear(pg);
+    train_loop_clear(pg);
     cli_print_eval(stdout, label, s);
     fflush(stdout);
     return 0;
@@ -351,6 +308,36 @@ static int check_paths(const char *cmd, const train_opts *o) {
     return cli_check_train_files(cmd, "--train", o->data.tsv, o->data.dev, o->resume, o->checkpoint, o->out,
                                  o->write_special ? ATTEND_OUTPUT_ALLOW_SPECIAL : 0,
                                  "(--write-special writes a device or FIFO given as --out in place)");
+}
+
+/* What the step hook of `attend train` needs. */
+typedef struct {
+    const char *cmd;
+    attend_model *m;
+    const train_opts *o;
+    const train_data *td;
+    attend_trainer *tr;
+    attend_eval_stats *ev;
+} run_hook;
+
+/* After every step: a checkpoint every --checkpoint-every steps and an
+ * evaluation every --eval-every steps, but not at the last step (the run's
+ * end does both). */
+static int after_step(void *user, train_loop *lp, const attend_step_report *r, int *stop) {
+    const run_hook *h = user;
+    const train_opts *o = h->o;
+    long step = r->step, total = o->steps;
+    int rc = 0;
+    (void)stop;
+    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total &&
+        (rc = save_checkpoint(h->cmd, h->tr, o, h->td, lp)))
+        return rc;
+    if (o->eval_every && step % o->eval_every == 0 && step < total) {
+        char label[64];
+        snprintf(label, sizeof label, "eval step %ld", step);
+        rc = evaluate(h->cmd, h->m, h->td, o->batch, label, h->ev, lp);
+    }
+    return rc;
 }
 
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
@@ -435,77 +422,16 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     }
     fflush(stdout);
 
-    progress pg;
-    memset(&pg, 0, sizeof pg);
-    pg.tty = isatty(fileno(stderr));
-    long start_step = attend_trainer_steps(tr), total = o.steps;
-    double t_train = 0, t_begin = cli_now();
-    long run_samples = 0;
     attend_eval_stats ev;
     memset(&ev, 0, sizeof ev);
-    while (attend_trainer_steps(tr) < total) {
-        attend_step_report r;
-        double t0 = cli_now();
-        if (attend_trainer_step(tr, &r, &err)) {
-            progress_clear(&pg);
-            rc = cli_lib_fail(cmd, &err);
-            if (err.status == ATTEND_ERR_NONFINITE)
-                fprintf(stderr, "attend %s: stopped after %ld non-finite steps in a row (--max-nonfinite %d); "
-                        "nothing was saved%s%s\n", cmd, attend_trainer_nonfinite_run(tr), o.max_nonfinite,
-                        o.checkpoint ? ", the last checkpoint is " : "", o.checkpoint ? o.checkpoint : "");
-            goto done;
-        }
-        double dt = cli_now() - t0;
-        t_train += dt;
-        run_samples += r.tf.seqs;
-        pg.train_time += dt;
-        pg.samples += r.tf.seqs;
-        pg.steps++;
-        if (r.skipped) {
-            if (attend_trainer_skipped(tr) <= MAX_NONFINITE_REPORTS) {
-                progress_clear(&pg);
-                fprintf(stderr, "step %ld: %s %s is not finite: update skipped%s\n", r.step,
-                        isfinite(r.tf.loss) ? "gradient norm" : "loss",
-                        isfinite(r.tf.loss) ? (isnan(r.opt.grad_norm) ? "nan" : r.opt.grad_norm > 0 ? "inf" : "-inf")
-                                            : (isnan(r.tf.loss) ? "nan" : r.tf.loss > 0 ? "inf" : "-inf"),
-                        attend_trainer_skipped(tr) == MAX_NONFINITE_REPORTS ? " (further ones only counted)" : "");
-            }
-        } else {
-            pg.loss_sum += r.tf.loss * r.tf.tokens;
-            pg.tokens += r.tf.tokens;
-            pg.gnorm_sum += r.opt.grad_norm;
-            pg.good_steps++;
-            pg.ema_loss = pg.have_ema ? 0.9 * pg.ema_loss + 0.1 * r.tf.loss : r.tf.loss;
-            pg.have_ema = 1;
-        }
-        long step = r.step;
-        double sps_run = t_train > 0 ? (double)run_samples / t_train : 0;
-        double eta = step > start_step ? (double)(total - step) * t_train / (double)(step - start_step) : -1;
-        if (pg.tty) {
-            double now = cli_now();
-            if (now - pg.last_draw >= 0.1 || step == total) {
-                progress_bar(&pg, step, total, sps_run, eta);
-                pg.last_draw = now;
-            }
-        } else if (step % o.log_every == 0 || step == total) {
-            fprintf(stderr, "step %ld/%ld loss %.4f lr %.3g gnorm %.3g pairs/s %.0f\n", step, total,
-                    pg.tokens ? pg.loss_sum / (double)pg.tokens : NAN, r.opt.lr,
-                    pg.good_steps ? pg.gnorm_sum / (double)pg.good_steps : NAN,
-                    pg.train_time > 0 ? (double)pg.samples / pg.train_time : 0);
-            pg.loss_sum = pg.gnorm_sum = pg.train_time = 0;
-            pg.tokens = pg.samples = pg.steps = pg.good_steps = 0;
-        }
-        if (o.checkpoint && o.checkpoint_every && step % o.checkpoint_every == 0 && step < total &&
-            (rc = save_checkpoint(cmd, tr, &o, &td, &pg)))
-            goto done;
-        if (o.eval_every && step % o.eval_every == 0 && step < total) {
-            char label[64];
-            snprintf(label, sizeof label, "eval step %ld", step);
-            if ((rc = evaluate(cmd, m, &td, o.batch, label, &ev, &pg))) goto done;
-        }
-    }
-    progress_clear(&pg);
-    double sps = t_train > 0 ? (double)run_samples / t_train : 0;
+    run_hook h = {cmd, m, &o, &td, tr, &ev};
+    train_loop_config lc = {cmd, tr, o.steps, o.log_every, o.max_nonfinite, o.checkpoint, after_step, NULL, &h};
+    train_loop pg;
+    long start_step = attend_trainer_steps(tr);
+    double t_begin = cli_now();
+    if ((rc = train_loop_run(&lc, &pg))) goto done;
+    double t_train = pg.t_train;
+    double sps = train_loop_pairs_per_s(&pg);
     if (attend_trainer_steps(tr) > start_step)
         printf("trained: steps %ld-%ld in %.1f s (%.0f training pairs/s, %.1f s with evaluations), %ld steps skipped "
                "(non-finite)\n",

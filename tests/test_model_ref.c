@@ -32,76 +32,11 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "ref_reader.h"
 #include "attend.h"
 
 #define ATOL 1e-5
 #define RTOL 1e-4
-#define MAX_TENSORS 64
-#define MAX_DIMS 4
-
-typedef struct {
-    char name[64];
-    int ndim;
-    int dims[MAX_DIMS];
-    size_t n;
-    double *v; /* [n] */
-} ref_tensor;
-
-typedef struct {
-    ref_tensor t[MAX_TENSORS];
-    int count;
-} ref_file;
-
-static void ref_free(ref_file *f) {
-    for (int i = 0; i < f->count; i++) free(f->t[i].v);
-    f->count = 0;
-}
-
-/* Reads "# comment" lines, then "<name> <ndim> <dims...>" + values, to EOF. */
-static int ref_load(ref_file *f, const char *path) {
-    memset(f, 0, sizeof *f);
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        fprintf(stderr, "  cannot open %s (run /usr/bin/python3 tools/ref_model.py)\n", path);
-        return 0;
-    }
-    char tok[64];
-    int ok = 1;
-    while (ok && fscanf(fp, "%63s", tok) == 1) {
-        if (tok[0] == '#') {
-            if (fscanf(fp, "%*[^\n]") < 0) break;
-            continue;
-        }
-        if (f->count == MAX_TENSORS) { ok = 0; break; }
-        ref_tensor *t = &f->t[f->count];
-        memcpy(t->name, tok, sizeof t->name);
-        if (fscanf(fp, "%d", &t->ndim) != 1 || t->ndim < 1 || t->ndim > MAX_DIMS) { ok = 0; break; }
-        t->n = 1;
-        for (int d = 0; d < t->ndim; d++) {
-            if (fscanf(fp, "%d", &t->dims[d]) != 1 || t->dims[d] < 1) { ok = 0; break; }
-            t->n *= (size_t)t->dims[d];
-        }
-        if (!ok) break;
-        t->v = malloc(t->n * sizeof *t->v);
-        for (size_t i = 0; i < t->n && ok; i++) ok = fscanf(fp, "%lf", &t->v[i]) == 1;
-        f->count++;
-    }
-    fclose(fp);
-    if (!ok) fprintf(stderr, "  %s: malformed near tensor %d\n", path, f->count);
-    return ok;
-}
-
-/* Tensor by name; NULL and a failed check when absent or of another ndim. */
-static const ref_tensor *ref_get(const ref_file *f, const char *name, int ndim) {
-    for (int i = 0; i < f->count; i++) {
-        const ref_tensor *t = &f->t[i];
-        if (strcmp(t->name, name) != 0) continue;
-        EXPECT(t->ndim == ndim, "tensor %s has %d dims, expected %d", name, t->ndim, ndim);
-        return t->ndim == ndim ? t : NULL;
-    }
-    EXPECT(0, "tensor %s missing", name);
-    return NULL;
-}
 
 static void copy_ids(int32_t *dst, const ref_tensor *t) {
     for (size_t i = 0; i < t->n; i++) dst[i] = (int32_t)t->v[i];
@@ -164,12 +99,7 @@ static void run_model(const char *name) {
     attend_error err;
     snprintf(path, sizeof path, "ref/model_%s.txt", name);
     ref_file f;
-    int loaded = ref_load(&f, path);
-    EXPECT(loaded, "cannot load %s", path);
-    if (!loaded) {
-        ref_free(&f);
-        return;
-    }
+    if (!ref_load(&f, path, "/usr/bin/python3 tools/ref_model.py")) return;
     snprintf(path, sizeof path, "ref/model_%s.safetensors", name);
     attend_model *m = NULL;
     attend_vocab *sv = NULL, *tv = NULL;
@@ -200,11 +130,11 @@ static void run_model(const char *name) {
     check_resave(name, path, m, sv, tv, tok);
 
     /* the batch */
-    const ref_tensor *t_src = ref_get(&f, "src", 2), *t_sl = ref_get(&f, "src_len", 1);
-    const ref_tensor *t_ti = ref_get(&f, "tgt_in", 2), *t_to = ref_get(&f, "tgt_out", 2);
-    const ref_tensor *t_tl = ref_get(&f, "tgt_len", 1), *t_loss = ref_get(&f, "loss", 1);
-    const ref_tensor *t_tok = ref_get(&f, "tokens", 1), *t_ct = ref_get(&f, "correct_tokens", 1);
-    const ref_tensor *t_cs = ref_get(&f, "correct_seqs", 1), *t_ent = ref_get(&f, "attn_entropy", 1);
+    const ref_tensor *t_src = ref_get(&f, "src", 2, NULL), *t_sl = ref_get(&f, "src_len", 1, NULL);
+    const ref_tensor *t_ti = ref_get(&f, "tgt_in", 2, NULL), *t_to = ref_get(&f, "tgt_out", 2, NULL);
+    const ref_tensor *t_tl = ref_get(&f, "tgt_len", 1, NULL), *t_loss = ref_get(&f, "loss", 1, NULL);
+    const ref_tensor *t_tok = ref_get(&f, "tokens", 1, NULL), *t_ct = ref_get(&f, "correct_tokens", 1, NULL);
+    const ref_tensor *t_cs = ref_get(&f, "correct_seqs", 1, NULL), *t_ent = ref_get(&f, "attn_entropy", 1, NULL);
     if (t_src && t_sl && t_ti && t_to && t_tl && t_loss && t_tok && t_ct && t_cs && t_ent) {
         int N = t_src->dims[0], S = t_src->dims[1], T = t_ti->dims[1];
         attend_batch b;
@@ -246,7 +176,7 @@ static void run_model(const char *name) {
             attend_model_tensor_get(m, i, &mt, NULL);
             char gname[96];
             snprintf(gname, sizeof gname, "grad.%s", mt.name);
-            const ref_tensor *g = ref_get(&f, gname, mt.ndim);
+            const ref_tensor *g = ref_get(&f, gname, mt.ndim, NULL);
             if (!g) continue;
             int same = g->dims[0] == mt.shape[0] && (mt.ndim < 2 || g->dims[1] == mt.shape[1]);
             EXPECT(same, "%s: %s shape differs from the model's", name, gname);
@@ -258,9 +188,9 @@ static void run_model(const char *name) {
     }
 
     /* greedy decoding */
-    const ref_tensor *g_src = ref_get(&f, "greedy_src", 2), *g_sl = ref_get(&f, "greedy_src_len", 1);
-    const ref_tensor *g_ml = ref_get(&f, "greedy_max_len", 1), *g_out = ref_get(&f, "greedy_out", 2);
-    const ref_tensor *g_len = ref_get(&f, "greedy_out_len", 1), *g_al = ref_get(&f, "greedy_align", 3);
+    const ref_tensor *g_src = ref_get(&f, "greedy_src", 2, NULL), *g_sl = ref_get(&f, "greedy_src_len", 1, NULL);
+    const ref_tensor *g_ml = ref_get(&f, "greedy_max_len", 1, NULL), *g_out = ref_get(&f, "greedy_out", 2, NULL);
+    const ref_tensor *g_len = ref_get(&f, "greedy_out_len", 1, NULL), *g_al = ref_get(&f, "greedy_align", 3, NULL);
     if (g_src && g_sl && g_ml && g_out && g_len && g_al) {
         int M = g_src->dims[0], S2 = g_src->dims[1], L = (int)g_ml->v[0];
         int32_t *src = malloc((size_t)M * S2 * sizeof *src), *sl = malloc((size_t)M * sizeof *sl);

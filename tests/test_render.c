@@ -392,6 +392,49 @@ static void test_text_golden(void) {
     free(s);
 }
 
+/* attend_render_heatmap_text_style: the ramp style is attend_render_heatmap_text
+ * byte for byte (golden above); the grid styles (golden in
+ * tests/cli/heatmap_golden.txt through cli/heatmap.c) show weights as given,
+ * allow T = 0, and refuse what they cannot draw. */
+static void test_text_styles(void) {
+    char *a = NULL, *b = NULL;
+    attend_error e;
+    EXPECT(attend_render_heatmap_text(&a, g_w, GT, GS, g_src, g_out, &e) == ATTEND_OK, "%s", e.msg);
+    EXPECT(attend_render_heatmap_text_style(&b, g_w, GT, GS, g_src, g_out, ATTEND_HEATMAP_RAMP, &e) == ATTEND_OK,
+           "%s", e.msg);
+    EXPECT(a && b && !strcmp(a, b), "the ramp style differs from attend_render_heatmap_text");
+    free(a);
+    free(b);
+
+    const attend_real w[2] = {(attend_real)NAN, 0.5f};
+    const char *src[2] = {" ", "x"}, *out[1] = {"y"};
+    b = NULL;
+    EXPECT(attend_render_heatmap_text_style(&b, w, 1, 2, src, out, ATTEND_HEATMAP_PERCENT, &e) == ATTEND_OK, "%s",
+           e.msg);
+    EXPECT(b && !strcmp(b, "      _   x\n  +---------+\n"
+                           "y |   0  50 |\n  +---------+\n   weight per cell in hundredths\n"),
+           "percent grid:\n%s", b ? b : "(none)");
+    free(b);
+    b = NULL;
+    EXPECT(attend_render_heatmap_text_style(&b, w, 0, 2, src, out, ATTEND_HEATMAP_SHADE, &e) == ATTEND_OK, "%s",
+           e.msg);
+    EXPECT(b && strstr(b, " | (no output tokens)\n"), "T = 0:\n%s", b ? b : "(none)");
+    free(b);
+    b = (char *)w;
+    EXPECT(attend_render_heatmap_text_style(&b, w, 1, 2, src, out, (attend_heatmap_style)7, &e) == ATTEND_ERR_ARG &&
+               !b && strstr(e.msg, "unknown style 7"),
+           "unknown style: %s", e.msg);
+    const char *holes[2] = {"a", NULL};
+    EXPECT(attend_render_heatmap_text_style(&b, w, 1, 2, holes, out, ATTEND_HEATMAP_TSV, &e) == ATTEND_ERR_NULL &&
+               strstr(e.msg, "src_tokens[1] is NULL"),
+           "NULL token: %s", e.msg);
+    EXPECT(attend_render_heatmap_text_style(&b, w, 1, 2, NULL, out, ATTEND_HEATMAP_SHADE, &e) == ATTEND_ERR_NULL &&
+               strstr(e.msg, "src_tokens is NULL"),
+           "NULL token array: %s", e.msg);
+    EXPECT(attend_render_heatmap_text_style(&b, w, -1, 2, src, out, ATTEND_HEATMAP_SHADE, &e) == ATTEND_ERR_SHAPE,
+           "T = -1: %s", e.msg);
+}
+
 /* Each bin of the ramp, its edges, and the argmax summary. */
 static void test_text_ramp(void) {
     attend_real w[1 * 12] = {0.0f, 0.05f, 0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f, 1.0f};
@@ -871,6 +914,7 @@ int main(void) {
     RUN(test_xml_checker);
     RUN(test_text_golden);
     RUN(test_text_ramp);
+    RUN(test_text_styles);
     RUN(test_svg_heatmap);
     RUN(test_escaping);
     RUN(test_html);

@@ -13,79 +13,11 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "ref_reader.h"
 #include "../src/core/rnn.h"
 
 #define ATOL 1e-5
 #define RTOL 1e-4
-#define MAX_TENSORS 48
-#define MAX_DIMS 4
-
-typedef struct {
-    char name[64];
-    int ndim;
-    int dims[MAX_DIMS];
-    size_t n;
-    double *v; /* [n] */
-} ref_tensor;
-
-typedef struct {
-    ref_tensor t[MAX_TENSORS];
-    int count;
-} ref_file;
-
-static void ref_free(ref_file *f) {
-    for (int i = 0; i < f->count; i++) free(f->t[i].v);
-    f->count = 0;
-}
-
-/* Reads "# comment" lines, then "<name> <ndim> <dims...>" + values, to EOF. */
-static int ref_load(ref_file *f, const char *path) {
-    memset(f, 0, sizeof *f);
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        fprintf(stderr, "  cannot open %s (run /usr/bin/python3 tools/make_rnn_ref.py)\n", path);
-        return 0;
-    }
-    char tok[64];
-    int ok = 1;
-    while (ok && fscanf(fp, "%63s", tok) == 1) {
-        if (tok[0] == '#') {
-            if (fscanf(fp, "%*[^\n]") < 0) break;
-            continue;
-        }
-        if (f->count == MAX_TENSORS) { ok = 0; break; }
-        ref_tensor *t = &f->t[f->count];
-        memcpy(t->name, tok, sizeof t->name);
-        if (fscanf(fp, "%d", &t->ndim) != 1 || t->ndim < 1 || t->ndim > MAX_DIMS) { ok = 0; break; }
-        t->n = 1;
-        for (int d = 0; d < t->ndim; d++) {
-            if (fscanf(fp, "%d", &t->dims[d]) != 1 || t->dims[d] < 1) { ok = 0; break; }
-            t->n *= (size_t)t->dims[d];
-        }
-        if (!ok) break;
-        t->v = malloc(t->n * sizeof *t->v);
-        for (size_t i = 0; i < t->n && ok; i++) ok = fscanf(fp, "%lf", &t->v[i]) == 1;
-        f->count++;
-    }
-    fclose(fp);
-    if (!ok) fprintf(stderr, "  %s: malformed near tensor %d\n", path, f->count);
-    return ok;
-}
-
-/* Tensor by name with the expected shape (ndim dims); NULL and a failed
- * check when absent or shaped otherwise. */
-static const ref_tensor *ref_get(const ref_file *f, const char *name, int ndim, const int *dims) {
-    for (int i = 0; i < f->count; i++) {
-        const ref_tensor *t = &f->t[i];
-        if (strcmp(t->name, name) != 0) continue;
-        int same = t->ndim == ndim;
-        for (int d = 0; same && d < ndim; d++) same = t->dims[d] == dims[d];
-        EXPECT(same, "tensor %s has an unexpected shape", name);
-        return same ? t : NULL;
-    }
-    EXPECT(0, "tensor %s missing", name);
-    return NULL;
-}
 
 static attend_real *to_real(const ref_tensor *t) {
     attend_real *p = malloc(t->n * sizeof *p);
@@ -110,12 +42,7 @@ static void run_case(attend_cell_kind kind, const char *path) {
     const char *kname = kind == ATTEND_CELL_GRU ? "gru" : "lstm";
     const int lstm = kind == ATTEND_CELL_LSTM;
     ref_file f;
-    int loaded = ref_load(&f, path);
-    EXPECT(loaded, "cannot load %s", path);
-    if (!loaded) {
-        ref_free(&f);
-        return;
-    }
+    if (!ref_load(&f, path, "/usr/bin/python3 tools/make_rnn_ref.py")) return;
     /* shapes from the file: x [N,S,I], h0 [2,N,H] */
     const ref_tensor *tx = NULL, *th0 = NULL;
     for (int i = 0; i < f.count; i++) {

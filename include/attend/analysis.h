@@ -31,6 +31,29 @@ attend_status attend_render_heatmap_text(char **out, const attend_real *w, int T
                                          const char *const *src_tokens, const char *const *out_tokens,
                                          attend_error *err);
 
+/* Styles of attend_render_heatmap_text_style. */
+typedef enum {
+    ATTEND_HEATMAP_SHADE = 0,   /* a boxed grid, one ramp character per cell (`attend decode --align`) */
+    ATTEND_HEATMAP_PERCENT = 1, /* the same grid with the weight in hundredths, 0..100 */
+    ATTEND_HEATMAP_TSV = 2,     /* a header row of source tokens, then per output token its
+                                   weights with "%.4f", tab-separated */
+    ATTEND_HEATMAP_RAMP = 3,    /* the layout of attend_render_heatmap_text */
+} attend_heatmap_style;
+
+/* The text heatmap of w [T,S] in a style. ATTEND_HEATMAP_RAMP is exactly
+ * attend_render_heatmap_text (same checks, same bytes). The grid styles SHADE,
+ * PERCENT and TSV print the weights as given (no range or finiteness check:
+ * NaN shades as ' ', counts 0 percent, prints as "nan"), take T >= 0 and
+ * S >= 0 (T = 0 prints "(no output tokens)"), need src_tokens [S] and
+ * out_tokens [T] (ATTEND_ERR_NULL otherwise) and print them as they are: a
+ * lone space as '_', cut to 6 (source) or 12 (output) code points with '~'.
+ * Every byte the renderer adds is ASCII. Errors: ATTEND_ERR_NULL, _SHAPE (more
+ * than 1000000 cells), _ARG (unknown style), _ALLOC; *out is then NULL.
+ * Thread-safe (no shared state). */
+attend_status attend_render_heatmap_text_style(char **out, const attend_real *w, int T, int S,
+                                               const char *const *src_tokens, const char *const *out_tokens,
+                                               attend_heatmap_style style, attend_error *err);
+
 /* A standalone SVG heatmap: source tokens along the top, output tokens down
  * the left, one rect per cell (data-t, data-s and data-w attributes carry the
  * step, position and weight with 6 decimals), a colour scale with ticks, and

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "io/text.h"
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -226,57 +227,22 @@ attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row 
     "attn_entropy,uniform_entropy,samples_per_s,train_seconds,wall_seconds"
 
 
-/* Appends printf output to a growing buffer; 0 on allocation failure. */
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) AT_PRINTF(2, 3);
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    if (b->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->buf ? b->buf + b->len : NULL, b->buf ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->buf && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap <= b->len + (size_t)n) cap *= 2;
-        char *nb = realloc(b->buf, cap);
-        if (!nb) {
-            b->failed = 1;
-            return;
-        }
-        b->buf = nb;
-        b->cap = cap;
-    }
-}
-
 /* a rate, or an empty field when undefined */
-static void sb_num(sbuf *b, double x, const char *fmt) {
-    if (isfinite(x)) sb_printf(b, fmt, x);
-    sb_printf(b, ",");
+static void sb_num(at_sbuf *b, double x, const char *fmt) {
+    if (isfinite(x)) at_sb_printf(b, fmt, x);
+    at_sb_printf(b, ",");
 }
 
 attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **out, attend_error *err) {
     CHECK(rows && out, err, ATTEND_ERR_NULL, "attend_sweep_csv: %s is NULL", !rows ? "rows" : "out");
     *out = NULL;
-    sbuf b = {0};
-    sb_printf(&b, "%s\n", SWEEP_CSV_HEADER);
+    at_sbuf b = {0};
+    at_sb_printf(&b, "%s\n", SWEEP_CSV_HEADER);
     for (int i = 0; i < n_rows; i++) {
         const attend_sweep_row *r = rows + i;
         char name[64];
         int none = r->model.decoder == ATTEND_DECODER_NONE;
-        sb_printf(&b, "%s,%s,%s,%d,%d,%d,", attend_sweep_model_name(r->model, name, sizeof name),
+        at_sb_printf(&b, "%s,%s,%s,%d,%d,%d,", attend_sweep_model_name(r->model, name, sizeof name),
                   attend_decoder_name(r->model.decoder), none ? "" : attend_score_name(r->model.score), r->length,
                   r->min_length, r->eval.pairs);
         sb_num(&b, r->eval.greedy_seq_acc, "%.4f");
@@ -286,13 +252,13 @@ attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **
         sb_num(&b, r->eval.loss, "%.5f");
         sb_num(&b, r->eval.attn_entropy, "%.4f");
         sb_num(&b, r->uniform_entropy, "%.4f");
-        sb_printf(&b, "%.1f,%.2f,%.2f\n", r->samples_per_s, r->train_seconds, r->wall_seconds);
+        at_sb_printf(&b, "%.1f,%.2f,%.2f\n", r->samples_per_s, r->train_seconds, r->wall_seconds);
     }
-    if (b.failed) {
-        free(b.buf);
+    if (b.bad) {
+        free(b.p);
         return at_fail(err, ATTEND_ERR_ALLOC, "attend_sweep_csv: out of memory");
     }
-    *out = b.buf;
+    *out = b.p;
     return at_ok(err);
 }
 

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "io/json.h"
+#include "io/text.h"
 
 #define AT_JSON_DEFAULT_NODES ((size_t)1 << 20)
 #define AT_JSON_DEFAULT_DEPTH 64
@@ -41,73 +42,13 @@ typedef struct {
 
 /* ------------------------------------------------------------------ UTF-8 */
 
-/* Length (1..4) of the valid UTF-8 sequence at s [n], or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    unsigned lo = 0x80, hi = 0xBF;
-    size_t need;
-    if (c >= 0xC2 && c <= 0xDF) need = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        need = 3;
-        if (c == 0xE0) lo = 0xA0;       /* no overlong forms */
-        else if (c == 0xED) hi = 0x9F;  /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        need = 4;
-        if (c == 0xF0) lo = 0x90;       /* no overlong forms */
-        else if (c == 0xF4) hi = 0x8F;  /* nothing above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < need) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k < need; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return need;
-}
-
-int at_json_utf8_valid(const char *s, size_t len, size_t *bad) {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t k = utf8_seq(u + i, len - i);
-        if (k == 0) {
-            if (bad) *bad = i;
-            return 0;
-        }
-        i += k;
-    }
-    return 1;
-}
-
-static size_t utf8_put(char *dst, uint32_t cp) {
-    if (cp < 0x80) {
-        dst[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        dst[0] = (char)(0xC0 | (cp >> 6));
-        dst[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        dst[0] = (char)(0xE0 | (cp >> 12));
-        dst[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        dst[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    dst[0] = (char)(0xF0 | (cp >> 18));
-    dst[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    dst[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    dst[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
+int at_json_utf8_valid(const char *s, size_t len, size_t *bad) { return at_utf8_valid(s, len, bad, NULL); }
 
 void at_json_snippet(char dst[AT_JSON_SNIPPET_MAX], const char *s, size_t len) {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, o = 0;
     while (i < len) {
-        size_t k = utf8_seq(u + i, len - i);
+        size_t k = (size_t)at_utf8_next(u + i, len - i, NULL, NULL);
         size_t w = k ? k : 1;
         if (o + w > 48) {
             memcpy(dst + o, "...", 3);
@@ -197,73 +138,124 @@ static int hex4(const unsigned char *s, uint32_t *out) {
     return 1;
 }
 
-/* Parses the string starting at the opening quote into the pool. */
-static attend_status parse_string(parser *p, const char **str, size_t *slen) {
-    size_t start = p->pos;
-    char *dst = p->pool + p->pool_used, *o = dst;
-    p->pos++; /* opening quote */
+int at_json_scan_string(const unsigned char *s, size_t len, size_t *pos, char *out, size_t cap, size_t *out_len,
+                        at_json_string_fail *f) {
+    size_t start = *pos, i = start + 1, n = 0; /* i: past the opening quote */
+    memset(f, 0, sizeof *f);
+    f->code = AT_JSON_STRING_OK;
     for (;;) {
-        if (p->pos >= p->len) return fail_at(p, start, ATTEND_ERR_FORMAT, "unterminated string");
-        unsigned c = p->s[p->pos];
+        char tmp[4];
+        size_t k;
+        if (i >= len) {
+            f->code = AT_JSON_STRING_UNTERMINATED, f->at = start;
+            return 0;
+        }
+        unsigned c = s[i];
         if (c == '"') {
-            p->pos++;
+            i++;
             break;
         }
-        if (c < 0x20)
-            return fail_at(p, p->pos, ATTEND_ERR_FORMAT,
-                           "control character 0x%02x in string (write it as an escape)", c);
+        if (c < 0x20) {
+            f->code = AT_JSON_STRING_CONTROL, f->at = i, f->value = c;
+            return 0;
+        }
         if (c == '\\') {
-            size_t esc = p->pos;
-            if (p->pos + 1 >= p->len)
-                return fail_at(p, start, ATTEND_ERR_FORMAT, "unterminated string");
-            unsigned e = p->s[p->pos + 1];
-            p->pos += 2;
+            size_t esc = i;
+            if (i + 1 >= len) {
+                f->code = AT_JSON_STRING_END_IN_ESCAPE, f->at = esc;
+                return 0;
+            }
+            unsigned e = s[i + 1];
+            i += 2;
+            k = 1;
             switch (e) {
-            case '"': *o++ = '"'; break;
-            case '\\': *o++ = '\\'; break;
-            case '/': *o++ = '/'; break;
-            case 'b': *o++ = '\b'; break;
-            case 'f': *o++ = '\f'; break;
-            case 'n': *o++ = '\n'; break;
-            case 'r': *o++ = '\r'; break;
-            case 't': *o++ = '\t'; break;
+            case '"': tmp[0] = '"'; break;
+            case '\\': tmp[0] = '\\'; break;
+            case '/': tmp[0] = '/'; break;
+            case 'b': tmp[0] = '\b'; break;
+            case 'f': tmp[0] = '\f'; break;
+            case 'n': tmp[0] = '\n'; break;
+            case 'r': tmp[0] = '\r'; break;
+            case 't': tmp[0] = '\t'; break;
             case 'u': {
                 uint32_t cp;
-                if (p->len - p->pos < 4 || !hex4(p->s + p->pos, &cp))
-                    return fail_at(p, esc, ATTEND_ERR_FORMAT, "\\u needs four hex digits");
-                p->pos += 4;
-                if (cp >= 0xDC00 && cp <= 0xDFFF)
-                    return fail_at(p, esc, ATTEND_ERR_FORMAT,
-                                   "low surrogate \\u%04X without a high surrogate before it",
-                                   (unsigned)cp);
+                f->at = esc;
+                if (len - i < 4 || !hex4(s + i, &cp)) {
+                    f->code = AT_JSON_STRING_BAD_HEX;
+                    return 0;
+                }
+                i += 4;
+                f->value = cp;
+                if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    f->code = AT_JSON_STRING_LONE_LOW;
+                    return 0;
+                }
                 if (cp >= 0xD800 && cp <= 0xDBFF) {
                     uint32_t lo;
-                    if (p->len - p->pos < 6 || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u' ||
-                        !hex4(p->s + p->pos + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
-                        return fail_at(p, esc, ATTEND_ERR_FORMAT,
-                                       "high surrogate \\u%04X not followed by a \\u low surrogate",
-                                       (unsigned)cp);
-                    p->pos += 6;
+                    if (len - i < 6 || s[i] != '\\' || s[i + 1] != 'u' || !hex4(s + i + 2, &lo) || lo < 0xDC00 ||
+                        lo > 0xDFFF) {
+                        f->code = AT_JSON_STRING_LONE_HIGH;
+                        return 0;
+                    }
+                    i += 6;
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                 }
-                o += utf8_put(o, cp);
+                k = at_utf8_put(tmp, cp);
                 break;
             }
             default:
-                return fail_at(p, esc, ATTEND_ERR_FORMAT, "invalid escape '\\%c' in string",
-                               e > 0x20 && e < 0x7F ? (char)e : '?');
+                f->code = AT_JSON_STRING_BAD_ESCAPE, f->at = esc, f->value = e;
+                return 0;
             }
-            continue;
+        } else {
+            const char *why = NULL;
+            k = (size_t)at_utf8_next(s + i, len - i, NULL, &why);
+            if (k == 0) {
+                f->code = AT_JSON_STRING_BAD_UTF8, f->at = i, f->why = why;
+                return 0;
+            }
+            memcpy(tmp, s + i, k);
+            i += k;
         }
-        size_t k = utf8_seq(p->s + p->pos, p->len - p->pos);
-        if (k == 0) return fail_at(p, p->pos, ATTEND_ERR_FORMAT, "invalid UTF-8 in string");
-        memcpy(o, p->s + p->pos, k);
-        o += k;
-        p->pos += k;
+        if (k > cap - n) {
+            f->code = AT_JSON_STRING_TOO_LONG, f->at = start;
+            return 0;
+        }
+        memcpy(out + n, tmp, k);
+        n += k;
     }
-    *o = '\0';
+    *pos = i;
+    *out_len = n;
+    return 1;
+}
+
+/* Parses the string starting at the opening quote into the pool. */
+static attend_status parse_string(parser *p, const char **str, size_t *slen) {
+    char *dst = p->pool + p->pool_used;
+    at_json_string_fail f;
+    if (!at_json_scan_string(p->s, p->len, &p->pos, dst, SIZE_MAX, slen, &f)) {
+        unsigned v = (unsigned)f.value;
+        switch (f.code) {
+        case AT_JSON_STRING_CONTROL:
+            return fail_at(p, f.at, ATTEND_ERR_FORMAT, "control character 0x%02x in string (write it as an escape)",
+                           v);
+        case AT_JSON_STRING_BAD_HEX: return fail_at(p, f.at, ATTEND_ERR_FORMAT, "\\u needs four hex digits");
+        case AT_JSON_STRING_LONE_LOW:
+            return fail_at(p, f.at, ATTEND_ERR_FORMAT, "low surrogate \\u%04X without a high surrogate before it", v);
+        case AT_JSON_STRING_LONE_HIGH:
+            return fail_at(p, f.at, ATTEND_ERR_FORMAT, "high surrogate \\u%04X not followed by a \\u low surrogate",
+                           v);
+        case AT_JSON_STRING_BAD_ESCAPE:
+            return fail_at(p, f.at, ATTEND_ERR_FORMAT, "invalid escape '\\%c' in string",
+                           v > 0x20 && v < 0x7F ? (char)v : '?');
+        case AT_JSON_STRING_BAD_UTF8: return fail_at(p, f.at, ATTEND_ERR_FORMAT, "invalid UTF-8 in string");
+        default: /* UNTERMINATED, END_IN_ESCAPE: at the opening quote (p->pos, not moved);
+                    TOO_LONG cannot happen (the pool fits the input) */
+            return fail_at(p, p->pos, ATTEND_ERR_FORMAT, "unterminated string");
+        }
+    }
+    dst[*slen] = '\0';
     *str = dst;
-    *slen = (size_t)(o - dst);
     p->pool_used += *slen + 1;
     return ATTEND_OK;
 }

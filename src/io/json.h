@@ -100,6 +100,36 @@ const char *at_json_type_name(at_json_type type);
  * else 0 with the offset of the first bad byte in *bad (may be NULL). */
 int at_json_utf8_valid(const char *s, size_t len, size_t *bad);
 
+/* Why at_json_scan_string stopped. */
+typedef enum {
+    AT_JSON_STRING_OK = 0,
+    AT_JSON_STRING_UNTERMINATED,   /* the text ends inside the string; at: the opening quote */
+    AT_JSON_STRING_END_IN_ESCAPE,  /* the text ends right after a backslash; at: the backslash */
+    AT_JSON_STRING_CONTROL,        /* a raw byte < 0x20; at: it, value: the byte */
+    AT_JSON_STRING_BAD_ESCAPE,     /* \ and a letter JSON does not know; at: the \, value: the letter */
+    AT_JSON_STRING_BAD_HEX,        /* \u without four hex digits; at: the \ */
+    AT_JSON_STRING_LONE_LOW,       /* \uDC00..\uDFFF first; at: the \, value: the unit */
+    AT_JSON_STRING_LONE_HIGH,      /* \uD800..\uDBFF not followed by a \u low surrogate; at, value: likewise */
+    AT_JSON_STRING_BAD_UTF8,       /* at: the first byte of the bad sequence, why: the reason (text.h) */
+    AT_JSON_STRING_TOO_LONG,       /* the decoded string exceeds cap bytes; at: the opening quote */
+} at_json_string_error;
+
+typedef struct {
+    at_json_string_error code;
+    size_t at;       /* byte offset in the text */
+    uint32_t value;  /* see the codes */
+    const char *why; /* BAD_UTF8 only */
+} at_json_string_fail;
+
+/* The one JSON string decoder (the parser and the vocabulary reader use it):
+ * decodes the string whose opening quote is at text[*pos] (text [len]) into
+ * out [cap] (not NUL-terminated), escapes and surrogate pairs as the parser
+ * accepts them (the top of this file). On success returns 1, *out_len = bytes
+ * written and *pos = just past the closing quote; else returns 0 with *f
+ * saying why and where (*pos unchanged). */
+int at_json_scan_string(const unsigned char *text, size_t len, size_t *pos, char *out, size_t cap,
+                        size_t *out_len, at_json_string_fail *f);
+
 /* Bytes of the quoted, escaped JSON form of s [len] (quotes included, no NUL);
  * SIZE_MAX when that does not fit a size_t. s must be valid UTF-8. */
 size_t at_json_escaped_size(const char *s, size_t len);

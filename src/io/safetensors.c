@@ -1,16 +1,10 @@
 /*
- * safetensors.c — writing and reading safetensors files (docs/FORMAT.md).
+ * safetensors.c — reading safetensors files (docs/FORMAT.md), and the
+ * helpers the writer (safetensors_write.c) shares.
  *
  * File: u64 little-endian header length L, L bytes of JSON header (padded with
  * spaces to a multiple of 8 when we write it), then the data buffer, in which
  * every tensor occupies data_offsets [begin, end), little-endian, C order.
- *
- * Writing: everything is validated and the header is sized and built in memory
- * before any file is created; an existing path that is not a regular file is
- * refused (renaming over /dev/null would replace the device); temporaries of
- * path left by dead processes are removed (outpath.c); then "<path>.tmp.<pid>"
- * is written, flushed, fsync'ed and renamed over path, and the directory is
- * fsync'ed.
  *
  * Reading: one allocation holds the whole file; the header is parsed with the
  * strict JSON reader (json.h) into a temporary tree and checked; a second
@@ -31,13 +25,7 @@
 
 #include "internal.h"
 #include "io/json.h"
-
-#define ST_MAX_HEADER 100000000u            /* bytes of JSON header accepted (100 MB) */
-#define ST_DEFAULT_MAX_BYTES ((size_t)1 << 30) /* attend_st_open's limit when 0 is given */
-#define ST_MAX_NAME 255                     /* bytes of a tensor name we write */
-#define ST_JSON_NODES ((size_t)1 << 20)     /* JSON values in a header we read */
-#define ST_JSON_DEPTH 16
-#define ST_METADATA "__metadata__"
+#include "io/safetensors_internal.h"
 
 struct attend_st_file {
     unsigned char *buf;                /* [len] the whole file; freed by close */
@@ -77,7 +65,7 @@ const char *attend_dtype_name(attend_dtype dtype) {
 
 /* -------------------------------------------------------------- helpers */
 
-static int host_is_little_endian(void) {
+int at_st_host_is_little_endian(void) {
     const uint16_t one = 1;
     unsigned char first;
     memcpy(&first, &one, 1);
@@ -85,7 +73,7 @@ static int host_is_little_endian(void) {
 }
 
 /* Reverses the bytes of every elsize-byte element of p [nbytes]. */
-static void swap_elements(unsigned char *p, size_t nbytes, size_t elsize) {
+void at_st_swap_elements(unsigned char *p, size_t nbytes, size_t elsize) {
     for (size_t k = 0; k + elsize <= nbytes; k += elsize)
         for (size_t a = 0, b = elsize - 1; a < b; a++, b--) {
             unsigned char t = p[k + a];
@@ -94,12 +82,12 @@ static void swap_elements(unsigned char *p, size_t nbytes, size_t elsize) {
         }
 }
 
-static void error_text(char out[128], int e) {
+void at_st_error_text(char out[128], int e) {
     if (strerror_r(e, out, 128) != 0) snprintf(out, 128, "error %d", e);
 }
 
 /* "[2,3,0]" (truncated with "..." when it would not fit). */
-static void format_shape(char out[96], int ndim, const int64_t *shape) {
+void at_st_format_shape(char out[96], int ndim, const int64_t *shape) {
     size_t o = 0;
     out[o++] = '[';
     for (int k = 0; k < ndim; k++) {
@@ -118,7 +106,7 @@ static void format_shape(char out[96], int ndim, const int64_t *shape) {
 }
 
 /* nbytes = elsize * prod(shape) in size_t; 0 on overflow (or a negative dim). */
-static int tensor_nbytes(size_t elsize, int ndim, const int64_t *shape, size_t *nbytes) {
+int at_st_tensor_nbytes(size_t elsize, int ndim, const int64_t *shape, size_t *nbytes) {
     size_t total = elsize;
     for (int k = 0; k < ndim; k++) {
         if (shape[k] < 0 || (uint64_t)shape[k] > SIZE_MAX) return 0;
@@ -126,316 +114,6 @@ static int tensor_nbytes(size_t elsize, int ndim, const int64_t *shape, size_t *
     }
     *nbytes = total;
     return 1;
-}
-
-static int cmp_str_ptr(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* ---------------------------------------------------------------- writing */
-
-/* Two-pass emitter: with buf == NULL it only counts bytes. */
-typedef struct {
-    char *buf;
-    size_t n;
-    int overflow;
-} emitter;
-
-static void emit(emitter *e, const char *s, size_t len) {
-    size_t n;
-    if (e->overflow || !at_add_size(e->n, len, &n)) {
-        e->overflow = 1;
-        return;
-    }
-    if (e->buf) memcpy(e->buf + e->n, s, len);
-    e->n = n;
-}
-
-static void emit_cstr(emitter *e, const char *s) { emit(e, s, strlen(s)); }
-
-static void emit_json_string(emitter *e, const char *s) {
-    size_t len = strlen(s), size = at_json_escaped_size(s, len), n;
-    if (e->overflow || size == SIZE_MAX || !at_add_size(e->n, size, &n)) {
-        e->overflow = 1;
-        return;
-    }
-    if (e->buf) at_json_escape(e->buf + e->n, s, len);
-    e->n = n;
-}
-
-static void emit_u64(emitter *e, uint64_t v) {
-    char num[24];
-    int w = snprintf(num, sizeof num, "%" PRIu64, v);
-    emit(e, num, (size_t)w);
-}
-
-static void emit_header(emitter *e, const attend_st_entry *entries, int n_entries,
-                        const attend_st_meta *meta, int n_meta, const size_t *nbytes) {
-    emit_cstr(e, "{");
-    if (n_meta > 0) {
-        emit_cstr(e, "\"" ST_METADATA "\":{");
-        for (int k = 0; k < n_meta; k++) {
-            if (k) emit_cstr(e, ",");
-            emit_json_string(e, meta[k].key);
-            emit_cstr(e, ":");
-            emit_json_string(e, meta[k].value);
-        }
-        emit_cstr(e, "}");
-    }
-    uint64_t offset = 0;
-    for (int k = 0; k < n_entries; k++) {
-        const attend_st_entry *t = &entries[k];
-        if (k || n_meta > 0) emit_cstr(e, ",");
-        emit_json_string(e, t->name);
-        emit_cstr(e, ":{\"dtype\":\"");
-        emit_cstr(e, attend_dtype_name(t->dtype));
-        emit_cstr(e, "\",\"shape\":[");
-        for (int d = 0; d < t->ndim; d++) {
-            if (d) emit_cstr(e, ",");
-            emit_u64(e, (uint64_t)t->shape[d]);
-        }
-        emit_cstr(e, "],\"data_offsets\":[");
-        emit_u64(e, offset);
-        emit_cstr(e, ",");
-        offset += nbytes[k]; /* the caller checked that the total fits */
-        emit_u64(e, offset);
-        emit_cstr(e, "]}");
-    }
-    emit_cstr(e, "}");
-}
-
-/* Checks every entry and metadata pair; fills nbytes [n_entries] and *total. */
-static attend_status check_entries(const attend_st_entry *entries, int n_entries,
-                                   const attend_st_meta *meta, int n_meta, size_t *nbytes,
-                                   size_t *total, attend_error *err) {
-    char snip[AT_JSON_SNIPPET_MAX];
-    *total = 0;
-    for (int i = 0; i < n_entries; i++) {
-        const attend_st_entry *t = &entries[i];
-        CHECK(t->name != NULL, err, ATTEND_ERR_NULL, "attend_st_write: entry %d: name is NULL", i);
-        size_t nl = strlen(t->name), bad;
-        at_json_snippet(snip, t->name, nl);
-        CHECK(nl >= 1, err, ATTEND_ERR_ARG, "attend_st_write: entry %d: empty tensor name", i);
-        CHECK(nl <= ST_MAX_NAME, err, ATTEND_ERR_ARG,
-              "attend_st_write: entry %d: tensor name '%s' is %zu bytes, more than %d", i, snip,
-              nl, ST_MAX_NAME);
-        CHECK(at_json_utf8_valid(t->name, nl, &bad), err, ATTEND_ERR_ARG,
-              "attend_st_write: entry %d: tensor name '%s' is not valid UTF-8 (byte %zu)", i,
-              snip, bad);
-        CHECK(strcmp(t->name, ST_METADATA) != 0, err, ATTEND_ERR_ARG,
-              "attend_st_write: entry %d: the name '" ST_METADATA "' is reserved", i);
-        size_t elsize = attend_dtype_size(t->dtype);
-        CHECK(elsize != 0, err, ATTEND_ERR_ARG, "attend_st_write: tensor '%s': unknown dtype %d",
-              snip, (int)t->dtype);
-        CHECK(t->ndim >= 0 && t->ndim <= ATTEND_MAX_DIMS, err, ATTEND_ERR_ARG,
-              "attend_st_write: tensor '%s': ndim %d is outside 0..%d", snip, t->ndim,
-              ATTEND_MAX_DIMS);
-        for (int d = 0; d < t->ndim; d++)
-            CHECK(t->shape[d] >= 0, err, ATTEND_ERR_ARG,
-                  "attend_st_write: tensor '%s': shape[%d] is %" PRId64 ", negative", snip, d,
-                  t->shape[d]);
-        char shp[96];
-        format_shape(shp, t->ndim, t->shape);
-        CHECK(tensor_nbytes(elsize, t->ndim, t->shape, &nbytes[i]), err, ATTEND_ERR_ARG,
-              "attend_st_write: tensor '%s': shape %s of %s overflows a size_t", snip, shp,
-              attend_dtype_name(t->dtype));
-        CHECK(t->data != NULL || nbytes[i] == 0, err, ATTEND_ERR_NULL,
-              "attend_st_write: tensor '%s': data is NULL for %zu bytes", snip, nbytes[i]);
-        CHECK(at_add_size(*total, nbytes[i], total), err, ATTEND_ERR_ARG,
-              "attend_st_write: tensor '%s': total data size overflows a size_t", snip);
-    }
-    for (int i = 0; i < n_meta; i++) {
-        const attend_st_meta *m = &meta[i];
-        CHECK(m->key != NULL && m->value != NULL, err, ATTEND_ERR_NULL,
-              "attend_st_write: metadata %d: key or value is NULL", i);
-        size_t bad;
-        at_json_snippet(snip, m->key, strlen(m->key));
-        CHECK(at_json_utf8_valid(m->key, strlen(m->key), &bad), err, ATTEND_ERR_ARG,
-              "attend_st_write: metadata key '%s' is not valid UTF-8 (byte %zu)", snip, bad);
-        CHECK(at_json_utf8_valid(m->value, strlen(m->value), &bad), err, ATTEND_ERR_ARG,
-              "attend_st_write: metadata value of '%s' is not valid UTF-8 (byte %zu)", snip, bad);
-    }
-    return ATTEND_OK;
-}
-
-/* Names (tensor names or metadata keys) must be unique: sorts a copy of the
- * pointers and compares neighbours. */
-static attend_status check_unique(const char **names, int n, const char *what,
-                                  attend_error *err) {
-    qsort(names, (size_t)n, sizeof *names, cmp_str_ptr);
-    for (int i = 1; i < n; i++)
-        if (strcmp(names[i - 1], names[i]) == 0) {
-            char snip[AT_JSON_SNIPPET_MAX];
-            at_json_snippet(snip, names[i], strlen(names[i]));
-            return at_fail(err, ATTEND_ERR_ARG, "attend_st_write: duplicate %s '%s'", what, snip);
-        }
-    return ATTEND_OK;
-}
-
-static attend_status validate_write(const attend_st_entry *entries, int n_entries,
-                                    const attend_st_meta *meta, int n_meta, size_t *nbytes,
-                                    size_t *total, attend_error *err) {
-    TRY(check_entries(entries, n_entries, meta, n_meta, nbytes, total, err));
-    int most = n_entries > n_meta ? n_entries : n_meta;
-    if (most < 2) return ATTEND_OK;
-    const char **names = malloc((size_t)most * sizeof *names);
-    CHECK(names != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
-    for (int i = 0; i < n_entries; i++) names[i] = entries[i].name;
-    attend_status st = check_unique(names, n_entries, "tensor name", err);
-    if (st == ATTEND_OK) {
-        for (int i = 0; i < n_meta; i++) names[i] = meta[i].key;
-        st = check_unique(names, n_meta, "metadata key", err);
-    }
-    free(names);
-    return st;
-}
-
-/* Writes p [n] to fp in little-endian order (elements of elsize bytes). */
-static int write_le(FILE *fp, const unsigned char *p, size_t n, size_t elsize) {
-    if (n == 0) return 1; /* p may be NULL then */
-    if (elsize == 1 || host_is_little_endian()) return fwrite(p, 1, n, fp) == n;
-    unsigned char chunk[4096];
-    while (n > 0) {
-        size_t m = n < sizeof chunk ? n : sizeof chunk;
-        memcpy(chunk, p, m);
-        swap_elements(chunk, m, elsize);
-        if (fwrite(chunk, 1, m, fp) != m) return 0;
-        p += m;
-        n -= m;
-    }
-    return 1;
-}
-
-/* Writes header and data to tmp, flushed and fsync'ed. */
-static attend_status write_temp(const char *tmp, const unsigned char *head, size_t head_len,
-                                const attend_st_entry *entries, int n_entries,
-                                const size_t *nbytes, attend_error *err) {
-    char why[128];
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        error_text(why, errno);
-        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot create '%s': %s", tmp, why);
-    }
-    int ok = fwrite(head, 1, head_len, fp) == head_len;
-    for (int k = 0; ok && k < n_entries; k++)
-        ok = write_le(fp, entries[k].data, nbytes[k], attend_dtype_size(entries[k].dtype));
-    if (ok) ok = fflush(fp) == 0;
-    if (ok) ok = fsync(fileno(fp)) == 0;
-    int e = errno;
-    if (fclose(fp) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        error_text(why, e);
-        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot write '%s': %s", tmp, why);
-    }
-    return ATTEND_OK;
-}
-
-/* fsync of the directory holding path, so the rename itself is durable.
- * File systems that cannot sync a directory (EINVAL) are not an error. */
-static attend_status sync_parent(const char *path, attend_error *err) {
-    const char *slash = strrchr(path, '/');
-    size_t dl = slash ? (size_t)(slash - path) : 1;
-    if (slash && dl == 0) dl = 1; /* "/name" lives in "/" */
-    char *dir = malloc(dl + 1);
-    CHECK(dir != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
-    memcpy(dir, slash ? path : ".", dl);
-    dir[dl] = '\0';
-    char why[128];
-    attend_status st = ATTEND_OK;
-    int fd = open(dir, O_RDONLY);
-    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
-        error_text(why, errno);
-        st = at_fail(err, ATTEND_ERR_IO,
-                     "attend_st_write: '%s' was written, but syncing directory '%s' failed: %s",
-                     path, dir, why);
-    }
-    if (fd >= 0) close(fd);
-    free(dir);
-    return st;
-}
-
-/* The first bytes of the file: the length field and the header padded with
- * spaces to a multiple of 8, sized first, then built in one allocation. */
-static attend_status build_head(unsigned char **out, size_t *out_len, const char *path,
-                                const attend_st_entry *entries, int n_entries,
-                                const attend_st_meta *meta, int n_meta, const size_t *nbytes,
-                                size_t total, attend_error *err) {
-    emitter e = {NULL, 0, 0};
-    emit_header(&e, entries, n_entries, meta, n_meta, nbytes);
-    CHECK(!e.overflow && e.n <= ST_MAX_HEADER, err, ATTEND_ERR_ARG,
-          "attend_st_write: '%s': the JSON header would exceed %u bytes", path, ST_MAX_HEADER);
-    size_t padded = (e.n + 7) / 8 * 8, head_len = 8 + padded, file_len;
-    CHECK(padded <= ST_MAX_HEADER && at_add_size(head_len, total, &file_len), err,
-          ATTEND_ERR_ARG, "attend_st_write: '%s': the file size overflows a size_t", path);
-    unsigned char *head = malloc(head_len);
-    CHECK(head != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory for %zu bytes",
-          head_len);
-    for (int k = 0; k < 8; k++) head[k] = (unsigned char)((uint64_t)padded >> (8 * k));
-    e.buf = (char *)head + 8;
-    e.n = 0;
-    emit_header(&e, entries, n_entries, meta, n_meta, nbytes);
-    memset(head + 8 + e.n, ' ', padded - e.n);
-    *out = head;
-    *out_len = head_len;
-    return ATTEND_OK;
-}
-
-/* Writes the file through "<path>.tmp.<pid>"; removes that file on failure. */
-static attend_status write_atomic(const char *path, const unsigned char *head, size_t head_len,
-                                  const attend_st_entry *entries, int n_entries,
-                                  const size_t *nbytes, attend_error *err) {
-    size_t tl;
-    CHECK(at_add_size(strlen(path), 32, &tl), err, ATTEND_ERR_ARG,
-          "attend_st_write: the path is too long");
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        attend_error e;
-        attend_output_check(path, 0, &e); /* names the kind of file */
-        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: %s", e.msg);
-    }
-    attend_output_clean_stale(path, NULL, NULL, NULL, NULL); /* a failure here only leaves litter */
-    char *tmp = malloc(tl);
-    CHECK(tmp != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
-    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    attend_status st = write_temp(tmp, head, head_len, entries, n_entries, nbytes, err);
-    if (st == ATTEND_OK && rename(tmp, path) != 0) {
-        char why[128];
-        error_text(why, errno);
-        st = at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot rename '%s' to '%s': %s", tmp,
-                     path, why);
-    }
-    if (st != ATTEND_OK) remove(tmp); /* it may not exist, when fopen failed */
-    free(tmp);
-    return st;
-}
-
-attend_status attend_st_write(const char *path, const attend_st_entry *entries, int n_entries,
-                              const attend_st_meta *meta, int n_meta, attend_error *err) {
-    CHECK(path != NULL, err, ATTEND_ERR_NULL, "attend_st_write: path is NULL");
-    CHECK(n_entries >= 0 && n_meta >= 0, err, ATTEND_ERR_ARG,
-          "attend_st_write: n_entries %d and n_meta %d must be >= 0", n_entries, n_meta);
-    CHECK(entries != NULL || n_entries == 0, err, ATTEND_ERR_NULL,
-          "attend_st_write: entries is NULL for %d entries", n_entries);
-    CHECK(meta != NULL || n_meta == 0, err, ATTEND_ERR_NULL,
-          "attend_st_write: meta is NULL for %d pairs", n_meta);
-
-    size_t *nbytes = malloc((size_t)(n_entries ? n_entries : 1) * sizeof *nbytes);
-    CHECK(nbytes != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
-    size_t total = 0, head_len = 0;
-    unsigned char *head = NULL;
-    attend_status st = validate_write(entries, n_entries, meta, n_meta, nbytes, &total, err);
-    if (st == ATTEND_OK)
-        st = build_head(&head, &head_len, path, entries, n_entries, meta, n_meta, nbytes, total,
-                        err);
-    /* Nothing touched the file system before this point. */
-    if (st == ATTEND_OK) st = write_atomic(path, head, head_len, entries, n_entries, nbytes, err);
-    if (st == ATTEND_OK) st = sync_parent(path, err);
-    free(head);
-    free(nbytes);
-    return st == ATTEND_OK ? at_ok(err) : st;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -577,9 +255,9 @@ static attend_status check_tensor(const at_json_node *e, const char *label,
           label, snip, end, data_len);
 
     char shp[96];
-    format_shape(shp, t->ndim, t->shape);
+    at_st_format_shape(shp, t->ndim, t->shape);
     const char *dname = attend_dtype_name(t->dtype);
-    CHECK(tensor_nbytes(attend_dtype_size(t->dtype), t->ndim, t->shape, &t->nbytes), err,
+    CHECK(at_st_tensor_nbytes(attend_dtype_size(t->dtype), t->ndim, t->shape, &t->nbytes), err,
           ATTEND_ERR_FORMAT, "%s: tensor '%s': shape %s of %s overflows a size_t", label, snip,
           shp, dname);
     CHECK(t->nbytes == (size_t)(end - begin), err, ATTEND_ERR_FORMAT,
@@ -709,9 +387,9 @@ static attend_status build_index(attend_st_file **out, const at_json_node *root,
         free(block);
         return st;
     }
-    if (!host_is_little_endian())
+    if (!at_st_host_is_little_endian())
         for (int k = 0; k < f->n; k++)
-            swap_elements((unsigned char *)(uintptr_t)f->tensors[k].data, f->tensors[k].nbytes,
+            at_st_swap_elements((unsigned char *)(uintptr_t)f->tensors[k].data, f->tensors[k].nbytes,
                           attend_dtype_size(f->tensors[k].dtype));
     *out = f;
     return ATTEND_OK;
@@ -786,12 +464,12 @@ attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_
     char why[128];
     FILE *fp = fopen(path, "rb");
     if (!fp) {
-        error_text(why, errno);
+        at_st_error_text(why, errno);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot open: %s", path, why);
     }
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0) {
-        error_text(why, errno);
+        at_st_error_text(why, errno);
         fclose(fp);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot stat: %s", path, why);
     }
@@ -816,7 +494,7 @@ attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_
     if (got != len || bad || grew) {
         free(buf);
         if (bad) {
-            error_text(why, e);
+            at_st_error_text(why, e);
             return at_fail(err, ATTEND_ERR_IO, "%s: read failed: %s", path, why);
         }
         return at_fail(err, ATTEND_ERR_IO, "%s: the file changed size while being read", path);
@@ -861,3 +539,4 @@ const char *attend_st_metadata(const attend_st_file *f, const char *key) {
     }
     return NULL;
 }
+

@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "io/json.h"
+#include "io/text.h"
 
 
 #define ARENA_BLOCK 4096
@@ -50,81 +52,6 @@ struct attend_vocab {
 };
 
 static const char *const specials[4] = {"<pad>", "<bos>", "<eos>", "<unk>"};
-
-/* ------------------------------------------------------------------ UTF-8 */
-
-/* Length (1..4) of the well-formed UTF-8 sequence at s[0..n), or 0 with *why
- * set: overlong forms, UTF-16 surrogates (U+D800..U+DFFF) and code points above
- * U+10FFFF are invalid (RFC 3629). *cp receives the code point. */
-static int utf8_next(const unsigned char *s, size_t n, uint32_t *cp, const char **why) {
-    unsigned c = s[0];
-    int k;
-    uint32_t u, min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c < 0xC0) {
-        *why = "unexpected continuation byte";
-        return 0;
-    }
-    if (c < 0xE0) {
-        k = 2, u = c & 0x1F, min = 0x80;
-    } else if (c < 0xF0) {
-        k = 3, u = c & 0x0F, min = 0x800;
-    } else if (c < 0xF8) {
-        k = 4, u = c & 0x07, min = 0x10000;
-    } else {
-        *why = "byte 0xF8..0xFF never occurs in UTF-8";
-        return 0;
-    }
-    for (int i = 1; i < k; i++) {
-        if ((size_t)i >= n) {
-            *why = "sequence truncated by the end of the text";
-            return 0;
-        }
-        if ((s[i] & 0xC0) != 0x80) {
-            *why = "missing continuation byte";
-            return 0;
-        }
-        u = (u << 6) | (s[i] & 0x3F);
-    }
-    if (u < min) {
-        *why = "overlong encoding";
-        return 0;
-    }
-    if (u >= 0xD800 && u <= 0xDFFF) {
-        *why = "UTF-16 surrogate code point";
-        return 0;
-    }
-    if (u > 0x10FFFF) {
-        *why = "code point above U+10FFFF";
-        return 0;
-    }
-    *cp = u;
-    return k;
-}
-
-/* Checks s[0..n) is well-formed UTF-8; on failure *bad is the offset of the
- * first invalid sequence. */
-static int utf8_valid(const char *s, size_t n, size_t *bad, const char **why) {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        uint32_t cp;
-        if (u[i] < 0x80) {
-            i++;
-            continue;
-        }
-        int k = utf8_next(u + i, n - i, &cp, why);
-        if (!k) {
-            *bad = i;
-            return 0;
-        }
-        i += (size_t)k;
-    }
-    return 1;
-}
 
 /* Why a token (already valid UTF-8) may not be in a vocabulary, or NULL. */
 static const char *token_rule(const char *s, size_t len) {
@@ -286,7 +213,7 @@ attend_status attend_vocab_add(attend_vocab *v, const char *token, size_t len, i
     size_t bad;
     const char *why;
     if (len <= ATTEND_MAX_TOKEN_BYTES)
-        CHECK(utf8_valid(token, len, &bad, &why), err, ATTEND_ERR_FORMAT,
+        CHECK(at_utf8_valid(token, len, &bad, &why), err, ATTEND_ERR_FORMAT,
               "attend_vocab_add: token is not valid UTF-8 at byte %zu (%s)", bad, why);
     why = token_rule(token, len);
     CHECK(!why, err, ATTEND_ERR_FORMAT, "attend_vocab_add: token of %zu bytes %s", len, why);
@@ -328,7 +255,7 @@ attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, c
     CHECK(max_ids >= 0, err, ATTEND_ERR_ARG, "%s: max_ids=%d, must be >= 0", who, max_ids);
     size_t bad;
     const char *why;
-    CHECK(len == 0 || utf8_valid(text, len, &bad, &why), err, ATTEND_ERR_FORMAT,
+    CHECK(len == 0 || at_utf8_valid(text, len, &bad, &why), err, ATTEND_ERR_FORMAT,
           "invalid UTF-8 at byte %zu (%s)", base + bad, why);
 
     int32_t n0 = v->n;
@@ -346,7 +273,7 @@ attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, c
             tlen = i - start;
         } else {
             uint32_t cp;
-            tlen = (size_t)utf8_next((const unsigned char *)text + i, len - i, &cp, &why);
+            tlen = (size_t)at_utf8_next((const unsigned char *)text + i, len - i, &cp, &why);
             i += tlen;
         }
         const char *s = text + start;
@@ -442,49 +369,25 @@ attend_status attend_vocab_decode(const attend_vocab *v, attend_tokenizer tok, c
 
 /* -------------------------------------------------------------------- JSON */
 
+/* Tokens hold no NUL, tab, newline or carriage return (token_rule), so
+ * json.c's escaping writes them as every earlier version of this file did. */
 attend_status attend_vocab_to_json(const attend_vocab *v, char **json, attend_error *err) {
     CHECK(v && json, err, ATTEND_ERR_NULL, "attend_vocab_to_json: %s is NULL", !v ? "vocabulary" : "json");
     *json = NULL;
     size_t size = 3; /* "[", "]", NUL */
     for (int32_t id = 0; id < v->n; id++) {
         const vocab_entry *e = &v->entries[id];
-        size_t t = 2 + (id > 0); /* quotes, comma */
-        for (size_t i = 0; i < e->len; i++) {
-            unsigned char c = (unsigned char)e->s[i];
-            t += (c == '"' || c == '\\' || c == '\b' || c == '\f') ? 2 : c < 0x20 ? 6 : 1;
-        }
-        CHECK(at_add_size(size, t, &size), err, ATTEND_ERR_ALLOC,
+        size_t t = at_json_escaped_size(e->s, e->len);
+        CHECK(t != SIZE_MAX && at_add_size(size, t + (id > 0), &size), err, ATTEND_ERR_ALLOC,
               "attend_vocab_to_json: size overflows size_t");
     }
     char *s = malloc(size), *p = s;
     CHECK(s, err, ATTEND_ERR_ALLOC, "attend_vocab_to_json: out of memory for %zu bytes", size);
-    static const char hex[] = "0123456789abcdef";
     *p++ = '[';
     for (int32_t id = 0; id < v->n; id++) {
         const vocab_entry *e = &v->entries[id];
         if (id > 0) *p++ = ',';
-        *p++ = '"';
-        for (size_t i = 0; i < e->len; i++) {
-            unsigned char c = (unsigned char)e->s[i];
-            if (c == '"' || c == '\\') {
-                *p++ = '\\';
-                *p++ = (char)c;
-            } else if (c == '\b') {
-                *p++ = '\\';
-                *p++ = 'b';
-            } else if (c == '\f') {
-                *p++ = '\\';
-                *p++ = 'f';
-            } else if (c < 0x20) {
-                memcpy(p, "\\u00", 4);
-                p[4] = hex[c >> 4];
-                p[5] = hex[c & 15];
-                p += 6;
-            } else {
-                *p++ = (char)c;
-            }
-        }
-        *p++ = '"';
+        p = at_json_escape(p, e->s, e->len);
     }
     *p++ = ']';
     *p = '\0';
@@ -517,94 +420,30 @@ static void json_ws(json_reader *r) {
         r->i++;
 }
 
-static int hex4(const char *s, uint32_t *u) {
-    *u = 0;
-    for (int k = 0; k < 4; k++) {
-        char c = s[k];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) return 0;
-        *u = *u * 16 + (uint32_t)d;
-    }
-    return 1;
-}
-
 /* Reads the string starting at the opening quote r->i into out (at most
- * ATTEND_MAX_TOKEN_BYTES bytes; a longer string is an error). */
+ * ATTEND_MAX_TOKEN_BYTES bytes; a longer string is an error), with json.c's
+ * string decoder and this reader's messages. */
 static attend_status json_string(json_reader *r, char *out, size_t *len, int index) {
-    size_t start = r->i, n = 0;
-    r->i++; /* opening quote */
-    for (;;) {
-        if (r->i >= r->n) return JFAIL(r, start, "string %d is not terminated", index);
-        unsigned char c = (unsigned char)r->s[r->i];
-        char tmp[4];
-        size_t k;
-        if (c == '"') {
-            r->i++;
-            break;
-        }
-        if (c < 0x20)
-            return JFAIL(r, r->i, "control character 0x%02X in string %d must be escaped", c, index);
-        if (c == '\\') {
-            size_t at = r->i;
-            if (r->i + 1 >= r->n) return JFAIL(r, at, "string %d is not terminated", index);
-            char e = r->s[r->i + 1];
-            r->i += 2;
-            uint32_t u;
-            switch (e) {
-            case '"': tmp[0] = '"'; k = 1; break;
-            case '\\': tmp[0] = '\\'; k = 1; break;
-            case '/': tmp[0] = '/'; k = 1; break;
-            case 'b': tmp[0] = '\b'; k = 1; break;
-            case 'f': tmp[0] = '\f'; k = 1; break;
-            case 'n': tmp[0] = '\n'; k = 1; break;
-            case 'r': tmp[0] = '\r'; k = 1; break;
-            case 't': tmp[0] = '\t'; k = 1; break;
-            case 'u':
-                if (r->n - r->i < 4 || !hex4(r->s + r->i, &u))
-                    return JFAIL(r, at, "\\u must be followed by 4 hex digits");
-                r->i += 4;
-                if (u >= 0xDC00 && u <= 0xDFFF)
-                    return JFAIL(r, at, "\\u%04X is a low surrogate without a high surrogate before it", (unsigned)u);
-                if (u >= 0xD800 && u <= 0xDBFF) {
-                    uint32_t lo;
-                    if (r->n - r->i < 6 || r->s[r->i] != '\\' || r->s[r->i + 1] != 'u' ||
-                        !hex4(r->s + r->i + 2, &lo) || lo < 0xDC00 || lo > 0xDFFF)
-                        return JFAIL(r, at, "\\u%04X is a high surrogate not followed by a \\u low surrogate",
-                                     (unsigned)u);
-                    r->i += 6;
-                    u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-                }
-                if (u < 0x80) {
-                    tmp[0] = (char)u, k = 1;
-                } else if (u < 0x800) {
-                    tmp[0] = (char)(0xC0 | (u >> 6)), tmp[1] = (char)(0x80 | (u & 0x3F)), k = 2;
-                } else if (u < 0x10000) {
-                    tmp[0] = (char)(0xE0 | (u >> 12)), tmp[1] = (char)(0x80 | ((u >> 6) & 0x3F));
-                    tmp[2] = (char)(0x80 | (u & 0x3F)), k = 3;
-                } else {
-                    tmp[0] = (char)(0xF0 | (u >> 18)), tmp[1] = (char)(0x80 | ((u >> 12) & 0x3F));
-                    tmp[2] = (char)(0x80 | ((u >> 6) & 0x3F)), tmp[3] = (char)(0x80 | (u & 0x3F)), k = 4;
-                }
-                break;
-            default:
-                return JFAIL(r, at, "unknown escape \\%c", (e >= 0x20 && e < 0x7F) ? e : '?');
-            }
-        } else {
-            uint32_t cp;
-            const char *why;
-            k = c < 0x80 ? 1 : (size_t)utf8_next((const unsigned char *)r->s + r->i, r->n - r->i, &cp, &why);
-            if (!k) return JFAIL(r, r->i, "invalid UTF-8 in string %d (%s)", index, why);
-            memcpy(tmp, r->s + r->i, k);
-            r->i += k;
-        }
-        if (n + k > ATTEND_MAX_TOKEN_BYTES)
-            return JFAIL(r, start, "string %d is longer than %d bytes", index, ATTEND_MAX_TOKEN_BYTES);
-        memcpy(out + n, tmp, k);
-        n += k;
+    at_json_string_fail f;
+    if (at_json_scan_string((const unsigned char *)r->s, r->n, &r->i, out, ATTEND_MAX_TOKEN_BYTES, len, &f))
+        return ATTEND_OK;
+    unsigned v = (unsigned)f.value;
+    switch (f.code) {
+    case AT_JSON_STRING_CONTROL:
+        return JFAIL(r, f.at, "control character 0x%02X in string %d must be escaped", v, index);
+    case AT_JSON_STRING_BAD_HEX: return JFAIL(r, f.at, "\\u must be followed by 4 hex digits");
+    case AT_JSON_STRING_LONE_LOW:
+        return JFAIL(r, f.at, "\\u%04X is a low surrogate without a high surrogate before it", v);
+    case AT_JSON_STRING_LONE_HIGH:
+        return JFAIL(r, f.at, "\\u%04X is a high surrogate not followed by a \\u low surrogate", v);
+    case AT_JSON_STRING_BAD_ESCAPE:
+        return JFAIL(r, f.at, "unknown escape \\%c", (v >= 0x20 && v < 0x7F) ? (char)v : '?');
+    case AT_JSON_STRING_BAD_UTF8: return JFAIL(r, f.at, "invalid UTF-8 in string %d (%s)", index, f.why);
+    case AT_JSON_STRING_TOO_LONG:
+        return JFAIL(r, f.at, "string %d is longer than %d bytes", index, ATTEND_MAX_TOKEN_BYTES);
+    default: /* UNTERMINATED (at the quote), END_IN_ESCAPE (at the backslash) */
+        return JFAIL(r, f.at, "string %d is not terminated", index);
     }
-    *len = n;
-    return ATTEND_OK;
 }
 
 attend_status attend_vocab_from_json(attend_vocab **out, const char *json, attend_error *err) {

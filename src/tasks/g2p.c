@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "io/text.h"
 
 #define MARKER_MAX 999 /* word(N): N in 1..999 */
 
@@ -81,20 +82,6 @@ static uint64_t mix64(uint64_t z) { /* splitmix64 finaliser */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-}
-
-/* Length (1..4) of the well-formed UTF-8 sequence at s[0..n), 0 when invalid
- * (overlong, surrogate, above U+10FFFF, truncated). */
-static int utf8_len(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    int k = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-    if (!k || (size_t)k > n) return 0;
-    for (int i = 1; i < k; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (k == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
-    if (k == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
-    return k;
 }
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
@@ -207,7 +194,7 @@ static int parse_line(const char *line, size_t len, int keep_stress, char *word,
             snprintf(why, why_cap, "word has control character 0x%02X at byte %zu", c, k + 1);
             return LINE_BAD;
         }
-        int n = utf8_len((const unsigned char *)line + k, wend - k);
+        int n = at_utf8_next((const unsigned char *)line + k, wend - k, NULL, NULL);
         if (!n) {
             snprintf(why, why_cap, "word has invalid UTF-8 at byte %zu", k + 1);
             return LINE_BAD;

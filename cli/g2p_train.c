@@ -1,0 +1,355 @@
+/*
+ * g2p_train.c — `attend g2p train`: the default recipe (docs/G2P.md) on the
+ * shared training loop (train_loop.h), with the dev evaluation after every
+ * epoch, best-model selection and early stopping in its step hook.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attend.h"
+#include "cli.h"
+#include "mpirun.h"
+#include "g2p.h"
+#include "outputs.h" /* issue 17: output checks */
+#include "train_loop.h"
+
+/* ===================================================================== train */
+
+/* The default recipe; docs/G2P.md explains each number. */
+typedef struct {
+    const char *dict, *out, *checkpoint, *resume;
+    int skip;
+    int emb, hidden, dec_hidden, attn, layers;
+    int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
+    double lr, min_lr, clip, max_minutes;
+    uint64_t seed;
+    int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
+} g2p_train_opts;
+
+static void g2p_train_defaults(g2p_train_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->out = "g2p.safetensors";
+    o->emb = 64;
+    o->hidden = 128;
+    o->dec_hidden = 256;
+    o->attn = 128;
+    o->layers = 1;
+    o->batch = 64;
+    o->epochs = 10;
+    o->lr = 3e-3;
+    o->min_lr = 1e-4;
+    o->warmup = 500;
+    o->clip = 1.0;
+    o->patience = 3;
+    o->max_minutes = 55;
+    o->checkpoint_every = 1000;
+    o->log_every = 200;
+    o->seed = 1;
+}
+
+static void train_usage(FILE *f) {
+    g2p_train_opts d;
+    g2p_train_defaults(&d);
+    fprintf(f,
+            "usage: attend g2p train [--dict PATH] [--out MODEL] [options]\n"
+            "\n"
+            "Trains a G2P model on the train part of a dictionary with the default recipe:\n"
+            "a bi-GRU encoder over letters and a Bahdanau (additive) attention GRU decoder over\n"
+            "phonemes, Adam with a linear warm-up and a cosine decay over all epochs, the global\n"
+            "gradient norm clipped. After every epoch the dev words are decoded (greedy); the\n"
+            "model is saved to --out whenever the dev WER improves, and training stops early\n"
+            "after --patience epochs without improvement. A checkpoint is written every\n"
+            "--checkpoint-every steps; --resume continues from one bit for bit.\n"
+            "\n"
+            "data:\n"
+            "  --dict PATH            the dictionary (default: $ATTEND_G2P_DICT, else\n"
+            "                         data/g2p/" G2P_DICT_NAME ", see tools/get_cmudict.sh)\n"
+            "  --skip-malformed       skip odd lines instead of stopping at the first\n"
+            "model:\n"
+            "  --emb N                letter and phoneme embedding width (%d)\n"
+            "  --hidden N             encoder GRU width per direction (%d)\n"
+            "  --layers N             stacked bidirectional encoder layers (%d)\n"
+            "  --dec-hidden N         decoder GRU width (%d)\n"
+            "  --attn N               additive attention width (%d)\n"
+            "training:\n"
+            "  --epochs N             passes over the training pronunciations (%d)\n"
+            "  --batch N              pronunciations per step (%d)\n"
+            "  --lr X                 peak Adam learning rate (%g)\n"
+            "  --warmup N             linear warm-up steps (%d)\n"
+            "  --min-lr X             learning rate at the end of the cosine decay (%g)\n"
+            "  --clip X               clip the global gradient norm (%g)\n"
+            "  --patience N           stop after N epochs without a better dev WER (%d; 0 = never)\n"
+            "  --max-minutes X        stop after X minutes of training, evaluations excluded\n"
+            "                         (%g; 0 = no limit)\n"
+            "  --eval-words N         dev words decoded per evaluation (0 = all)\n"
+            "  --seed N               initialisation and shuffling seed (%llu)\n"
+            "output:\n"
+            "  --out PATH             the best model by dev WER (%s)\n"
+            "  --checkpoint PATH      checkpoint (weights, optimizer, data position)\n"
+            "  --checkpoint-every N   steps between checkpoints (%d)\n"
+            "  --resume PATH          continue from a checkpoint of the same data and options\n"
+            "  --log-every N          log line every N steps when stderr is not a terminal (%d)\n"
+            "  --help                 this message\n"
+            "\n"
+            "Progress goes to stderr (a bar on a terminal), results to stdout.\n",
+            d.emb, d.hidden, d.layers, d.dec_hidden, d.attn, d.epochs, d.batch, d.lr, d.warmup, d.min_lr, d.clip,
+            d.patience, d.max_minutes, (unsigned long long)d.seed, d.out, d.checkpoint_every, d.log_every);
+    cli_mpi_usage(f);
+}
+
+static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
+    cli_parser p;
+    cli_init(&p, "g2p train", argc, argv);
+    int rc = 0;
+    while (rc == 0 && cli_next(&p)) {
+        if (cli_is_help(&p)) *help = 1;
+        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &o->dict);
+        else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
+        else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
+        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 4096, &o->hidden);
+        else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
+        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
+        else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
+        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 4096, &o->batch);
+        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &o->lr);
+        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &o->warmup);
+        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 10, &o->min_lr);
+        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e6, &o->clip);
+        else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 10000, &o->patience);
+        else if (cli_is(&p, "--max-minutes")) rc = cli_double(&p, 0, 1e6, &o->max_minutes);
+        else if (cli_is(&p, "--eval-words")) rc = cli_int(&p, 0, 100000000, &o->eval_words);
+        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
+        else if (cli_is(&p, "--out")) rc = cli_string(&p, &o->out);
+        else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
+        else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
+        else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
+        else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
+        else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 4096, &o->grad_shards);
+        else rc = cli_unknown(&p);
+    }
+    return rc;
+}
+
+/* Dev WER/PER of the model now (greedy, batched). */
+static int dev_eval(attend_model *m, const attend_g2p_dict *d, attend_vocab *gv, attend_vocab *pv, int batch,
+                    int max_words, attend_g2p_counts *c) {
+    attend_error err = {0};
+    attend_g2p_eval_options eo = {0, 0, batch, max_words};
+    if (attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, c, &err)) return cli_lib_fail("g2p train", &err);
+    return 0;
+}
+
+/* What the step hook of `g2p train` needs: after every epoch (and at the
+ * end, or when out of time) the dev words are decoded; the model is saved to
+ * --out when the dev WER improved, and training stops after --patience epochs
+ * without improvement. */
+typedef struct {
+    const char *cmd;
+    const g2p_train_opts *o;
+    attend_model *m;
+    attend_trainer *tr;
+    const attend_g2p_dict *d;
+    attend_vocab *gv, *pv;
+    long steps_per_epoch, total;
+    int writer;
+    double best_wer;
+    int bad_epochs;
+} g2p_hook;
+
+static int epoch_of(const g2p_hook *h, long step) { return (int)((step - 1) / h->steps_per_epoch) + 1; }
+
+static void epoch_tag(void *user, long step, char *buf, size_t n) {
+    snprintf(buf, n, " epoch %d", epoch_of(user, step));
+}
+
+static int after_step(void *user, train_loop *lp, const attend_step_report *r, int *stop) {
+    g2p_hook *h = user;
+    const g2p_train_opts *o = h->o;
+    attend_error err = {0};
+    long step = r->step;
+    int rc;
+    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0) {
+        if (attend_trainer_save(h->tr, o->checkpoint, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
+            train_loop_clear(lp);
+            return cli_lib_fail(h->cmd, &err);
+        }
+    }
+    int out_of_time = cli_mpi_any(o->max_minutes > 0 && lp->t_train > 60 * o->max_minutes);
+    if (step % h->steps_per_epoch != 0 && step != h->total && !out_of_time) return 0;
+    attend_g2p_counts c;
+    double te = cli_now();
+    if ((rc = dev_eval(h->m, h->d, h->gv, h->pv, o->batch, o->eval_words, &c))) return rc;
+    double wer = attend_g2p_wer(&c), per = attend_g2p_per(&c);
+    int better = wer < h->best_wer;
+    if (better) {
+        h->best_wer = wer;
+        h->bad_epochs = 0;
+        if (h->writer && attend_model_save(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
+            train_loop_clear(lp);
+            return cli_lib_fail(h->cmd, &err);
+        }
+    } else {
+        h->bad_epochs++;
+    }
+    train_loop_clear(lp);
+    printf("epoch %d step %ld: dev PER %.2f%% WER %.2f%% (%ld words, %.1f s)%s; %.1f min trained\n",
+           epoch_of(h, step), step, 100 * per, 100 * wer, c.words, cli_now() - te, better ? ", best: saved" : "",
+           lp->t_train / 60);
+    fflush(stdout);
+    if (o->patience && h->bad_epochs >= o->patience) {
+        printf("early stop: no better dev WER for %d epochs\n", h->bad_epochs);
+        *stop = 1;
+    }
+    if (out_of_time) {
+        printf("time limit: %.1f minutes reached\n", o->max_minutes);
+        *stop = 1;
+    }
+    return 0;
+}
+
+int cmd_g2p_train(int argc, char **argv) {
+    const char *cmd = "g2p train";
+    g2p_train_opts o;
+    g2p_train_defaults(&o);
+    int help = 0, rc = train_parse(&o, argc, argv, &help);
+    if (rc) return rc;
+    if (help) {
+        train_usage(stdout);
+        return cli_finish(cmd, 0);
+    }
+    char buf[PATH_MAX + 64];
+    const char *path = g2p_find_dict(cmd, o.dict, buf, sizeof buf);
+    if (!path) return 1;
+    if ((rc = cli_mpi_begin(cmd, argc, argv, o.batch, &o.grad_shards))) return cli_mpi_end(cmd, rc);
+    int writer = cli_mpi_rank() == 0; /* rank 0 alone writes (cli/mpirun.h) */
+    if (!writer) o.checkpoint = NULL;
+    /* issue 17 (cli/outputs.h): every file checked before any work */
+    if (cli_check_train_files(cmd, "--dict", path, NULL, o.resume, o.checkpoint, writer ? o.out : NULL, 0, NULL))
+        return cli_mpi_end(cmd, 1);
+    attend_error err = {0};
+    attend_g2p_dict *d = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_dataset *train = NULL;
+    attend_model *m = NULL;
+    attend_trainer *tr = NULL;
+    if ((rc = g2p_read_dict(cmd, path, o.skip, &d))) goto done;
+    if (attend_vocab_create(&gv, &err) || attend_vocab_create(&pv, &err) ||
+        attend_g2p_dataset(&train, d, ATTEND_G2P_TRAIN, gv, pv, 1, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(d, &in);
+    int n_train = attend_dataset_size(train);
+    if (n_train == 0) {
+        fprintf(stderr, "attend %s: %s: no training words\n", cmd, path);
+        rc = 1;
+        goto done;
+    }
+    long dev_words = 0;
+    for (int w = 0; w < attend_g2p_dict_words(d); w++) {
+        const char *word = attend_g2p_dict_word(d, w);
+        dev_words += attend_g2p_split_of(word, strlen(word)) == ATTEND_G2P_DEV;
+    }
+    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes\n", path, in.words,
+           n_train, dev_words, attend_vocab_size(gv) - 4, attend_vocab_size(pv) - 4);
+
+    attend_model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.cell = ATTEND_CELL_GRU;
+    mc.decoder = ATTEND_DECODER_BAHDANAU;
+    mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.src_vocab = attend_vocab_size(gv);
+    mc.tgt_vocab = attend_vocab_size(pv);
+    mc.emb = o.emb;
+    mc.enc_hidden = o.hidden;
+    mc.enc_layers = o.layers;
+    mc.dec_hidden = o.dec_hidden;
+    mc.attn = o.attn;
+    mc.max_batch = o.batch;
+    mc.max_src_len = in.max_word_len;     /* every split fits, dev included */
+    mc.max_tgt_len = in.max_pron_len;
+    if (attend_model_create(&m, &mc, o.seed, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+    long steps_per_epoch = (n_train + o.batch - 1) / o.batch, total = steps_per_epoch * o.epochs;
+    attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
+    oc.lr = o.lr;
+    oc.clip_norm = o.clip;
+    oc.warmup_steps = o.warmup;
+    oc.decay_steps = total > o.warmup ? (int)(total - o.warmup) : 0;
+    oc.min_lr = o.min_lr;
+    if (attend_trainer_create(&tr, m, &oc, train, o.batch, o.seed, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+    if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
+    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d, emb %d: %zu "
+           "parameters (%.2f MB)\n",
+           o.layers, o.hidden, o.dec_hidden, o.attn, o.emb, attend_model_param_count(m),
+           4.0 * (double)attend_model_param_count(m) / 1e6);
+    printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
+           "%ld steps, patience %d, seed %llu\n",
+           o.lr, o.warmup, o.min_lr, total, o.clip, o.batch, o.epochs, steps_per_epoch, o.patience,
+           (unsigned long long)o.seed);
+    double best_wer = 2;
+    if (o.resume) {
+        if (attend_trainer_resume(tr, o.resume, &err)) {
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
+        /* the best model so far is --out: its dev WER is the one to beat */
+        attend_model *bm = NULL;
+        attend_vocab *bg = NULL, *bp = NULL;
+        attend_g2p_counts c;
+        attend_model_config cap;
+        memset(&cap, 0, sizeof cap);
+        cap.max_batch = o.batch;
+        cap.max_src_len = in.max_word_len;
+        cap.max_tgt_len = in.max_pron_len;
+        if (g2p_file_exists(o.out) && attend_g2p_model_load(&bm, o.out, &cap, &bg, &bp, &err) == ATTEND_OK &&
+            dev_eval(bm, d, bg, bp, o.batch, o.eval_words, &c) == 0) {
+            best_wer = attend_g2p_wer(&c);
+            printf("best so far: %s, dev WER %.2f%%\n", o.out, 100 * best_wer);
+        }
+        attend_model_free(bm);
+        attend_vocab_free(bg);
+        attend_vocab_free(bp);
+        cli_mpi_share(&best_wer); /* rank 0's --out decides for all */
+    }
+    fflush(stdout);
+
+    g2p_hook h = {cmd, &o, m, tr, d, gv, pv, steps_per_epoch, total, writer, best_wer, 0};
+    train_loop_config lc = {cmd, tr, total, o.log_every, 0, o.checkpoint, after_step, epoch_tag, &h};
+    train_loop lp;
+    double t_begin = cli_now();
+    if ((rc = train_loop_run(&lc, &lp))) goto done;
+    best_wer = h.best_wer;
+    if (o.checkpoint && attend_trainer_save(tr, o.checkpoint, gv, pv, ATTEND_TOKENIZE_CHAR, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+    printf("trained: steps %ld-%ld in %.1f min (%.0f words/s; %.1f min with evaluations); best dev WER %.2f%%\n",
+           lp.start_step + 1, attend_trainer_steps(tr), lp.t_train / 60, train_loop_pairs_per_s(&lp),
+           (cli_now() - t_begin) / 60, best_wer <= 1 ? 100 * best_wer : NAN);
+    if (best_wer <= 1) printf("saved: %s\n", o.out);
+done:
+    attend_trainer_free(tr);
+    attend_model_free(m);
+    attend_dataset_free(train);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_dict_free(d);
+    return cli_mpi_end(cmd, cli_finish(cmd, rc));
+}
+
