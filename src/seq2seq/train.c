@@ -104,12 +104,8 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     return at_ok(err);
 }
 
-void attend_trainer_free(attend_trainer *tr) {
-    if (!tr) return;
-    attend_optim_free(tr->opt);
-    attend_batch_release(&tr->batch);
-    free(tr->perm);
-    free(tr->idx);
+/* Frees the data-parallel buffers (attend_trainer_set_parallel) and forgets them. */
+static void parallel_free(attend_trainer *tr) {
     free(tr->node_rank);
     free(tr->node_lo);
     free(tr->node_hi);
@@ -117,6 +113,18 @@ void attend_trainer_free(attend_trainer *tr) {
     free(tr->sum);
     free(tr->scratch);
     free(tr->lens);
+    tr->node_rank = tr->node_lo = tr->node_hi = NULL;
+    tr->part = tr->sum = tr->scratch = NULL;
+    tr->lens = NULL;
+}
+
+void attend_trainer_free(attend_trainer *tr) {
+    if (!tr) return;
+    attend_optim_free(tr->opt);
+    attend_batch_release(&tr->batch);
+    free(tr->perm);
+    free(tr->idx);
+    parallel_free(tr);
     free(tr);
 }
 
@@ -236,16 +244,7 @@ attend_status attend_trainer_set_parallel(attend_trainer *tr, int shards, int ra
     CHECK(shards <= tr->batch_size, err, ATTEND_ERR_ARG, "%s: %d gradient shards for a batch of %d rows", who,
           shards, tr->batch_size);
     CHECK(exchange || nranks == 1, err, ATTEND_ERR_ARG, "%s: %d ranks need an exchange function", who, nranks);
-    free(tr->node_rank);
-    free(tr->node_lo);
-    free(tr->node_hi);
-    free(tr->part);
-    free(tr->sum);
-    free(tr->scratch);
-    free(tr->lens);
-    tr->node_rank = tr->node_lo = tr->node_hi = NULL;
-    tr->part = tr->sum = tr->scratch = NULL;
-    tr->lens = NULL;
+    parallel_free(tr);
     tr->shards = shards;
     tr->rank = rank;
     tr->nranks = nranks;
