@@ -25,20 +25,6 @@ static const char *kind_name(attend_score_kind kind) {
     return "unknown";
 }
 
-/* Every batch/position count >= 1, and every product that reaches a GEMM as
- * an int or indexes an array stays in range (declared in attention.h; the
- * masked softmax in softmax.c uses it too). */
-attend_status at_attention_check_dims(const char *who, attend_error *err, int N, int T, int S, int D) {
-    CHECK(N >= 1, err, ATTEND_ERR_SHAPE, "%s: batch size N=%d, must be >= 1", who, N);
-    CHECK(T >= 1, err, ATTEND_ERR_SHAPE, "%s: query length T=%d, must be >= 1", who, T);
-    CHECK(S >= 1, err, ATTEND_ERR_SHAPE, "%s: source length S=%d, must be >= 1 (no saved state to read)", who, S);
-    CHECK(D >= 1, err, ATTEND_ERR_SHAPE, "%s: width %d, must be >= 1", who, D);
-    size_t n;
-    CHECK(at_count(&n, 2, N, T) && n <= INT_MAX && at_count(&n, 2, N, S) && n <= INT_MAX &&
-              at_count(&n, 4, N, T, S, D) && n <= SIZE_MAX / sizeof(attend_real),
-          err, ATTEND_ERR_SHAPE, "%s: sizes N=%d T=%d S=%d width=%d overflow", who, N, T, S, D);
-    return ATTEND_OK;
-}
 
 attend_status attend_score_config_check(const attend_score_config *cfg, attend_error *err) {
     CHECK(cfg, err, ATTEND_ERR_NULL, "score config is NULL");

@@ -16,6 +16,22 @@
 #include "core/attention.h"
 #include "core/vmath.h"
 
+/* Every batch/position count >= 1, and every product that reaches a GEMM as
+ * an int or indexes an array stays in range: the shape checks of every
+ * attention kernel (declared in attention.h; defined here, below attention.c,
+ * so that the two files do not call each other). */
+attend_status at_attention_check_dims(const char *who, attend_error *err, int N, int T, int S, int D) {
+    CHECK(N >= 1, err, ATTEND_ERR_SHAPE, "%s: batch size N=%d, must be >= 1", who, N);
+    CHECK(T >= 1, err, ATTEND_ERR_SHAPE, "%s: query length T=%d, must be >= 1", who, T);
+    CHECK(S >= 1, err, ATTEND_ERR_SHAPE, "%s: source length S=%d, must be >= 1 (no saved state to read)", who, S);
+    CHECK(D >= 1, err, ATTEND_ERR_SHAPE, "%s: width %d, must be >= 1", who, D);
+    size_t n;
+    CHECK(at_count(&n, 2, N, T) && n <= INT_MAX && at_count(&n, 2, N, S) && n <= INT_MAX &&
+              at_count(&n, 4, N, T, S, D) && n <= SIZE_MAX / sizeof(attend_real),
+          err, ATTEND_ERR_SHAPE, "%s: sizes N=%d T=%d S=%d width=%d overflow", who, N, T, S, D);
+    return ATTEND_OK;
+}
+
 #ifdef ATTEND_DOUBLE
 #define AT_REAL_LOWEST (-DBL_MAX)
 #else

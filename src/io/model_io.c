@@ -371,7 +371,9 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: target vocabulary has %d tokens, config says %d", path,
                      attend_vocab_size(tv), cfg.tgt_vocab);
     if (!st && (st = attend_model_create(&m, &cfg, 0, err))) name_error(err, st, path, "model");
-    if (!st) st = at_model_read_weights(m, f, path, err);
+    if (!st) /* float files as always; quantized ones through quantize.c */
+        st = at_model_file_wdtype(m, f) == ATTEND_DTYPE_F32 ? at_model_read_tensors(m, f, path, err)
+                                                             : at_model_read_weights(m, f, path, err);
     if (!st) {
         int extra = attend_st_count(f) - m->ntensors;
         if (m->wdtype == ATTEND_DTYPE_I8) /* the scales of the I8 matrices, read with them */

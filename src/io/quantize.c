@@ -1,7 +1,7 @@
 /*
  * quantize.c — a model's weights stored as int8 or fp16 (attend_model_quantize),
- * read from and checked in model files, and the model's matrix products that
- * read them (at_model_linear). docs/FORMAT.md, "Quantized model files".
+ * read from and checked in model files (the products that read them are in
+ * src/seq2seq/linear.c). docs/FORMAT.md, "Quantized model files".
  *
  * The model keeps its float arena filled with the dequantized weights, so every
  * float path (training code, analysis, the products with many rows) computes
@@ -20,37 +20,6 @@ int at_model_quantizable(const at_tensor_desc *td) {
 }
 
 attend_dtype attend_model_weight_dtype(const attend_model *m) { return m ? m->wdtype : ATTEND_DTYPE_F32; }
-
-const at_qweight *at_model_qweight(const attend_model *m, const attend_real *w) {
-    if (m->wdtype == ATTEND_DTYPE_F32) return NULL;
-    uintptr_t p = (uintptr_t)w;
-    for (int i = 0; i < m->ntensors; i++) {
-        const at_qweight *q = &m->qw[i];
-        if (q->dtype == ATTEND_DTYPE_F32) continue;
-        uintptr_t b = (uintptr_t)q->f, e = (uintptr_t)(q->f + (size_t)q->rows * q->cols);
-        if (p >= b && p < e) return q;
-    }
-    return NULL;
-}
-
-void at_model_linear(const attend_model *m, int N, int out, int in, const attend_real *X, int ldx,
-                     const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy) {
-    at_linear(at_model_qweight(m, W), N, out, in, X, ldx, W, ldw, beta, Y, ldy);
-}
-
-void at_model_keys(const attend_model *m, attend_real *kp, const attend_real *k, int N, int S) {
-    const attend_real *W = m->score.kind == ATTEND_SCORE_GENERAL    ? m->p.attn_W
-                           : m->score.kind == ATTEND_SCORE_ADDITIVE ? m->p.attn_Wk
-                                                                    : NULL;
-    if (W && at_model_qweight(m, W)) { /* kp [NS,P] = k [NS,E] Wᵀ (+ b) */
-        at_model_linear(m, N * S, m->P, m->E, k, m->E, W, m->E, 0, kp, m->P);
-        if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->score.additive_bias)
-            at_rows_add(kp, m->p.attn_b, (size_t)N * S, m->P);
-        return;
-    }
-    attend_score_params sp = at_model_score_params(&m->p);
-    at_keys_forward(&m->score, &sp, kp, k, N, S);
-}
 
 /* One allocation for the quantized copies (64-byte aligned blocks: the
  * matrix, then its scales for I8); fills m->qw and m->wdtype. */
@@ -223,6 +192,15 @@ static attend_status read_quant(attend_model *m, int i, const attend_st_file *f,
 
 #endif
 
+attend_dtype at_model_file_wdtype(const attend_model *m, const attend_st_file *f) {
+    for (int i = 0; i < m->ntensors; i++) {
+        if (!at_model_quantizable(&m->desc[i])) continue;
+        const attend_st_tensor *t = attend_st_find(f, m->desc[i].name);
+        if (t && (t->dtype == ATTEND_DTYPE_I8 || t->dtype == ATTEND_DTYPE_F16)) return t->dtype;
+    }
+    return ATTEND_DTYPE_F32;
+}
+
 attend_status at_model_read_weights(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
     /* the storage: that of the first weight matrix stored I8 or F16, if any */
     attend_dtype dtype = ATTEND_DTYPE_F32;
@@ -235,7 +213,8 @@ attend_status at_model_read_weights(attend_model *m, const attend_st_file *f, co
             first = m->desc[i].name;
         }
     }
-    if (dtype != ATTEND_DTYPE_I8 && dtype != ATTEND_DTYPE_F16) return at_model_read_tensors(m, f, path, err);
+    if (dtype != ATTEND_DTYPE_I8 && dtype != ATTEND_DTYPE_F16)
+        return at_fail(err, ATTEND_ERR_FORMAT, "%s: no weight matrix is stored I8 or F16 (a float file)", path);
 #ifdef ATTEND_DOUBLE
     (void)first;
     return at_fail(err, ATTEND_ERR_FORMAT, "%s: quantized weights (tensor '%s' is %s) need the float32 build", path,

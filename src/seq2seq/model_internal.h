@@ -272,7 +272,7 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
  * and finiteness; path names the file in messages. */
 attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err);
 
-/* ------------------------------------------------- quantized weights (quantize.c) */
+/* -------------------------- quantized weights (io/quantize.c; products: linear.c) */
 
 /* The tensor is stored quantized in a quantized model: a 2-D weight matrix
  * other than the embedding tables. */
@@ -291,9 +291,14 @@ void at_model_linear(const attend_model *m, int N, int out, int in, const attend
  * model's weights), from the quantized copy of W / Wk when there is one. */
 void at_model_keys(const attend_model *m, attend_real *kp, const attend_real *k, int N, int S);
 
-/* Reads a model file's weights into m (attend_model_load): float files as
- * at_model_read_tensors; files whose matrices are I8 (with "<name>.scale") or
- * F16 fill the quantized copies and the dequantized arena, every value checked. */
+/* The storage of a model file's weight matrices: I8 or F16 when the first
+ * weight matrix present is stored so, else F32 (src/io/quantize.c). */
+attend_dtype at_model_file_wdtype(const attend_model *m, const attend_st_file *f);
+
+/* Reads a quantized model file's weights into m (attend_model_load; float
+ * files go to at_model_read_tensors): matrices stored I8 (with
+ * "<name>.scale") or F16 fill the quantized copies and the dequantized arena,
+ * every value checked. */
 attend_status at_model_read_weights(attend_model *m, const attend_st_file *f, const char *path, attend_error *err);
 
 /* Gives dst (same configuration, weights already copied) src's quantized copies. */
