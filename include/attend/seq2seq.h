@@ -19,7 +19,7 @@ extern "C" {
 /* ------------------------------------------------------------------ model */
 /*
  * The encoder–decoder of seed 004: source embedding → bidirectional recurrent
- * encoder (E = 2H) → bridge tanh(W [h_fwd; h_bwd] + b) → attentive recurrent
+ * encoder (E = 2He) → bridge tanh(W [h_fwd; h_bwd] + b) → attentive recurrent
  * decoder → logits. Decoder kinds:
  *   BAHDANAU  query s_{t-1};  s_t = cell([E(y_{t-1}); c_t], s_{t-1});  logits = W_o [s_t; c_t] + b_o
  *   LUONG     s_t = cell([E(y_{t-1}); h̃_{t-1}], s_{t-1}) (input feeding, h̃_0 = 0);
@@ -45,7 +45,7 @@ typedef struct {
     int src_vocab;               /* Vs (>= 5: four specials and one symbol) */
     int tgt_vocab;               /* Vt (>= 5); ignored by POINTER */
     int emb;                     /* D: embedding width, both sides */
-    int enc_hidden;              /* H: per direction, so E = 2H */
+    int enc_hidden;              /* He: per direction, so E = 2He */
     int enc_layers;              /* stacked bidirectional layers, >= 1 */
     int dec_hidden;              /* Hd */
     int attn;                    /* A: additive attention width (ADDITIVE only) */
