@@ -211,7 +211,7 @@ static void test_kernels(void) {
  * product exactly), NULL reads the float copy. */
 static void test_linear(void) {
     enum { R = 40, C = 50, N = AT_QUANT_MAX_ROWS + 1 };
-    static float W[R * C], Wq[R * C], sc[R], X[N * C], Y[N * R], Yref[N * R];
+    static float W[R * C], Wq[R * C], sc[R], X[N * C], Y[N * R], Yref[N * R], Yq[N * R];
     static int8_t Q[R * C];
     for (int r = 0; r < R; r++) {
         for (int k = 0; k < C; k++) W[r * C + k] = (float)uniform();
@@ -228,6 +228,11 @@ static void test_linear(void) {
         memset(Yref, 0, sizeof Yref);
         at_linear(&q, n, 30, 33, X, C, Wb, C, 0, Y, R);
         at_gemm(0, 1, n, 30, 33, 1, X, C, Wb, C, 0, Yref, R);
+        if (n <= AT_QUANT_MAX_ROWS) { /* the int8 kernel itself, at the slice's rows, columns and scales */
+            memset(Yq, 0, sizeof Yq);
+            at_q8_gemm(n, 30, 33, X, C, Q + 7 * C + 11, sc + 7, C, 0, Yq, R);
+            EXPECT(!memcmp(Y, Yq, sizeof Y), "at_linear with %d rows did not read the int8 copy at the slice", n);
+        }
         for (int i = 0; i < n; i++)
             for (int j = 0; j < 30; j++) {
                 double d = fabs(Y[i * R + j] - Yref[i * R + j]);
@@ -321,7 +326,7 @@ static attend_model *float_twin(attend_model *m) {
 
 static void test_model_paths(void) {
     double worst_align = 0, worst_logp = 0;
-    int cases = 0;
+    int cases = 0, differs[2] = {0, 0}; /* I8, F16: small batches read the copies, so some value moves */
     for (int c = 0; c < 3; c++)
         for (int dt = 0; dt < 2; dt++) {
             attend_dtype to = dt ? ATTEND_DTYPE_F16 : ATTEND_DTYPE_I8;
@@ -347,6 +352,8 @@ static void test_model_paths(void) {
                            (double)df.align[i]);
                     if (N > AT_QUANT_MAX_ROWS)
                         EXPECT(dq.align[i] == df.align[i], "config %d N=%d: the float path is not bit-identical", c, N);
+                    else if (dq.align[i] != df.align[i])
+                        differs[dt]++;
                     if (d > 1e-4 || (N > AT_QUANT_MAX_ROWS && dq.align[i] != df.align[i])) break;
                 }
                 for (int i = 0; i < 4 + 3; i++) {
@@ -387,8 +394,45 @@ static void test_model_paths(void) {
             attend_model_free(f);
             attend_model_free(m);
         }
-    printf("  models: %d cases, worst alignment |diff| %.2e, worst log-probability rel. diff %.2e\n", cases,
-           worst_align, worst_logp);
+    EXPECT(differs[0] > 0 && differs[1] > 0,
+           "no alignment value of a small batch moved (I8 %d, F16 %d): the quantized copies were not read", differs[0],
+           differs[1]);
+    printf("  models: %d cases, worst alignment |diff| %.2e, worst log-probability rel. diff %.2e; small-batch values "
+           "that moved: I8 %d, F16 %d\n",
+           cases, worst_align, worst_logp, differs[0], differs[1]);
+}
+
+/* A weight changed after quantization (through attend_model_tensor_find's
+ * pointer) would not reach the file, which holds the int8/fp16 copies: save
+ * refuses, naming the tensor, and leaves the file at the path as it was. */
+static void test_edited_quantized_save(void) {
+    attend_model *m = NULL;
+    attend_error err;
+    EXPECT(attend_model_create(&m, &configs[0], 3, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m) return;
+    EXPECT(attend_model_quantize(m, ATTEND_DTYPE_I8, &err) == ATTEND_OK, "%s", err.msg);
+    attend_vocab *vs = vocab(configs[0].src_vocab - 4), *vt = vocab(configs[0].tgt_vocab - 4);
+    const char *p = tmp_path("edited.safetensors");
+    EXPECT(attend_model_save(m, p, vs, vt, ATTEND_TOKENIZE_CHAR, &err) == ATTEND_OK, "%s", err.msg);
+    FILE *f = fopen(p, "rb");
+    static unsigned char before[1 << 20], after[1 << 20];
+    size_t nb = f ? fread(before, 1, sizeof before, f) : 0;
+    if (f) fclose(f);
+    attend_model_tensor t;
+    EXPECT(attend_model_tensor_find(m, "out.weight", &t, &err) == ATTEND_OK, "%s", err.msg);
+    t.data[0] += 1.5f;
+    attend_status st = attend_model_save(m, p, vs, vt, ATTEND_TOKENIZE_CHAR, &err);
+    EXPECT(st == ATTEND_ERR_ARG && strstr(err.msg, "'out.weight' element 0") && strstr(err.msg, "quantize the changed float model again"),
+           "save of an edited quantized model: status %d, %s", (int)st, err.msg);
+    f = fopen(p, "rb");
+    size_t na = f ? fread(after, 1, sizeof after, f) : 0;
+    if (f) fclose(f);
+    EXPECT(nb > 0 && na == nb && !memcmp(before, after, nb), "the file saved before was changed (%zu -> %zu bytes)",
+           nb, na);
+    printf("  edited quantized weights: save refused (%s)\n", err.msg);
+    attend_vocab_free(vs);
+    attend_vocab_free(vt);
+    attend_model_free(m);
 }
 
 static void test_model_refusals(void) {
@@ -589,6 +633,7 @@ int main(void) {
     RUN(test_kernels);
     RUN(test_linear);
     RUN(test_model_paths);
+    RUN(test_edited_quantized_save);
     RUN(test_model_refusals);
     RUN(test_bad_files);
     RUN(test_quantized_checkpoint);

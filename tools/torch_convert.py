@@ -99,7 +99,7 @@ def check_bundle(b):
 
 
 def to_attend(src, dst, meta=None):
-    b = torch.load(src, map_location="cpu")
+    b = torch.load(src, map_location="cpu", weights_only=True)  # tensors, dicts, lists, strings: no code
     if "state_dict" not in b:      # a plain state_dict
         if meta is None:
             raise ConvertError("%s is a plain state_dict: give --meta META.json with %s" % (src, ", ".join(META_KEYS)))
@@ -115,10 +115,21 @@ def to_attend(src, dst, meta=None):
         ("attend.tgt_vocab", _json(list(b["tgt_vocab"]))),
     ])
     data = safetensors_bytes(list(tensors.items()), metadata)
+    _write_atomic(dst, lambda f: f.write(data))
+
+
+def _write_atomic(dst, write):
+    """Writes dst through a temporary beside it and a rename, so a failure
+    part-way leaves dst as it was and no temporary behind."""
     tmp = dst + ".tmp.%d" % os.getpid()
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, dst)
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, dst)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def safetensors_bytes(tensors, metadata):
@@ -174,7 +185,7 @@ def to_torch(src, dst):
          "tgt_vocab": json.loads(meta.get("attend.tgt_vocab", "[]")),
          "tokenizer": meta.get("attend.tokenizer", "char")}
     check_bundle(b)
-    torch.save(b, dst)
+    _write_atomic(dst, lambda f: torch.save(b, f))
 
 
 def main(argv=None):

@@ -223,6 +223,7 @@ _SIGNATURES = {
     "attend_model_tensor_count": (c_int, [P]),
     "attend_model_tensor_get": (st, [P, c_int, POINTER(ModelTensor), E]),
     "attend_model_param_count": (c_size_t, [P]),
+    "attend_model_weight_dtype": (c_int, [P]),
     "attend_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), POINTER(c_int),
                                E]),
     "attend_model_save": (st, [P, c_char_p, P, P, c_int, E]),

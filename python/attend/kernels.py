@@ -21,7 +21,7 @@ import ctypes
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import (ERR_ARG, MHA_NAMES, AttendError, MhaConfig, MhaGrads, MhaParams, ScoreConfig, ScoreGrads,
+from ._lib import (ERR_ARG, ERR_CAPACITY, MHA_NAMES, AttendError, MhaConfig, MhaGrads, MhaParams, ScoreConfig, ScoreGrads,
                    ScoreParams, call, lib)
 
 __all__ = ["scores", "scores_backward", "masked_softmax", "masked_softmax_backward", "context",
@@ -77,6 +77,8 @@ def _keys_scores(cfg, p, q, k, N, T, S):
     call("attend_keys_forward", ctypes.byref(cfg), ctypes.byref(p), ar.ptr(kp), ar.ptr(k), N, S)
     overflow = ctypes.c_int(0)
     n_saved = lib.attend_scores_saved_size(ctypes.byref(cfg), N, T, S, ctypes.byref(overflow))
+    if overflow.value:
+        raise AttendError(ERR_CAPACITY, "scores: N=%d T=%d S=%d: the saved values overflow size_t" % (N, T, S))
     saved = ar.zeros(max(n_saved, 1))
     sc = ar.zeros(N, T, S)
     call("attend_scores_forward", ctypes.byref(cfg), ctypes.byref(p), ar.ptr(sc), ar.ptr(saved), ar.ptr(q),

@@ -209,8 +209,13 @@ class Model(_Handle):
         return out
 
     def set_tensor(self, name, value):
-        """Overwrites one parameter tensor (float32, the tensor's shape)."""
+        """Overwrites one parameter tensor (float32, the tensor's shape).
+        Refused on a quantized (int8/fp16) model: its products read the
+        quantized copies, and saving writes them, so the change would be lost."""
         h = self._handle()
+        if lib.attend_model_weight_dtype(h) != 0:  # ATTEND_DTYPE_F32
+            raise AttendError(ERR_ARG, "set_tensor(%r): the model's weights are quantized; change the float model "
+                              "and quantize it again (attend quantize)" % (name,))
         for i in range(lib.attend_model_tensor_count(h)):
             t = self._tensor(i)
             if cstr(t.name) == name:

@@ -163,3 +163,16 @@ def test_every_bound_function_is_declared():
     for cls, n in sizes.items():
         assert ctypes.sizeof(cls) == n, cls.__name__
     raises(attend.ERR_ARG, L.call, "attend_sweep_run", None)          # not declared: refused
+
+
+def test_set_tensor_on_a_quantized_model_refused():
+    """A quantized model keeps int8 copies that decoding and saving use: an edit
+    of its float tensors would be lost, so it is refused (the C library refuses
+    to save one, naming the tensor: test_quant)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models",
+                        "g2p-cmudict-int8.safetensors")
+    m = attend.Model.load(path)
+    with pytest.raises(attend.AttendError) as e:
+        m.set_tensor("out.weight", np.zeros((1, 1), dtype=np.float32))
+    assert "quantized" in str(e.value)
+    m.close()

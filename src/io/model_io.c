@@ -142,6 +142,25 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
                   "%s: '%s': tensor '%s' element %zu is %g; not writing non-finite weights", who, path, td->name, k,
                   (double)x[k]);
     }
+#ifndef ATTEND_DOUBLE
+    /* a quantized model writes its int8/fp16 copies, not the float arena: a
+     * weight changed after quantization (attend_model_tensor_find's pointer)
+     * would be lost without a word, so refuse, naming the first one */
+    for (int i = 0; i < m->ntensors && m->wdtype != ATTEND_DTYPE_F32; i++) {
+        const at_qweight *q = &m->qw[i];
+        if (q->dtype == ATTEND_DTYPE_F32) continue;
+        const at_tensor_desc *td = &m->desc[i];
+        const float *x = m->params + td->offset;
+        for (size_t k = 0; k < td->numel; k++) {
+            float v = q->dtype == ATTEND_DTYPE_I8 ? (float)q->i8[k] * q->scale[k / (size_t)q->cols]
+                                                  : at_f16_to_float(q->f16[k]);
+            CHECK(x[k] == v, err, ATTEND_ERR_ARG,
+                  "%s: tensor '%s' element %zu changed after quantization (%g; %s copy %g) and would not be "
+                  "saved: quantize the changed float model again",
+                  who, td->name, k, (double)x[k], attend_dtype_name(q->dtype), (double)v);
+        }
+    }
+#endif
 #ifdef ATTEND_DOUBLE
     (void)format;
     (void)extra;
