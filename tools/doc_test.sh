@@ -275,6 +275,8 @@ rm -rf "$WORK"
 mkdir -p "$WORK/build" "$WORK/bin" || exit 2
 ln -s "$ATTEND" "$WORK/build/attend"
 ln -s "$ATTEND" "$WORK/bin/attend"
+# the README's lines run from the repository root, where models/ is
+ln -s "$SRC/models" "$WORK/models"
 while IFS='	' read -r name from; do
     [ -n "$name" ] && cp "$SRC/$from" "$WORK/$name"
 done <<EOF
