@@ -239,6 +239,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->cfg = *cfg;
     const attend_model_config *c = &m->cfg;
     m->dec = at_decoders[c->decoder];
+    m->pointer_exclude = m->dec->points; /* a new pointer model decodes permutations (loading sets the file's) */
     m->G = at_cell_gates(c->cell);
     m->E = 2 * c->enc_hidden;
     m->dec->dims(c, m->E, &m->Din, &m->F);
