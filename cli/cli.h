@@ -36,6 +36,7 @@ typedef struct {
     int checkpoint_every, eval_every, log_every; /* the first two -1: from --steps */
     int max_nonfinite;                 /* stop after this many skipped steps in a row; 0 = never */
     int write_special;                 /* --write-special: --out may be a device or FIFO, written in place */
+    int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
 } train_opts;

@@ -68,6 +68,9 @@ static void train_usage(FILE *f) {
             "  --cell NAME          gru or lstm (gru)\n"
             "  --decoder NAME       bahdanau, luong, none (no attention: a fixed context), or\n"
             "                       pointer (only for --task sort, and implied by it) (bahdanau)\n"
+            "  --pointer-repeat     a pointer model may choose a source position again (default:\n"
+            "                       a chosen position is masked out, so outputs are permutations;\n"
+            "                       the model file keeps the choice for decoding)\n"
             "  --score NAME         dot, scaled_dot, general, additive (additive)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -161,6 +164,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
         else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
+        else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
         else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
@@ -192,6 +196,7 @@ static int check_combination(const train_opts *o) {
     if (o->checkpoint_every > 0 && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
+    if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
     return 0;
 }
 
@@ -376,7 +381,8 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
-    if (attend_model_create(&m, &mc, o.seed, &err)) {
+    if (attend_model_create(&m, &mc, o.seed, &err) ||
+        (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err))) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }

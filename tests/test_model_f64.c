@@ -28,15 +28,17 @@ static attend_dataset *tiny_data(int pointer) {
     return d;
 }
 
-static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers) {
+static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers,
+                           int exclude) {
     attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, layers, 4, 3, 2, 4, 4};
     char what[128];
-    snprintf(what, sizeof what, "%s/%s/%s/L%d", attend_cell_name(cell), attend_decoder_name(dec),
-             attend_score_name(score), layers);
+    snprintf(what, sizeof what, "%s/%s/%s/L%d%s", attend_cell_name(cell), attend_decoder_name(dec),
+             attend_score_name(score), layers, exclude ? "/exclude" : "");
     attend_model *m = NULL;
     attend_error err;
     EXPECT(attend_model_create(&m, &cfg, 1234, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     if (!m) return;
+    EXPECT(attend_model_set_pointer_exclude(m, exclude, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     int pointer = dec == ATTEND_DECODER_POINTER;
     attend_dataset *d = tiny_data(pointer);
     attend_batch b;
@@ -45,6 +47,14 @@ static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_
     EXPECT(attend_batch_fill(&b, d, idx, 2, pointer, &err) == ATTEND_OK, "%s", err.msg);
 
     attend_tf_stats st;
+    if (exclude) { /* the mask changes the loss (it renormalises over the positions left) */
+        attend_tf_stats off;
+        attend_model_set_pointer_exclude(m, 0, NULL);
+        EXPECT(attend_model_forward(m, &b, &off, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+        attend_model_set_pointer_exclude(m, 1, NULL);
+        EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+        EXPECT(st.loss < off.loss - 1e-3, "%s: loss with the mask %.6f, without %.6f", what, st.loss, off.loss);
+    }
     attend_model_zero_grad(m);
     EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
@@ -81,6 +91,10 @@ static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_
     attend_model_free(m);
 }
 
+static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers) {
+    check_config_x(cell, dec, score, layers, 0);
+}
+
 static void test_bahdanau(void) {
     for (int cell = 0; cell < 2; cell++)
         for (int s = 0; s < 4; s++) check_config((attend_cell_kind)cell, ATTEND_DECODER_BAHDANAU, (attend_score_kind)s, 1);
@@ -102,6 +116,9 @@ static void test_pointer(void) {
     for (int cell = 0; cell < 2; cell++) {
         check_config((attend_cell_kind)cell, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, 1);
         check_config((attend_cell_kind)cell, ATTEND_DECODER_POINTER, ATTEND_SCORE_SCALED_DOT, 1);
+        /* the exclusion mask (issue 13): teacher forcing with the same mask */
+        check_config_x((attend_cell_kind)cell, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, 1, 1);
+        check_config_x((attend_cell_kind)cell, ATTEND_DECODER_POINTER, ATTEND_SCORE_GENERAL, 1, 1);
     }
 }
 

@@ -81,6 +81,22 @@ void attend_model_free(attend_model *m); /* NULL is fine */
 attend_status attend_model_clone(attend_model **out, const attend_model *src, attend_error *err);
 const attend_model_config *attend_model_get_config(const attend_model *m);
 
+/* POINTER decoders: attend_model_create starts them with on = 1; on = 1 masks a source position out (weight exactly 0,
+ * log-probability -inf) at every step after the one that chose it, so every
+ * output is a permutation of (a prefix of) the source positions: greedy, beam,
+ * attend_model_score (a target repeating a position is ATTEND_ERR_ARG naming
+ * the step), teacher-forced training and evaluation. Saved in the model file
+ * (config JSON "pointer_exclude": 1, written only when on), so a model trained
+ * for permutations decodes permutations; files without the field load with
+ * on = 0, the behaviour before the field existed (saving with on = 0 writes
+ * no field, so such files keep their bytes). Not a field of
+ * attend_model_config, whose layout (and the bindings that mirror it) stays
+ * as it was. Returns ATTEND_ERR_ARG for on outside {0,1} or on = 1 with a
+ * decoder that does not point. Not thread-safe with a running decode of m. */
+attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_error *err);
+/* 1 when m excludes chosen positions (above), else 0 (and for NULL). */
+int attend_model_pointer_exclude(const attend_model *m);
+
 /* Parameter tensors, in a fixed order. */
 int attend_model_tensor_count(const attend_model *m);
 typedef struct {

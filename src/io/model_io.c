@@ -70,9 +70,9 @@ static attend_status json_name_field(const at_json_node *root, const char *key, 
     return ATTEND_OK;
 }
 
-attend_status attend_model_config_from_json(attend_model_config *c, const char *json, size_t len,
-                                            attend_error *err) {
-    CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_from_json: %s is NULL", !c ? "cfg" : "json");
+/* The config JSON into *c, and its optional "pointer_exclude" (0 when absent) into *pointer_exclude. */
+static attend_status config_parse(attend_model_config *c, int *pointer_exclude, const char *json, size_t len,
+                                  attend_error *err) {
     at_json_doc *doc = NULL;
     at_json_limits lim = {1024, 4, 0};
     TRY(at_json_parse(&doc, json, len, &lim, NULL, err));
@@ -94,9 +94,17 @@ attend_status attend_model_config_from_json(attend_model_config *c, const char *
                 {"attn", &t.attn},               {"max_batch", &t.max_batch},   {"max_src_len", &t.max_src_len},
                 {"max_tgt_len", &t.max_tgt_len}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !st; i++) st = json_int_field(root, ints[i].key, ints[i].dst, err);
+    /* optional (a model setting, not an attend_model_config field): checked here, read by the loader */
+    int pexcl = 0;
+    if (!st && at_json_get(root, "pointer_exclude")) st = json_int_field(root, "pointer_exclude", &pexcl, err);
+    if (!st && (pexcl != 0 && pexcl != 1))
+        st = at_fail(err, ATTEND_ERR_FORMAT, "model config: field 'pointer_exclude' is %d, must be 0 or 1", pexcl);
+    if (!st && pexcl && dec != ATTEND_DECODER_POINTER)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "model config: 'pointer_exclude' is 1 but the decoder does not point");
     if (!st)
         for (const at_json_node *kv = root->first; kv; kv = kv->next) {
-            int known = !strcmp(kv->key, "cell") || !strcmp(kv->key, "decoder") || !strcmp(kv->key, "score");
+            int known = !strcmp(kv->key, "cell") || !strcmp(kv->key, "decoder") || !strcmp(kv->key, "score") ||
+                        !strcmp(kv->key, "pointer_exclude");
             for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) known |= !strcmp(kv->key, ints[i].key);
             if (!known) {
                 char snip[AT_JSON_SNIPPET_MAX];
@@ -112,7 +120,15 @@ attend_status attend_model_config_from_json(attend_model_config *c, const char *
     t.score = (attend_score_kind)score;
     TRY(attend_model_config_check(&t, err));
     *c = t;
+    *pointer_exclude = pexcl;
     return at_ok(err);
+}
+
+attend_status attend_model_config_from_json(attend_model_config *c, const char *json, size_t len,
+                                            attend_error *err) {
+    CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_from_json: %s is NULL", !c ? "cfg" : "json");
+    int pointer_exclude;
+    return config_parse(c, &pointer_exclude, json, len, err);
 }
 
 attend_status at_model_write(const attend_model *m, const char *path, const attend_vocab *src_vocab,
@@ -169,6 +185,15 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
 #else
     char *cfg_json = NULL, *sv = NULL, *tv = NULL;
     attend_status st = attend_model_config_to_json(&m->cfg, &cfg_json, err);
+    if (!st && m->pointer_exclude) { /* the key only when on: other files keep their bytes */
+        size_t n = strlen(cfg_json);
+        char *grown = realloc(cfg_json, n + 24);
+        if (!grown) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for the config", who);
+        else {
+            cfg_json = grown;
+            snprintf(cfg_json + n - 1, 25, ",\"pointer_exclude\":1}");
+        }
+    }
     if (!st) st = attend_vocab_to_json(src_vocab, &sv, err);
     if (!st && !pointer) st = attend_vocab_to_json(tgt_vocab, &tv, err);
     if (!st) {
@@ -228,6 +253,7 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
                        src->nparams);
     }
     memcpy(m->params, src->params, src->nparams * sizeof *m->params);
+    m->pointer_exclude = src->pointer_exclude;
     attend_status st = at_model_quant_copy(m, src, err);
     if (st) {
         attend_model_free(m);
@@ -367,7 +393,8 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
     else if (!cj || !tk || !sj || !tj)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata '%s' is missing", path,
                      !cj ? "attend.config" : !tk ? "attend.tokenizer" : !sj ? "attend.src_vocab" : "attend.tgt_vocab");
-    if (!st && (st = attend_model_config_from_json(&cfg, cj, strlen(cj), err))) /* a bad file, whatever the reason */
+    int pointer_exclude = 0;
+    if (!st && (st = config_parse(&cfg, &pointer_exclude, cj, strlen(cj), err))) /* a bad file, whatever the reason */
         st = name_error(err, st == ATTEND_ERR_ALLOC ? st : ATTEND_ERR_FORMAT, path, "metadata attend.config");
     if (!st && attend_tokenizer_from_name(tk) < 0)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unknown tokenizer in metadata", path);
@@ -390,6 +417,7 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: target vocabulary has %d tokens, config says %d", path,
                      attend_vocab_size(tv), cfg.tgt_vocab);
     if (!st && (st = attend_model_create(&m, &cfg, 0, err))) name_error(err, st, path, "model");
+    if (!st) m->pointer_exclude = pointer_exclude; /* absent from older files: 0, as they decoded */
     if (!st) /* float files as always; quantized ones through quantize.c */
         st = at_model_file_wdtype(m, f) == ATTEND_DTYPE_F32 ? at_model_read_tensors(m, f, path, err)
                                                              : at_model_read_weights(m, f, path, err);

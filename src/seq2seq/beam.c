@@ -41,8 +41,6 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     CHECK(m && src && out && out_len && score && n_out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !src ? "src [S]" : !out ? "out [nbest,max_len]" : !out_len ? "out_len [nbest]"
                                                   : !score ? "score [nbest]" : "n_out");
-    CHECK(!at_model_points(m), err, ATTEND_ERR_ARG,
-          "%s: beam search over a pointer decoder is not supported (use greedy decoding)", who);
     CHECK(beam >= 1 && beam <= 64, err, ATTEND_ERR_ARG, "%s: beam width %d outside [1,64]", who, beam);
     CHECK(beam <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
           "%s: beam width %d exceeds the model's max_batch=%d (hypotheses are decoded as one batch)", who, beam,
@@ -54,16 +52,22 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
           alpha);
     int32_t len1 = S;
     TRY(at_model_check_source(m, src, &len1, 1, S, who, err));
+    /* a pointer decoder emits one source position per step and ends after S of
+     * them (no EOS); its rows are log-probabilities over the S positions */
+    int points = at_model_points(m);
+    CHECK(!points || S <= max_len, err, ATTEND_ERR_CAPACITY,
+          "%s: a pointer decoder emits src_len=%d positions, max_len is %d", who, S, max_len);
     m->fwd_ready = 0;
 
-    int K = beam, V = m->cfg.tgt_vocab, F = m->F, L = max_len;
+    int K = beam, F = m->F, L = max_len;
     int fin_cap = 3 * K;
     /* per-call bookkeeping, one allocation: live tokens [K,L] x2, live align [K,L,S] x2,
      * finished tokens [fin_cap,L], finished align [fin_cap,L,S], live scores, candidates */
     size_t n_tok = (size_t)K * L, n_al = (size_t)K * L * S, n_ftok = (size_t)fin_cap * L, n_fal = (size_t)fin_cap * L * S;
     size_t bytes = (2 * n_tok + n_ftok) * sizeof(int32_t) + (2 * n_al + n_fal) * sizeof(attend_real) +
                    (size_t)K * sizeof(double) + (size_t)2 * K * sizeof(candidate) + (size_t)fin_cap * sizeof(finished_hyp) +
-                   (size_t)K * sizeof(int) + (size_t)K * sizeof(int32_t) + 64;
+                   (size_t)K * sizeof(int) + (size_t)K * sizeof(int32_t) + (points ? (size_t)K * S * sizeof(int32_t) : 0) +
+                   64;
     if (bytes > m->beam_bytes) { /* first use, or a longer / wider search than before */
         void *grown = malloc(bytes);
         CHECK(grown, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes of beam state", who, bytes);
@@ -76,7 +80,7 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     char *cur = mem;
 #define TAKE(ptr, type, count) (ptr = (type *)(void *)cur, cur += (count) * sizeof(type))
     attend_real *hal, *hal2, *fal;
-    int32_t *htok, *htok2, *ftok, *y;
+    int32_t *htok, *htok2, *ftok, *y, *srcK = NULL;
     double *hscore;
     candidate *cand;
     finished_hyp *fin;
@@ -93,7 +97,10 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     TAKE(ftok, int32_t, n_ftok);
     TAKE(parent, int, K);
     TAKE(y, int32_t, K);
+    if (points) TAKE(srcK, int32_t, (size_t)K * S); /* [K,S]: a pointer step looks its inputs up per row */
 #undef TAKE
+    if (points)
+        for (int k = 0; k < K; k++) memcpy(srcK + (size_t)k * S, src, (size_t)S * sizeof *src);
 
     const at_acts *a = &m->acts; /* read: this step's logits and attention weights */
     at_model_begin_infer(m);
@@ -101,22 +108,28 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
     at_model_replicate(m, K, S);
     int live = 1, nfin = 0;
     hscore[0] = 0;
-    y[0] = ATTEND_BOS;
+    y[0] = points ? -1 : ATTEND_BOS;
     int attentive = at_model_attentive(m);
     for (int t = 0; t < L && live > 0 && nfin < K; t++) {
-        at_model_step(m, t, live, S, y, src, NULL, a->step_feat, (size_t)F, 0);
-        at_model_step_logits(m, live, a->step_feat);
+        at_model_step(m, t, live, S, y, points ? srcK : src, NULL, a->step_feat, (size_t)F, 0);
+        int V, is_logp;
+        const attend_real *dist = at_model_step_dist(m, t, live, S, &V, &is_logp);
+        int ends = points && t + 1 == S; /* a pointer hypothesis is complete after S positions */
         /* best 2K (parent, token) continuations by total log-probability */
         int nc = 0;
         for (int i = 0; i < live; i++) {
-            attend_real *z = a->step_logits + (size_t)i * V;
-            double mx = z[0], sum = 0;
-            for (int v = 1; v < V; v++)
-                if (z[v] > mx) mx = z[v];
-            for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
-            double lse = mx + log(sum);
+            const attend_real *z = dist + (size_t)i * V;
+            double lse = 0;
+            if (!is_logp) {
+                double mx = z[0], sum = 0;
+                for (int v = 1; v < V; v++)
+                    if (z[v] > mx) mx = z[v];
+                for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
+                lse = mx + log(sum);
+            }
             for (int v = 0; v < V; v++) {
-                if (v == ATTEND_PAD || v == ATTEND_BOS) continue;
+                if (!points && (v == ATTEND_PAD || v == ATTEND_BOS)) continue;
+                if (!isfinite((double)z[v])) continue; /* a masked (excluded) position */
                 double lp = hscore[i] + (double)z[v] - lse;
                 if (nc == 2 * K && lp <= cand[nc - 1].logp) continue;
                 int pos = nc < 2 * K ? nc++ : nc - 1;
@@ -133,15 +146,19 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
         for (int c = 0; c < nc && next < K; c++) {
             candidate *cd = &cand[c];
             const attend_real *w = a->weights + ((size_t)t * live + cd->parent) * S;
-            if (cd->token == ATTEND_EOS) {
+            if ((!points && cd->token == ATTEND_EOS) || ends) {
                 if (nfin >= fin_cap) continue;
                 finished_hyp *f = &fin[nfin];
                 f->logp = cd->logp;
-                f->len = t;
-                f->norm = cd->logp / pow((double)t + 1, alpha);
+                f->len = ends ? t + 1 : t; /* EOS is not an output; a pointer's last position is */
+                f->norm = cd->logp / pow((double)f->len + 1, alpha);
                 f->slot = nfin;
                 memcpy(ftok + (size_t)nfin * L, htok + (size_t)cd->parent * L, (size_t)L * sizeof(int32_t));
                 memcpy(fal + (size_t)nfin * L * S, hal + (size_t)cd->parent * L * S, (size_t)L * S * sizeof(attend_real));
+                if (ends) {
+                    ftok[(size_t)nfin * L + t] = cd->token;
+                    if (attentive) memcpy(fal + ((size_t)nfin * L + t) * S, w, (size_t)S * sizeof(attend_real));
+                }
                 nfin++;
                 continue;
             }

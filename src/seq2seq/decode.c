@@ -21,6 +21,18 @@ void at_model_step_logits(attend_model *m, int N, const attend_real *feat) {
         for (int v = 0; v < V; v++) m->acts.step_logits[(size_t)n * V + v] += m->p.out_b[v];
 }
 
+const attend_real *at_model_step_dist(attend_model *m, int t, int N, int S, int *W, int *logp) {
+    if (m->dec->points) { /* the scores' masked log-softmax, −inf where masked */
+        *W = S;
+        *logp = 1;
+        return m->acts.scores + (size_t)t * N * S;
+    }
+    at_model_step_logits(m, N, m->acts.step_feat);
+    *W = m->cfg.tgt_vocab;
+    *logp = 0;
+    return m->acts.step_logits;
+}
+
 void at_model_begin_infer(attend_model *m) {
     m->fwd_ready = 0;
     m->infer = 1;

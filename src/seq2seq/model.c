@@ -239,6 +239,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->cfg = *cfg;
     const attend_model_config *c = &m->cfg;
     m->dec = at_decoders[c->decoder];
+    m->pointer_exclude = m->dec->points; /* a new pointer model decodes permutations (loading sets the file's) */
     m->G = at_cell_gates(c->cell);
     m->E = 2 * c->enc_hidden;
     m->dec->dims(c, m->E, &m->Din, &m->F);
@@ -305,6 +306,19 @@ void attend_model_free(attend_model *m) {
 }
 
 const attend_model_config *attend_model_get_config(const attend_model *m) { return m ? &m->cfg : NULL; }
+
+attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_error *err) {
+    CHECK(m, err, ATTEND_ERR_NULL, "attend_model_set_pointer_exclude: model is NULL");
+    CHECK(on == 0 || on == 1, err, ATTEND_ERR_ARG, "attend_model_set_pointer_exclude: on=%d is not 0 or 1", on);
+    CHECK(!on || m->dec->points, err, ATTEND_ERR_ARG,
+          "attend_model_set_pointer_exclude: the %s decoder does not point (only decoder=pointer excludes positions)",
+          m->dec->name);
+    m->pointer_exclude = on;
+    m->fwd_ready = 0;
+    return at_ok(err);
+}
+
+int attend_model_pointer_exclude(const attend_model *m) { return m ? m->pointer_exclude : 0; }
 int attend_model_tensor_count(const attend_model *m) { return m ? m->ntensors : 0; }
 size_t attend_model_param_count(const attend_model *m) { return m ? m->nparams : 0; }
 attend_real *attend_model_params(attend_model *m) { return m ? m->params : NULL; }
@@ -429,6 +443,8 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         AT_PARALLEL_ROWS((double)N * GHd, N, 1,
                          memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
                                 (size_t)(hi - lo) * GHd * sizeof(attend_real)));
+    m->step_y_in = y_in; /* POINTER's exclusion mask reads the previous positions */
+    m->step_S = S;
     m->dec->step_forward(m, t, N, S, active, feat_row, feat_stride);
 }
 
@@ -462,6 +478,14 @@ static attend_status check_batch(const attend_model *m, const attend_batch *b, a
                       sl);
                 CHECK(t >= tl || yo >= 0, err, ATTEND_ERR_ARG,
                       "%s: row %d step %d: no target position inside the target length %d", who, n, t, tl);
+                CHECK(!m->pointer_exclude || tl <= sl, err, ATTEND_ERR_ARG,
+                      "%s: row %d: %d target positions from %d source positions (pointer_exclude: a position "
+                      "is used once)", who, n, tl, sl);
+                if (m->pointer_exclude && t < tl) /* the mask hides every earlier input position */
+                    for (int u = 1; u <= t; u++)
+                        CHECK(b->tgt_in[(size_t)n * b->T + u] != yo, err, ATTEND_ERR_ARG,
+                              "%s: row %d step %d: target position %d was already chosen at step %d "
+                              "(pointer_exclude: a position is used once)", who, n, t, (int)yo, u - 1);
             }
         }
     }

@@ -171,6 +171,10 @@ struct attend_model {
     int fwd_ready, fwd_N, fwd_S, fwd_T, fwd_count;
     int32_t *ints;      /* one arena for the id copies below */
     int32_t *fwd_src, *fwd_src_len, *fwd_tgt_in, *fwd_tgt_out, *fwd_tgt_len; /* [N,S] [N] [T,N] (transposed: one step is contiguous) [N,T] [N] */
+    int pointer_exclude;      /* POINTER: a chosen position is masked out of later steps
+                                 (attend_model_set_pointer_exclude; config JSON "pointer_exclude") */
+    const int32_t *step_y_in; /* [N] the last at_model_step's previous tokens (positions) */
+    int step_S;               /* and its source length */
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
     void *weight_hook_user;
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
@@ -225,6 +229,10 @@ void at_model_end_infer(attend_model *m);
 /* Beam search: copies row 0 of an encoded one-row batch to rows 1..K-1
  * (encoder outputs, keys, final states, s_0, the mask, the decoder kind's
  * per-source buffers) and zeroes the K rows' initial cell and feedback states. */
+/* After at_model_step(t) of N rows with features in acts.step_feat: the step's
+ * output rows [N,*W]: log-probabilities (*logp = 1; POINTER: over the S source
+ * positions, −inf where masked) or logits (*logp = 0; [N,V] in step_logits). */
+const attend_real *at_model_step_dist(attend_model *m, int t, int N, int S, int *W, int *logp);
 void at_model_replicate(attend_model *m, int K, int S);
 
 /* Beam search: after step t ran `live` rows, row j of step t+1's decoder

@@ -6,6 +6,15 @@
  * target vocabulary: the input embedding is the source embedding of the
  * previously chosen position (BOS's row at the start). Features: none.
  *
+ * With m->pointer_exclude, a position once chosen is masked out of every
+ * later step (its weight is exactly 0, its log-probability −inf): each step
+ * clears the previous position (at_model_step's y_in) in the row's validity
+ * mask m->valid [N,S], which the encoder set and which is therefore the set of
+ * positions not yet chosen. Teacher forcing, greedy, beam and scoring all go
+ * through this step, so they share the mask; backward needs nothing more (a
+ * masked position has p = 0 and gets no gradient). Beam search moves the mask
+ * rows with their hypotheses (reorder).
+ *
  * Dimension letters: see model_internal.h.
  */
 #include <math.h>
@@ -25,6 +34,11 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
     (void)feat_row;
     (void)feat_stride;
     attend_real *s_next = a->states + (size_t)(t + 1) * N * m->cfg.dec_hidden;
+    if (m->pointer_exclude && t > 0) /* the previous position is no longer available */
+        for (int n = 0; n < N; n++) {
+            int32_t y = m->step_y_in[n];
+            if ((!active || active[n]) && y >= 0 && y < S) m->valid[(size_t)n * S + y] = 0;
+        }
     at_dec_cell_forward(m, t, N, active);
     at_dec_scores_forward(m, t, N, S, s_next, 1); /* query s_t */
     /* w holds log-probabilities here; keep them in scores' place for the
@@ -58,6 +72,18 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
     at_dec_cell_backward(m, t, N, dxg);
 }
 
+/* beam search: the exclusion mask rows follow their hypotheses. Scratch:
+ * step t+1's weight slot [n,S] (not yet written; n > 0 means t+1 < S <= Tcap
+ * since every hypothesis finishes at step S-1) holds the gathered bytes. */
+static void reorder(attend_model *m, int t, const int *parent, int n, int live) {
+    (void)live;
+    if (!m->pointer_exclude || n <= 0) return;
+    int S = m->step_S;
+    uint8_t *tmp = (uint8_t *)(void *)(m->acts.weights + (size_t)(t + 1) * n * S);
+    for (int j = 0; j < n; j++) memcpy(tmp + (size_t)j * S, m->valid + (size_t)parent[j] * S, (size_t)S);
+    memcpy(m->valid, tmp, (size_t)n * S);
+}
+
 const at_decoder_ops at_decoder_pointer = {
     .name = "pointer",
     .attentive = 1,
@@ -67,7 +93,7 @@ const at_decoder_ops at_decoder_pointer = {
     .layout_acts = NULL,
     .begin = NULL,
     .replicate = NULL,
-    .reorder = NULL,
+    .reorder = reorder,
     .step_forward = step_forward,
     .step_backward = step_backward,
     .input_backward = NULL,
