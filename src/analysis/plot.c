@@ -235,15 +235,9 @@ attend_status attend_render_line_plot_svg(char **out, const attend_plot_series *
         at_render_xml(&b, title, 0);
         at_sb_puts(&b, "</title>\n");
     }
-    at_sb_puts(&b, "<defs><clipPath id=\"attend-plot-clip\"><rect x=\"");
-    at_sb_f(&b, left, 2);
-    at_sb_puts(&b, "\" y=\"");
-    at_sb_f(&b, top, 2);
-    at_sb_puts(&b, "\" width=\"");
-    at_sb_f(&b, pw, 2);
-    at_sb_puts(&b, "\" height=\"");
-    at_sb_f(&b, ph, 2);
-    at_sb_puts(&b, "\"/></clipPath></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    at_sb_puts(&b, "<defs><clipPath id=\"attend-plot-clip\"><rect");
+    at_render_xywh(&b, left, top, pw, ph);
+    at_sb_puts(&b, "/></clipPath></defs>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
     if (title) sb_text(&b, left, 30, "font-size=\"17\" font-weight=\"bold\" fill=\"#111111\"", title);
 
     /* grid, ticks and tick labels */
@@ -358,15 +352,9 @@ attend_status attend_render_line_plot_svg(char **out, const attend_plot_series *
     }
 
     /* legend */
-    at_sb_puts(&b, "<g class=\"legend\" font-size=\"12.5\" fill=\"#111111\">\n<rect x=\"");
-    at_sb_f(&b, legend_x, 2);
-    at_sb_puts(&b, "\" y=\"");
-    at_sb_f(&b, top, 2);
-    at_sb_puts(&b, "\" width=\"");
-    at_sb_f(&b, legend_w, 2);
-    at_sb_puts(&b, "\" height=\"");
-    at_sb_f(&b, 10 + 20.0 * n_series, 2);
-    at_sb_puts(&b, "\" fill=\"#ffffff\" stroke=\"#c9ced6\" stroke-width=\"1\"/>\n");
+    at_sb_puts(&b, "<g class=\"legend\" font-size=\"12.5\" fill=\"#111111\">\n<rect");
+    at_render_xywh(&b, legend_x, top, legend_w, 10 + 20.0 * n_series);
+    at_sb_puts(&b, " fill=\"#ffffff\" stroke=\"#c9ced6\" stroke-width=\"1\"/>\n");
     for (int i = 0; i < n_series; i++) {
         const char *colour = series_colour[i % 8];
         double ly = top + 15 + 20.0 * i;

@@ -134,6 +134,18 @@ static int argmax_row(const attend_real *w, int S, int t) {
 
 /* Writes s (valid UTF-8) escaped for XML/HTML text and attribute values; when
  * max_cp > 0 and s is longer, its first max_cp - 1 code points and "…". */
+void at_render_xywh(at_sbuf *b, double x, double y, double w, double h) {
+    at_sb_puts(b, " x=\"");
+    at_sb_f(b, x, 2);
+    at_sb_puts(b, "\" y=\"");
+    at_sb_f(b, y, 2);
+    at_sb_puts(b, "\" width=\"");
+    at_sb_f(b, w, 2);
+    at_sb_puts(b, "\" height=\"");
+    at_sb_f(b, h, 2);
+    at_sb_puts(b, "\"");
+}
+
 void at_render_xml(at_sbuf *b, const char *s, size_t max_cp) {
     const unsigned char *p = (const unsigned char *)s;
     size_t total = max_cp ? at_utf8_count(s) : 0, written = 0;

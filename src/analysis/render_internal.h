@@ -34,6 +34,10 @@ double at_render_weight_at(const attend_real *w, int S, int t, int s);
 /* Writes s (valid UTF-8) escaped for XML/HTML text and attribute values; when
  * max_cp > 0 and s is longer, its first max_cp - 1 code points and "…". */
 void at_render_xml(at_sbuf *b, const char *s, size_t max_cp);
+
+/* Appends ` x="X" y="Y" width="W" height="H"` (two decimals each, the
+ * locale-independent at_sb_f): the box of an SVG <rect>. */
+void at_render_xywh(at_sbuf *b, double x, double y, double w, double h);
 /* The heatmap SVG of w [T,S] (arguments already checked); embed != 0 leaves
  * out the XML declaration and adds the row highlight the HTML page uses. */
 void at_render_heatmap_svg(at_sbuf *b, const attend_real *w, int T, int S, const char *const *src_tokens,

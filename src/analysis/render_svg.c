@@ -144,15 +144,9 @@ void at_render_heatmap_svg(at_sbuf *b, const attend_real *w, int T, int S, const
             const char *st = at_render_label_of(src_tokens, s, buf2);
             double v = at_render_weight_at(w, S, t, s);
             scale_colour(v, hex);
-            at_sb_puts(b, "<rect class=\"cell\" x=\"");
-            at_sb_f(b, left + s * cell, 2);
-            at_sb_puts(b, "\" y=\"");
-            at_sb_f(b, top + t * cell, 2);
-            at_sb_puts(b, "\" width=\"");
-            at_sb_f(b, cell, 2);
-            at_sb_puts(b, "\" height=\"");
-            at_sb_f(b, cell, 2);
-            at_sb_printf(b, "\" fill=\"%s\" data-t=\"%d\" data-s=\"%d\" data-w=\"", hex, t, s);
+            at_sb_puts(b, "<rect class=\"cell\"");
+            at_render_xywh(b, left + s * cell, top + t * cell, cell, cell);
+            at_sb_printf(b, " fill=\"%s\" data-t=\"%d\" data-s=\"%d\" data-w=\"", hex, t, s);
             at_sb_f(b, v, 6);
             at_sb_puts(b, "\"><title>");
             at_render_xml(b, ot, 0);
@@ -163,25 +157,13 @@ void at_render_heatmap_svg(at_sbuf *b, const attend_real *w, int T, int S, const
             at_sb_puts(b, "</title></rect>\n");
         }
     }
-    at_sb_puts(b, "</g>\n<rect x=\"");
-    at_sb_f(b, left, 2);
-    at_sb_puts(b, "\" y=\"");
-    at_sb_f(b, top, 2);
-    at_sb_puts(b, "\" width=\"");
-    at_sb_f(b, gw, 2);
-    at_sb_puts(b, "\" height=\"");
-    at_sb_f(b, gh, 2);
-    at_sb_puts(b, "\" fill=\"none\" stroke=\"#9aa5b1\" stroke-width=\"1\"/>\n");
+    at_sb_puts(b, "</g>\n<rect");
+    at_render_xywh(b, left, top, gw, gh);
+    at_sb_puts(b, " fill=\"none\" stroke=\"#9aa5b1\" stroke-width=\"1\"/>\n");
     if (embed) {
-        at_sb_puts(b, "<rect id=\"attend-rowhl\" x=\"");
-        at_sb_f(b, left - 1.5, 2);
-        at_sb_puts(b, "\" y=\"");
-        at_sb_f(b, top, 2);
-        at_sb_puts(b, "\" width=\"");
-        at_sb_f(b, gw + 3, 2);
-        at_sb_puts(b, "\" height=\"");
-        at_sb_f(b, cell, 2);
-        at_sb_puts(b, "\" data-top=\"");
+        at_sb_puts(b, "<rect id=\"attend-rowhl\"");
+        at_render_xywh(b, left - 1.5, top, gw + 3, cell);
+        at_sb_puts(b, " data-top=\"");
         at_sb_f(b, top, 2);
         at_sb_puts(b, "\" data-cell=\"");
         at_sb_f(b, cell, 2);
