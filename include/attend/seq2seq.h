@@ -31,6 +31,15 @@ extern "C" {
  *             distribution is the masked attention over source positions (Vinyals)
  * The LSTM decoder's initial cell state is zero. Tensor names: docs/FORMAT.md.
  */
+/* What turns a row of scores into attention weights (masks honoured by all):
+ * SOFTMAX, SPARSEMAX (Martins & Astudillo 2016, Euclidean projection onto the
+ * simplex: exact zeros) and ENTMAX15 (Peters et al. 2019, α = 1.5). */
+typedef enum {
+    ATTEND_NORMALIZER_SOFTMAX = 0,
+    ATTEND_NORMALIZER_SPARSEMAX = 1,
+    ATTEND_NORMALIZER_ENTMAX15 = 2,
+} attend_normalizer;
+
 typedef enum {
     ATTEND_DECODER_BAHDANAU = 0,
     ATTEND_DECODER_LUONG = 1,
@@ -52,6 +61,14 @@ typedef struct {
     int max_batch;               /* capacities: a batch beyond them is an error */
     int max_src_len;
     int max_tgt_len;             /* target tokens, EOS not counted */
+    /* Added in 0.2 (issues 13 and 14). All zero (what a designated
+     * initializer leaves) is the model as before, and such a configuration's
+     * JSON carries none of these keys, so older files keep their bytes. */
+    int dec_layers;              /* stacked decoder RNN layers (0 or 1: one); attention reads the top one */
+    int coverage;                /* 1: coverage Σ past weights as an extra input to the ADDITIVE score */
+    int copy;                    /* 1: pointer-generator output (p_gen mixes vocabulary and copy); BAHDANAU/LUONG */
+    int monotonic;               /* 1: monotonic attention (expected alignments in training, hard at inference) */
+    attend_normalizer normalizer; /* the score → weight map of the attention (0: softmax) */
 } attend_model_config;
 
 typedef struct attend_model attend_model;
@@ -249,7 +266,8 @@ attend_dtype attend_model_weight_dtype(const attend_model *m);
 
 /* Names used in files and on the command line: "gru" "lstm"; "bahdanau"
  * "luong" "none" "pointer"; "dot" "scaled_dot" "general" "additive"; "char"
- * "space". *_from_name returns -1 for an unknown name. */
+ * "space"; "softmax" "sparsemax" "entmax15". *_from_name returns -1 for an
+ * unknown name. */
 const char *attend_cell_name(attend_cell_kind kind);
 const char *attend_decoder_name(attend_decoder_kind kind);
 const char *attend_score_name(attend_score_kind kind);
@@ -258,6 +276,8 @@ int attend_cell_from_name(const char *name);
 int attend_decoder_from_name(const char *name);
 int attend_score_from_name(const char *name);
 int attend_tokenizer_from_name(const char *name);
+const char *attend_normalizer_name(attend_normalizer n);
+int attend_normalizer_from_name(const char *name);
 
 /* The configuration as a JSON object string (malloc'ed; caller frees) and back
  * (every field required, values range-checked by attend_model_config_check). */
@@ -320,6 +340,28 @@ long attend_trainer_skipped(const attend_trainer *tr);
  * in checkpoints: a resumed trainer starts at 0). */
 attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run, attend_error *err);
 long attend_trainer_nonfinite_run(const attend_trainer *tr);
+
+/*
+ * Training options beyond the optimizer (issues 13 and 14). All zero, the
+ * default, is training as before. Set before the first step; a checkpoint
+ * records every non-zero option and resuming with another value is refused
+ * naming it.
+ */
+typedef struct {
+    double dropout;          /* [0,1): inverted dropout (off in evaluation and decoding) */
+    double label_smoothing;  /* [0,1): ε of PyTorch's F.cross_entropy(label_smoothing=ε) */
+    double sampling_prob;    /* [0,1]: scheduled sampling, the probability of feeding the model's own
+                                previous prediction instead of the reference */
+    long sampling_ramp;      /* >= 0: steps over which that probability rises linearly from 0 (0: at once) */
+    double coverage_loss;    /* >= 0: λ of the coverage loss Σ_j min(α_tj, cov_tj) */
+    double guided_alignment; /* >= 0: λ of the cross-entropy to the data's alignments */
+} attend_train_options;
+
+/* Checks and sets o (copied); ATTEND_ERR_ARG naming the field for a value out
+ * of range or an option the model or data cannot use. */
+attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_options *o, attend_error *err);
+/* The trainer's options (all zero unless set); NULL for a NULL trainer. */
+const attend_train_options *attend_trainer_options(const attend_trainer *tr);
 
 /*
  * Data-parallel steps (issue 16; docs/SCALING.md). A step's batch (the next

@@ -22,7 +22,8 @@ __all__ = ["Vocab", "Model", "Hypothesis", "train", "TOKENIZERS"]
 TOKENIZERS = {"char": 0, "space": 1}
 _NAMED = {"cell": ("attend_cell_name", "attend_cell_from_name"),
           "decoder": ("attend_decoder_name", "attend_decoder_from_name"),
-          "score": ("attend_score_name", "attend_score_from_name")}
+          "score": ("attend_score_name", "attend_score_from_name"),
+          "normalizer": ("attend_normalizer_name", "attend_normalizer_from_name")}
 
 
 def _name_to_int(field, value):
@@ -34,10 +35,15 @@ def _name_to_int(field, value):
     return v
 
 
+# Fields added in 0.2: like the model file's JSON, a dict has them only when not zero.
+_OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer")
+
+
 def config_to_dict(c):
-    d = {f: getattr(c, f) for f in MODEL_CONFIG_FIELDS}
+    d = {f: getattr(c, f) for f in MODEL_CONFIG_FIELDS if f not in _OPTIONAL_FIELDS or getattr(c, f)}
     for f, (to_name, _) in _NAMED.items():
-        d[f] = cstr(getattr(lib, to_name)(d[f]))
+        if f in d:
+            d[f] = cstr(getattr(lib, to_name)(d[f]))
     return d
 
 

@@ -9,27 +9,6 @@
 #include "io/json.h"
 #include "seq2seq/model_internal.h"
 
-static const char *const CELL_NAMES[] = {"gru", "lstm"};
-static const char *const DECODER_NAMES[] = {"bahdanau", "luong", "none", "pointer"};
-static const char *const SCORE_NAMES[] = {"dot", "scaled_dot", "general", "additive"};
-static const char *const TOKENIZER_NAMES[] = {"char", "space"};
-
-static int index_of(const char *const *names, int n, const char *name) {
-    if (!name) return -1;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(names[i], name)) return i;
-    return -1;
-}
-
-const char *attend_cell_name(attend_cell_kind k) { return (unsigned)k < 2 ? CELL_NAMES[k] : "unknown"; }
-const char *attend_decoder_name(attend_decoder_kind k) { return (unsigned)k < 4 ? DECODER_NAMES[k] : "unknown"; }
-const char *attend_score_name(attend_score_kind k) { return (unsigned)k < 4 ? SCORE_NAMES[k] : "unknown"; }
-const char *attend_tokenizer_name(attend_tokenizer t) { return (unsigned)t < 2 ? TOKENIZER_NAMES[t] : "unknown"; }
-int attend_cell_from_name(const char *name) { return index_of(CELL_NAMES, 2, name); }
-int attend_decoder_from_name(const char *name) { return index_of(DECODER_NAMES, 4, name); }
-int attend_score_from_name(const char *name) { return index_of(SCORE_NAMES, 4, name); }
-int attend_tokenizer_from_name(const char *name) { return index_of(TOKENIZER_NAMES, 2, name); }
-
 attend_status attend_model_config_to_json(const attend_model_config *c, char **json, attend_error *err) {
     CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_to_json: %s is NULL", !c ? "cfg" : "json");
     *json = NULL;
@@ -37,10 +16,22 @@ attend_status attend_model_config_to_json(const attend_model_config *c, char **j
     int n = snprintf(buf, sizeof buf,
                      "{\"cell\":\"%s\",\"decoder\":\"%s\",\"score\":\"%s\",\"src_vocab\":%d,\"tgt_vocab\":%d,"
                      "\"emb\":%d,\"enc_hidden\":%d,\"enc_layers\":%d,\"dec_hidden\":%d,\"attn\":%d,"
-                     "\"max_batch\":%d,\"max_src_len\":%d,\"max_tgt_len\":%d}",
+                     "\"max_batch\":%d,\"max_src_len\":%d,\"max_tgt_len\":%d",
                      attend_cell_name(c->cell), attend_decoder_name(c->decoder), attend_score_name(c->score),
                      c->src_vocab, c->tgt_vocab, c->emb, c->enc_hidden, c->enc_layers, c->dec_hidden, c->attn,
                      c->max_batch, c->max_src_len, c->max_tgt_len);
+    /* the fields added in 0.2 only when not zero, so older configurations keep their bytes */
+    const struct {
+        const char *key;
+        int v;
+    } extra[] = {{"dec_layers", c->dec_layers}, {"coverage", c->coverage}, {"copy", c->copy},
+                 {"monotonic", c->monotonic}};
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+        if (n > 0 && (size_t)n < sizeof buf && extra[i].v)
+            n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"%s\":%d", extra[i].key, extra[i].v);
+    if (n > 0 && (size_t)n < sizeof buf && c->normalizer)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"normalizer\":\"%s\"", attend_normalizer_name(c->normalizer));
+    if (n > 0 && (size_t)n < sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, "}");
     CHECK(n > 0 && (size_t)n < sizeof buf, err, ATTEND_ERR_ARG, "attend_model_config_to_json: config too long");
     *json = malloc((size_t)n + 1);
     CHECK(*json, err, ATTEND_ERR_ALLOC, "attend_model_config_to_json: out of memory");
@@ -94,6 +85,17 @@ static attend_status config_parse(attend_model_config *c, int *pointer_exclude, 
                 {"attn", &t.attn},               {"max_batch", &t.max_batch},   {"max_src_len", &t.max_src_len},
                 {"max_tgt_len", &t.max_tgt_len}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !st; i++) st = json_int_field(root, ints[i].key, ints[i].dst, err);
+    /* optional fields added in 0.2: 0 (softmax) when absent; ranges checked by attend_model_config_check */
+    struct {
+        const char *key;
+        int *dst;
+    } opt_ints[] = {{"dec_layers", &t.dec_layers}, {"coverage", &t.coverage}, {"copy", &t.copy},
+                    {"monotonic", &t.monotonic}};
+    for (size_t i = 0; i < sizeof opt_ints / sizeof opt_ints[0] && !st; i++)
+        if (at_json_get(root, opt_ints[i].key)) st = json_int_field(root, opt_ints[i].key, opt_ints[i].dst, err);
+    int normalizer = 0;
+    if (!st && at_json_get(root, "normalizer"))
+        st = json_name_field(root, "normalizer", attend_normalizer_from_name, &normalizer, err);
     /* optional (a model setting, not an attend_model_config field): checked here, read by the loader */
     int pexcl = 0;
     if (!st && at_json_get(root, "pointer_exclude")) st = json_int_field(root, "pointer_exclude", &pexcl, err);
@@ -104,8 +106,9 @@ static attend_status config_parse(attend_model_config *c, int *pointer_exclude, 
     if (!st)
         for (const at_json_node *kv = root->first; kv; kv = kv->next) {
             int known = !strcmp(kv->key, "cell") || !strcmp(kv->key, "decoder") || !strcmp(kv->key, "score") ||
-                        !strcmp(kv->key, "pointer_exclude");
+                        !strcmp(kv->key, "pointer_exclude") || !strcmp(kv->key, "normalizer");
             for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) known |= !strcmp(kv->key, ints[i].key);
+            for (size_t i = 0; i < sizeof opt_ints / sizeof opt_ints[0]; i++) known |= !strcmp(kv->key, opt_ints[i].key);
             if (!known) {
                 char snip[AT_JSON_SNIPPET_MAX];
                 at_json_snippet(snip, kv->key, kv->key_len);
@@ -118,6 +121,7 @@ static attend_status config_parse(attend_model_config *c, int *pointer_exclude, 
     t.cell = (attend_cell_kind)cell;
     t.decoder = (attend_decoder_kind)dec;
     t.score = (attend_score_kind)score;
+    t.normalizer = (attend_normalizer)normalizer;
     TRY(attend_model_config_check(&t, err));
     *c = t;
     *pointer_exclude = pexcl;

@@ -42,6 +42,39 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "model config: max_src_len=%d, must be in [1, 65536]", c->max_src_len);
     CHECK(c->max_tgt_len >= 1 && c->max_tgt_len <= 1 << 16, err, ATTEND_ERR_SHAPE,
           "model config: max_tgt_len=%d, must be in [1, 65536]", c->max_tgt_len);
+    CHECK(c->dec_layers >= 0 && c->dec_layers <= AT_MAX_LAYERS, err, ATTEND_ERR_SHAPE,
+          "model config: dec_layers=%d, must be in [0, %d] (0 and 1: one layer)", c->dec_layers, AT_MAX_LAYERS);
+    const struct {
+        const char *name;
+        int v;
+    } flags[] = {{"coverage", c->coverage}, {"copy", c->copy}, {"monotonic", c->monotonic}};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        CHECK(flags[i].v == 0 || flags[i].v == 1, err, ATTEND_ERR_ARG, "model config: %s=%d, must be 0 or 1",
+              flags[i].name, flags[i].v);
+    CHECK((unsigned)c->normalizer <= ATTEND_NORMALIZER_ENTMAX15, err, ATTEND_ERR_ARG,
+          "model config: normalizer=%d is not softmax (0), sparsemax (1) or entmax15 (2)", (int)c->normalizer);
+    /* what does not combine, naming both */
+    CHECK(!c->coverage || dec->attentive, err, ATTEND_ERR_ARG, "model config: coverage with decoder %s, which has no attention",
+          attend_decoder_name(c->decoder));
+    CHECK(!c->coverage || c->score == ATTEND_SCORE_ADDITIVE, err, ATTEND_ERR_ARG,
+          "model config: coverage with score %s: coverage is an input of the additive score", attend_score_name(c->score));
+    CHECK(!c->copy || (dec->attentive && !dec->points), err, ATTEND_ERR_ARG,
+          "model config: copy with decoder %s: copying needs a vocabulary decoder with attention (bahdanau, luong)",
+          attend_decoder_name(c->decoder));
+    CHECK(!c->monotonic || (dec->attentive && !dec->points), err, ATTEND_ERR_ARG,
+          "model config: monotonic with decoder %s: monotonic attention needs a vocabulary decoder with attention "
+          "(bahdanau, luong)", attend_decoder_name(c->decoder));
+    CHECK(!c->normalizer || dec->attentive, err, ATTEND_ERR_ARG, "model config: normalizer %s with decoder %s, which has no attention",
+          attend_normalizer_name(c->normalizer), attend_decoder_name(c->decoder));
+    CHECK(!(c->monotonic && c->normalizer), err, ATTEND_ERR_ARG,
+          "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
+          attend_normalizer_name(c->normalizer));
+    /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
+    CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
+    CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
+          attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
         attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
         attend_error e2;

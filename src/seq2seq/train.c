@@ -140,6 +140,34 @@ attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run,
     return at_ok(err);
 }
 
+attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_options *o, attend_error *err) {
+    const char *who = "attend_trainer_set_options";
+    CHECK(tr && o, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "options");
+    const struct {
+        const char *name;
+        double v, hi;
+        int hi_open;
+    } r[] = {{"dropout", o->dropout, 1, 1},
+             {"label_smoothing", o->label_smoothing, 1, 1},
+             {"sampling_prob", o->sampling_prob, 1, 0},
+             {"coverage_loss", o->coverage_loss, HUGE_VAL, 0},
+             {"guided_alignment", o->guided_alignment, HUGE_VAL, 0}};
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        CHECK(isfinite(r[i].v) && r[i].v >= 0 && (r[i].hi_open ? r[i].v < r[i].hi : r[i].v <= r[i].hi), err,
+              ATTEND_ERR_ARG, "%s: %s=%g, must be in [0, %s", who, r[i].name, r[i].v,
+              r[i].hi == HUGE_VAL ? "inf)" : r[i].hi_open ? "1)" : "1]");
+    CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
+    CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
+          "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
+    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        CHECK(r[i].v == 0, err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
+    tr->topt = *o;
+    return at_ok(err);
+}
+
+const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
+
 /* A step whose loss is not finite: no update, the report's gradient norm NaN
  * and the learning rate the step would have had. */
 static void skipped_update(const attend_trainer *tr, attend_step_report *r) {

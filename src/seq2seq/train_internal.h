@@ -26,6 +26,7 @@ struct attend_trainer {
     int idx_buf_n;
     int *idx;      /* [batch_size] */
     uint64_t data_hash; /* FNV-1a 64 of the pairs in order (fingerprint_data) */
+    attend_train_options topt; /* attend_trainer_set_options; all zero = off */
     /* data-parallel steps (attend_trainer_set_parallel); shards = nranks = 1: off */
     int shards, rank, nranks;
     attend_trainer_exchange_fn exchange;
