@@ -17,6 +17,7 @@
 #include "mpirun.h"
 #include "outputs.h"
 #include "train_loop.h"
+#include "train_options.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
 
@@ -117,6 +118,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
             "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n",
             CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+    cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
 
@@ -138,6 +140,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         int d = cli_data_option(&p, &o->data, "--train");
         if (d >= 0) rc = d;
         else if (cli_is_help(&p)) *help = 1;
+        else if (cli_train_option(&p, &o->topt, &rc)) continue;
         else if (cli_is(&p, "--cell")) rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &o->cell);
         else if (cli_is(&p, "--decoder"))
             rc = cli_choice(&p, attend_decoder_from_name, "bahdanau|luong|none|pointer", &o->decoder);
@@ -275,8 +278,10 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
     if (o->weight_decay > 0) printf(", weight decay %g", o->weight_decay);
     if (o->optimizer == ATTEND_OPT_SGD && o->momentum > 0) printf(", momentum %g", o->momentum);
-    printf(", clip %g, batch %d, %d step%s, seed %llu\n", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
+    printf(", clip %g, batch %d, %d step%s, seed %llu", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
            (unsigned long long)o->seed);
+    cli_train_options_print(stdout, &o->topt);
+    printf("\n");
 }
 
 static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
@@ -404,6 +409,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     print_model(m, &o);
     if (o.resume) {
