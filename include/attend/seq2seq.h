@@ -190,7 +190,8 @@ attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const 
 
 /* Teacher-forced statistics of one forward pass. */
 typedef struct {
-    double loss;           /* mean cross-entropy over counted target tokens */
+    double loss;           /* mean cross-entropy over counted target tokens (with label smoothing on,
+                              attend_model_set_label_smoothing: the smoothed loss) */
     int tokens;            /* counted target tokens */
     int correct_tokens;    /* argmax == target */
     int seqs;              /* rows */
