@@ -235,12 +235,17 @@ static void test_inference_unaffected(void) {
     memset(&on, 0, sizeof on);
     int32_t src[2 * 7] = {4, 5, 6, 7, 0, 0, 0, 8, 9, 10, 11, 4, 5, 6}, len[2] = {4, 7};
     int32_t out_off[2 * 8], out_on[2 * 8], n_off[2], n_on[2];
+    int32_t tgt[3] = {6, 5, 4};
+    double lp_off = 0, lp_on = 1;
     EXPECT(attend_model_evaluate(s.m, s.data, 8, 0, &off, &err) == ATTEND_OK, "%s", err.msg);
     EXPECT(attend_model_greedy(s.m, src, len, 2, 7, 8, out_off, n_off, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_model_score(s.m, src, 3, tgt, 3, &lp_off, NULL, &err) == ATTEND_OK, "%s", err.msg);
     attend_model_set_dropout(s.m, 0.5, 77, NULL);
     attend_model_set_label_smoothing(s.m, 0.3, NULL);
     EXPECT(attend_model_evaluate(s.m, s.data, 8, 0, &on, &err) == ATTEND_OK, "%s", err.msg);
     EXPECT(attend_model_greedy(s.m, src, len, 2, 7, 8, out_on, n_on, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_model_score(s.m, src, 3, tgt, 3, &lp_on, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(lp_on == lp_off, "forced scoring with dropout on: %.9g, off %.9g", lp_on, lp_off);
     EXPECT(!memcmp(&off, &on, sizeof off), "evaluation with dropout on: loss %.9g, off %.9g", on.loss, off.loss);
     EXPECT(!memcmp(n_off, n_on, sizeof n_on) && !memcmp(out_off, out_on, sizeof out_on), "greedy decoding changed");
     /* and the teacher-forced forward does drop with them on */
