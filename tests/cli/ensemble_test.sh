@@ -2,7 +2,7 @@
 # ensemble_test.sh — ensembles and n-best rescoring in `attend decode` (issue
 # 14 part 6), end to end:
 #
-#   sh tests/cli/ensemble_test.sh CASE ATTEND WORK_DIR
+#   sh tests/cli/ensemble_test.sh CASE ATTEND WORK_DIR SOURCE_DIR
 #
 #   models   trains what the other cases read: two reversal models (seeds 1
 #            and 2) and a copy model (the right-to-left model of the reversal
@@ -18,10 +18,15 @@
 #            rescoring its own n-best with weight 1 gives the same hypotheses
 #            scored log p / (len + 1), re-ranked; a copy model with
 #            --rescore-reverse ranks the true reversal first
+#   g2p      `attend g2p --model M,M'` (a byte copy of the shipped model)
+#            prints what --model M prints (greedy, n-best, jsonl --align with
+#            each member's alignment); a model with other phoneme ids is
+#            refused naming the first; an empty path in the list is a usage error
 set -u
 CASE=$1
 A=$2
 WORK=$3
+SRC=${4:-}
 . "$(dirname "$0")/lib.sh"
 A=$(abs "$A")
 WORK=$(abs "$WORK")
@@ -128,6 +133,27 @@ rescore)
     awk -F '\t' '$2 == 1 && $3 + 0 > -1 { exit 1 }' out ||
         fail "without --rescore-reverse the copy model should score reversals poorly"
     ok "a copy model rescoring reversals with --rescore-reverse ranks the true reversal first (scores near 0; poor without it)"
+    ;;
+g2p)
+    G=$SRC/models/g2p-cmudict.safetensors
+    cp "$G" copy.safetensors
+    for opts in "" "--nbest 3" "--format jsonl --align --beam 2"; do
+        # shellcheck disable=SC2086
+        run 0 "$A" g2p --model "$G" $opts hello world attention
+        sed 's/"alignment":\(\[\[[0-9.,]*\]\(,\[[0-9.,]*\]\)*\]\)/"alignment":\1,"alignments":[\1,\1]/g' out >one
+        # shellcheck disable=SC2086
+        run 0 "$A" g2p --model "$G,copy.safetensors" $opts hello world attention
+        cmp -s out one || fail "g2p $opts: the ensemble of copies differs"
+    done
+    ok "g2p --model M,M' prints what --model M prints (greedy, n-best, jsonl alignments of each member)"
+    printf 'cat K AE T\ndog D AO G\nbat B AE T\ntoad T OW D\nzebra Z IY B R AH\nquick K W IH K\n' >mini.dict
+    run 0 "$A" g2p train --dict mini.dict --epochs 1 --warmup 1 --emb 8 --hidden 8 --dec-hidden 16 --attn 8 \
+        --out mini.safetensors
+    run 1 "$A" g2p --model "$G,mini.safetensors" cat
+    has err "^attend g2p: model 2 \(mini.safetensors\): target vocabulary id 4 is 'K', model 1 \($G\) has 'B'$"
+    run 2 "$A" g2p --model "$G," cat
+    has err "an empty path in the list"
+    ok "g2p: a member with other phoneme ids is refused naming the first; an empty path is a usage error"
     ;;
 *)
     echo "unknown case $CASE" >&2
