@@ -41,7 +41,29 @@ void train_opts_init(train_opts *o) {
     o->warmup = o->decay = o->eval_every = o->checkpoint_every = -1; /* from --steps */
     o->log_every = 100;
     o->max_nonfinite = 100;
+    o->patience = -1;
+    o->select = -1;
 }
+
+static const char *const SELECT_NAMES[] = {"loss", "token", "seq"};
+/* How a --select score reads in messages */
+static const char *const SELECT_LABELS[] = {"dev loss", "dev greedy token accuracy", "dev greedy sequence accuracy"};
+
+static int select_from_name(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, SELECT_NAMES[i])) return i;
+    return -1;
+}
+
+/* The selected value of an evaluation, and the score to minimise. */
+static double select_value(int select, const attend_eval_stats *s) {
+    return select == TRAIN_SELECT_LOSS ? s->loss : select == TRAIN_SELECT_TOKEN ? s->greedy_token_acc
+                                                                                : s->greedy_seq_acc;
+}
+static double select_score(int select, const attend_eval_stats *s) {
+    return select == TRAIN_SELECT_LOSS ? s->loss : -select_value(select, s);
+}
+static void print_select(int select, double v) { printf(select == TRAIN_SELECT_LOSS ? "%.6f" : "%.4f", v); }
 
 static void train_usage(FILE *f) {
     fprintf(f,
@@ -109,6 +131,15 @@ static void train_usage(FILE *f) {
             "                       least %d; 0: only at the end)\n"
             "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
             "                       on a terminal a progress bar is redrawn instead\n"
+            "  --select WHAT        keep the best model by a dev score, evaluated every\n"
+            "                       --eval-every steps and at the end: loss (teacher-forced),\n"
+            "                       token or seq (greedy token or sequence accuracy). --out is\n"
+            "                       then the best model, written (atomically) whenever an\n"
+            "                       evaluation beats the best so far; --checkpoint stays the\n"
+            "                       last state (loss when only --patience is given; needs --dev\n"
+            "                       with --train)\n"
+            "  --patience N         stop after N evaluations in a row without a better --select\n"
+            "                       score (0: never stop, only keep the best)\n"
             "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
             "                       or gradients are NaN/Inf; such steps are skipped and counted\n"
             "                       (100; 0: never stop)\n"
@@ -170,6 +201,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
         else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
+        else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 1000000000, &o->patience);
+        else if (cli_is(&p, "--select")) rc = cli_choice(&p, select_from_name, "loss|token|seq", &o->select);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -197,6 +230,11 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
+    if ((o->patience >= 0 || o->select >= 0) && d->tsv && !d->dev)
+        return cli_usage_error("train", "%s chooses by a dev score: give --dev FILE.tsv",
+                               o->patience >= 0 ? "--patience" : "--select");
+    if (o->patience > 0 && o->eval_every == 0)
+        return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
     return 0;
 }
 
@@ -315,6 +353,19 @@ static int check_paths(const char *cmd, const train_opts *o) {
                                  "(--write-special writes a device or FIFO given as --out in place)");
 }
 
+/* Writes the model to --out (atomically; in place for a device or FIFO with --write-special). */
+static int save_model(const char *cmd, const attend_model *m, const train_opts *o, const train_data *td) {
+    attend_error err = {0};
+    char tmp[4096];
+    const char *wp;
+    int rc = cli_output_begin(cmd, o->out, tmp, sizeof tmp, &wp);
+    if (rc) return rc;
+    int bad = attend_model_save(m, wp, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, &err) != ATTEND_OK;
+    if (bad) rc = cli_lib_fail(cmd, &err);
+    if (cli_output_finish(cmd, o->out, wp, !bad)) rc = 1;
+    return rc;
+}
+
 /* What the step hook of `attend train` needs. */
 typedef struct {
     const char *cmd;
@@ -323,24 +374,57 @@ typedef struct {
     const train_data *td;
     attend_trainer *tr;
     attend_eval_stats *ev;
+    int selecting;     /* --select or --patience: --out is the best model */
+    train_best best;   /* select_score of each evaluation (cli/train_loop.h) */
+    attend_eval_stats best_ev;
+    long checkpoint_step; /* the step of the last checkpoint written by the hook */
 } run_hook;
+
+/* With --select / --patience: the evaluation at step just printed (h->ev)
+ * against the best so far: a better one is saved to --out; *stop when the
+ * patience has run out. */
+static int select_best(run_hook *h, long step, int *stop) {
+    const train_opts *o = h->o;
+    int out_of_patience = 0;
+    if (!train_best_update(&h->best, select_score(o->select, h->ev), step, &out_of_patience)) {
+        if (out_of_patience) {
+            printf("early stop: no better %s for %d evaluations (--patience %d); the best: step %ld\n",
+                   SELECT_LABELS[o->select], h->best.bad, o->patience, h->best.best_step);
+            *stop = 1;
+        }
+        fflush(stdout);
+        return 0;
+    }
+    h->best_ev = *h->ev;
+    if (o->out) {
+        int rc = save_model(h->cmd, h->m, o, h->td);
+        if (rc) return rc;
+    }
+    printf("best: step %ld, %s ", step, SELECT_LABELS[o->select]);
+    print_select(o->select, select_value(o->select, h->ev));
+    printf("%s%s\n", o->out ? ": saved to " : "", o->out ? o->out : "");
+    fflush(stdout);
+    return 0;
+}
 
 /* After every step: a checkpoint every --checkpoint-every steps and an
  * evaluation every --eval-every steps, but not at the last step (the run's
  * end does both). */
 static int after_step(void *user, train_loop *lp, const attend_step_report *r, int *stop) {
-    const run_hook *h = user;
+    run_hook *h = user;
     const train_opts *o = h->o;
     long step = r->step, total = o->steps;
     int rc = 0;
-    (void)stop;
     if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total &&
         (rc = save_checkpoint(h->cmd, h->tr, o, h->td, lp)))
         return rc;
+    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total)
+        h->checkpoint_step = step;
     if (o->eval_every && step % o->eval_every == 0 && step < total) {
         char label[64];
         snprintf(label, sizeof label, "eval step %ld", step);
         rc = evaluate(h->cmd, h->m, h->td, o->batch, label, h->ev, lp);
+        if (!rc && h->selecting) rc = select_best(h, step, stop);
     }
     return rc;
 }
@@ -430,7 +514,17 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
 
     attend_eval_stats ev;
     memset(&ev, 0, sizeof ev);
-    run_hook h = {cmd, m, &o, &td, tr, &ev};
+    run_hook h;
+    memset(&h, 0, sizeof h);
+    h.cmd = cmd;
+    h.m = m;
+    h.o = &o;
+    h.td = &td;
+    h.tr = tr;
+    h.ev = &ev;
+    h.selecting = o.select >= 0 || o.patience >= 0;
+    if (h.selecting && o.select < 0) o.select = TRAIN_SELECT_LOSS;
+    train_best_init(&h.best, o.patience > 0 ? o.patience : 0, INFINITY);
     train_loop_config lc = {cmd, tr, o.steps, o.log_every, o.max_nonfinite, o.checkpoint, after_step, NULL, &h};
     train_loop pg;
     long start_step = attend_trainer_steps(tr);
@@ -448,16 +542,27 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
                o.steps);
     else
         printf("trained: no steps (--steps 0)\n");
-    if (o.checkpoint && (rc = save_checkpoint(cmd, tr, &o, &td, &pg))) goto done;
+    /* the last state (an early stop may just have written it) */
+    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(cmd, tr, &o, &td, &pg)))
+        goto done;
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
-    if (o.out) {
-        char tmp[4096];
-        const char *wp;
-        if ((rc = cli_output_begin(cmd, o.out, tmp, sizeof tmp, &wp))) goto done;
-        int bad = attend_model_save(m, wp, td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, &err) != ATTEND_OK;
-        if (bad) rc = cli_lib_fail(cmd, &err);
-        if (cli_output_finish(cmd, o.out, wp, !bad)) rc = 1;
-        if (rc) goto done;
+    if (h.selecting) { /* the final evaluation competes too, unless it was the last one recorded */
+        int ignored = 0;
+        long now = attend_trainer_steps(tr);
+        if ((h.best.last_step != now || now == 0) && (rc = select_best(&h, now, &ignored))) goto done;
+        if (!isfinite(h.best.best)) {
+            fprintf(stderr, "attend %s: no evaluation gave a finite %s: no model saved\n", cmd,
+                    SELECT_LABELS[o.select]);
+            rc = 1;
+            goto done;
+        }
+        if (o.out) {
+            printf("saved: %s (the best model: step %ld, %s ", o.out, h.best.best_step, SELECT_LABELS[o.select]);
+            print_select(o.select, select_value(o.select, &h.best_ev));
+            printf(")\n");
+        }
+    } else if (o.out) {
+        if ((rc = save_model(cmd, m, &o, &td))) goto done;
         printf("saved: %s\n", o.out);
     }
     if (res) {
