@@ -1,14 +1,19 @@
 /*
  * ensemble.c — the CLI's ensemble helpers (ensemble.h).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "ensemble.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cli_is_model_file(const char *path) {
-    if (!path || !strcmp(path, "-")) return 0;
+    struct stat st;
+    /* only a regular file is looked into: a FIFO or device is input, and
+     * reading it here would take what decode should read */
+    if (!path || !strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     unsigned char h[9];

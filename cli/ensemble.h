@@ -11,8 +11,9 @@
 
 #define CLI_ENSEMBLE_MAX 16
 
-/* 1 when path is a readable safetensors file (an 8-byte little-endian header
- * length, then '{'), else 0 ("-" and unreadable paths are not). */
+/* 1 when path is a regular file that reads as safetensors (an 8-byte
+ * little-endian header length, then '{'), else 0 ("-", FIFOs, devices and
+ * unreadable paths are not: they are never opened). */
 int cli_is_model_file(const char *path);
 
 /* One member as loaded (batch 1) for the check. */
