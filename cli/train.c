@@ -424,7 +424,10 @@ static int after_step(void *user, train_loop *lp, const attend_step_report *r, i
         char label[64];
         snprintf(label, sizeof label, "eval step %ld", step);
         rc = evaluate(h->cmd, h->m, h->td, o->batch, label, h->ev, lp);
-        if (!rc && h->selecting) rc = select_best(h, step, stop);
+        if (!rc && h->selecting) {
+            rc = select_best(h, step, stop);
+            *stop = cli_mpi_any(*stop); /* every rank evaluates here: one decision for all */
+        }
     }
     return rc;
 }
@@ -589,6 +592,10 @@ int cmd_train(int argc, char **argv) {
     }
     if ((rc = check_combination(&o))) return rc;
     if ((rc = cli_mpi_begin("train", argc, argv, o.batch, &o.grad_shards))) return cli_mpi_end("train", rc);
-    if (cli_mpi_rank() > 0) o.checkpoint = o.out = NULL, o.eval_every = 0; /* rank 0 alone writes */
+    if (cli_mpi_rank() > 0) { /* rank 0 alone writes; with --select/--patience every rank evaluates (the
+                                 same weights give the same scores) so that all stop at the same step */
+        o.checkpoint = o.out = NULL;
+        if (o.patience < 0 && o.select < 0) o.eval_every = 0;
+    }
     return cli_mpi_end("train", cli_finish("train", train_run("train", &o, NULL)));
 }

@@ -16,6 +16,9 @@
 #             digits, and (loss) it is not the last model's
 #   usage     --patience / --select with --train but no --dev, a bad --select,
 #             --patience with --eval-every 0; --help lists both
+#   mpi       (-DATTEND_MPI=ON) under mpirun -np 2 every rank evaluates and all
+#             stop together: the run ends (no rank left waiting), prints what
+#             one process with --grad-shards 2 prints and writes the same --out
 set -u
 CASE=$1
 A=$2
@@ -101,6 +104,23 @@ usage)
     has out "^  --select WHAT "
     has out "^  --patience N "
     ok "usage errors: --patience/--select without --dev, a bad --select, --patience without evaluations"
+    ;;
+mpi)
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+    export OMPI_MCA_btl_vader_single_copy_mechanism=none
+    SMALL="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 200 --dev-count 20 --emb 8 --hidden 12
+           --dec-hidden 16 --attn 8 --batch 8 --log-every 1000 --steps 200 --warmup 0 --decay 40 --eval-every 20
+           --patience 2 --grad-shards 2"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --out plain.st
+    has out "^early stop: "
+    grep -E '^(best|early|trained: steps)' out | sed 's/ in .*//; s/: saved to .*//' >plain.lines
+    # shellcheck disable=SC2086
+    run 0 timeout 60 mpirun --oversubscribe -np 2 "$A" train $SMALL --out mpi.st
+    grep -E '^(best|early|trained: steps)' out | sed 's/ in .*//; s/: saved to .*//' >mpi.lines
+    cmp -s plain.lines mpi.lines || { diff plain.lines mpi.lines >&2; fail "-np 2 stopped elsewhere than one process"; }
+    cmp -s plain.st mpi.st || fail "-np 2 saved another best model"
+    ok "-np 2: every rank stops at the same evaluation; the best model is one process's"
     ;;
 *)
     echo "unknown case $CASE" >&2

@@ -7,3 +7,9 @@ foreach(case patience select usage)
             ${CMAKE_CURRENT_BINARY_DIR}/train_select)
   set_tests_properties(cli_train_select_${case} PROPERTIES TIMEOUT 120)
 endforeach()
+if(ATTEND_MPI)
+  add_test(NAME cli_mpi_select
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/train_select_test.sh mpi $<TARGET_FILE:attend_cli>
+            ${CMAKE_CURRENT_BINARY_DIR}/train_select)
+  set_tests_properties(cli_mpi_select PROPERTIES TIMEOUT 120 LABELS mpi)
+endif()
