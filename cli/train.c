@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,7 +138,8 @@ static void train_usage(FILE *f) {
             "                       then the best model, written (atomically) whenever an\n"
             "                       evaluation beats the best so far; --checkpoint stays the\n"
             "                       last state (loss when only --patience is given; needs --dev\n"
-            "                       with --train)\n"
+            "                       with --train; with --resume, --out's dev score is the one to\n"
+            "                       beat)\n"
             "  --patience N         stop after N evaluations in a row without a better --select\n"
             "                       score (0: never stop, only keep the best)\n"
             "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
@@ -366,6 +368,30 @@ static int save_model(const char *cmd, const attend_model *m, const train_opts *
     return rc;
 }
 
+/* Resuming with --select: 1 when --out is a model file that loads and
+ * evaluates on the dev set (into *s), else 0 (no file yet, or another model:
+ * this run's first evaluation then starts the selection). */
+static int resume_best(const char *cmd, const train_opts *o, const train_data *td, const attend_model_config *mc,
+                       attend_eval_stats *s) {
+    struct stat sb;
+    if (stat(o->out, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    attend_error err = {0};
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = mc->max_batch;
+    cap.max_src_len = mc->max_src_len;
+    cap.max_tgt_len = mc->max_tgt_len;
+    attend_model *bm = NULL;
+    int ok = attend_model_load(&bm, o->out, &cap, NULL, NULL, NULL, &err) == ATTEND_OK &&
+             attend_model_evaluate(bm, td->dev ? td->dev : td->train, o->batch, td->dev ? 0 : 1000, s, &err) ==
+                 ATTEND_OK;
+    if (!ok)
+        fprintf(stderr, "attend %s: note: %s is not this run's best so far (%s): the first evaluation replaces it\n",
+                cmd, o->out, err.msg);
+    attend_model_free(bm);
+    return ok;
+}
+
 /* What the step hook of `attend train` needs. */
 typedef struct {
     const char *cmd;
@@ -380,6 +406,12 @@ typedef struct {
     long checkpoint_step; /* the step of the last checkpoint written by the hook */
 } run_hook;
 
+/* "step S", or "before this run" for a resumed run's --out not beaten since. */
+static void best_when(const run_hook *h, char *buf, size_t n) {
+    if (h->best.best_step == 0 && h->o->resume) snprintf(buf, n, "before this run");
+    else snprintf(buf, n, "step %ld", h->best.best_step);
+}
+
 /* With --select / --patience: the evaluation at step just printed (h->ev)
  * against the best so far: a better one is saved to --out; *stop when the
  * patience has run out. */
@@ -388,8 +420,10 @@ static int select_best(run_hook *h, long step, int *stop) {
     int out_of_patience = 0;
     if (!train_best_update(&h->best, select_score(o->select, h->ev), step, &out_of_patience)) {
         if (out_of_patience) {
-            printf("early stop: no better %s for %d evaluations (--patience %d); the best: step %ld\n",
-                   SELECT_LABELS[o->select], h->best.bad, o->patience, h->best.best_step);
+            char when[48];
+            best_when(h, when, sizeof when);
+            printf("early stop: no better %s for %d evaluations (--patience %d); the best: %s\n",
+                   SELECT_LABELS[o->select], h->best.bad, o->patience, when);
             *stop = 1;
         }
         fflush(stdout);
@@ -528,6 +562,18 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     h.selecting = o.select >= 0 || o.patience >= 0;
     if (h.selecting && o.select < 0) o.select = TRAIN_SELECT_LOSS;
     train_best_init(&h.best, o.patience > 0 ? o.patience : 0, INFINITY);
+    if (h.selecting && o.resume) { /* the best model so far is --out: its dev score is the one to beat */
+        double best = INFINITY;
+        if (o.out && resume_best(cmd, &o, &td, &mc, &h.best_ev)) {
+            best = select_score(o.select, &h.best_ev);
+            printf("best so far: %s, %s ", o.out, SELECT_LABELS[o.select]);
+            print_select(o.select, select_value(o.select, &h.best_ev));
+            printf("\n");
+            fflush(stdout);
+        }
+        cli_mpi_share(&best); /* rank 0's --out decides for all */
+        h.best.best = best;
+    }
     train_loop_config lc = {cmd, tr, o.steps, o.log_every, o.max_nonfinite, o.checkpoint, after_step, NULL, &h};
     train_loop pg;
     long start_step = attend_trainer_steps(tr);
@@ -560,7 +606,9 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
             goto done;
         }
         if (o.out) {
-            printf("saved: %s (the best model: step %ld, %s ", o.out, h.best.best_step, SELECT_LABELS[o.select]);
+            char when[48];
+            best_when(&h, when, sizeof when);
+            printf("saved: %s (the best model: %s, %s ", o.out, when, SELECT_LABELS[o.select]);
             print_select(o.select, select_value(o.select, &h.best_ev));
             printf(")\n");
         }

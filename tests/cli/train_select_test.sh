@@ -14,6 +14,9 @@
 #             loss, token, seq the printed best is the best of the evaluations
 #             printed, `attend eval` of --out reproduces it to the printed
 #             digits, and (loss) it is not the last model's
+#   resume    a run resumed from its checkpoint to more steps evaluates the
+#             existing --out first ("best so far") and keeps it when no later
+#             evaluation beats it (the file is unchanged)
 #   usage     --patience / --select with --train but no --dev, a bad --select,
 #             --patience with --eval-every 0; --help lists both
 #   mpi       (-DATTEND_MPI=ON) under mpirun -np 2 every rank evaluates and all
@@ -88,6 +91,22 @@ select)
     best=$(sed -n 's/^saved: loss.safetensors (the best model: step \([0-9]*\), .*/\1/p' train_loss)
     [ "$best" -lt 300 ] || fail "--select loss: the best is the last step (the check would be vacuous)"
     ok "--select loss: the best (step $best) is not the last model (dev loss $last at step 300)"
+    ;;
+
+resume)
+    OVERFIT="--task reverse $NET --count 60 --warmup 0 --decay 0 --lr 0.01 --eval-every 50 --select loss"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $OVERFIT --steps 200 --out best.st --checkpoint run.ckpt
+    has out "^saved: best.st \(the best model: step 50, dev loss "
+    cp best.st before.st
+    best=$(sed -n 's/^saved: best.st (the best model: step 50, dev loss \([0-9.]*\))$/\1/p' out)
+    # shellcheck disable=SC2086
+    run 0 "$A" train $OVERFIT --steps 300 --out best.st --checkpoint run.ckpt --resume run.ckpt
+    has out "^best so far: best.st, dev loss $best$"
+    if grep -q '^best: ' out; then fail "a later (overfitted) evaluation replaced the best so far"; fi
+    has out "^saved: best.st \(the best model: before this run, dev loss $best\)$"
+    cmp -s best.st before.st || fail "--out changed although nothing beat it"
+    ok "resumed: --out's dev loss ($best) is the one to beat, and nothing later beats it: --out unchanged"
     ;;
 
 usage)
