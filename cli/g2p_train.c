@@ -164,8 +164,7 @@ typedef struct {
     attend_vocab *gv, *pv;
     long steps_per_epoch, total;
     int writer;
-    double best_wer;
-    int bad_epochs;
+    train_best best; /* dev WER; patience in epochs (one evaluation each) */
 } g2p_hook;
 
 static int epoch_of(const g2p_hook *h, long step) { return (int)((step - 1) / h->steps_per_epoch) + 1; }
@@ -192,24 +191,19 @@ static int after_step(void *user, train_loop *lp, const attend_step_report *r, i
     double te = cli_now();
     if ((rc = dev_eval(h->m, h->d, h->gv, h->pv, o->batch, o->eval_words, &c))) return rc;
     double wer = attend_g2p_wer(&c), per = attend_g2p_per(&c);
-    int better = wer < h->best_wer;
-    if (better) {
-        h->best_wer = wer;
-        h->bad_epochs = 0;
-        if (h->writer && attend_model_save(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
-            train_loop_clear(lp);
-            return cli_lib_fail(h->cmd, &err);
-        }
-    } else {
-        h->bad_epochs++;
+    int patience_out = 0;
+    int better = train_best_update(&h->best, wer, step, &patience_out);
+    if (better && h->writer && attend_model_save(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
+        train_loop_clear(lp);
+        return cli_lib_fail(h->cmd, &err);
     }
     train_loop_clear(lp);
     printf("epoch %d step %ld: dev PER %.2f%% WER %.2f%% (%ld words, %.1f s)%s; %.1f min trained\n",
            epoch_of(h, step), step, 100 * per, 100 * wer, c.words, cli_now() - te, better ? ", best: saved" : "",
            lp->t_train / 60);
     fflush(stdout);
-    if (o->patience && h->bad_epochs >= o->patience) {
-        printf("early stop: no better dev WER for %d epochs\n", h->bad_epochs);
+    if (patience_out) {
+        printf("early stop: no better dev WER for %d epochs\n", h->best.bad);
         *stop = 1;
     }
     if (out_of_time) {
@@ -336,12 +330,13 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     fflush(stdout);
 
-    g2p_hook h = {cmd, &o, m, tr, d, gv, pv, steps_per_epoch, total, writer, best_wer, 0};
+    g2p_hook h = {cmd, &o, m, tr, d, gv, pv, steps_per_epoch, total, writer, {0}};
+    train_best_init(&h.best, o.patience, best_wer);
     train_loop_config lc = {cmd, tr, total, o.log_every, 0, o.checkpoint, after_step, epoch_tag, &h};
     train_loop lp;
     double t_begin = cli_now();
     if ((rc = train_loop_run(&lc, &lp))) goto done;
-    best_wer = h.best_wer;
+    best_wer = h.best.best;
     if (o.checkpoint && attend_trainer_save(tr, o.checkpoint, gv, pv, ATTEND_TOKENIZE_CHAR, &err)) {
         rc = cli_lib_fail(cmd, &err);
         goto done;

@@ -241,6 +241,49 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
 attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
                                  double *logp, attend_real *align, attend_error *err);
 
+/* ------------------------------------------------------------- ensembles */
+/*
+ * Decoding with an ensemble of M models (1..64; src/seq2seq/ensemble.c). The
+ * step distribution is the mean of the models' log-softmax outputs,
+ * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
+ * renormalised). Each model keeps its own encoder output, decoder state and
+ * attention, so alignments come out per model. The models must be distinct
+ * handles (each runs its own activations: attend_model_clone for two copies),
+ * vocabulary decoders (POINTER is refused) with the same target vocabulary
+ * size (otherwise ATTEND_ERR_ARG naming the first model that differs); the
+ * library cannot compare tokens: callers holding vocabularies compare them
+ * (the CLI and Python do, naming the first differing id). Capacities are each
+ * model's (N or beam <= max_batch, max_len <= max_tgt_len + 1). With M = 1
+ * the output is exactly attend_model_greedy's / attend_model_beam's.
+ *
+ * attend_ensemble_greedy: as attend_model_greedy (src [N,S], src_len [N],
+ * out [N,max_len], out_len [N]); align NULL or [M,N,max_len,S], model k's
+ * weights of each emitted step.
+ * attend_ensemble_beam: as attend_model_beam (score = summed mean
+ * log-probability / (length+1)^alpha); align NULL or [M,nbest,max_len,S].
+ * Not thread-safe with other calls on any of the models.
+ */
+attend_status attend_ensemble_greedy(attend_model *const *models, int M, const int32_t *src,
+                                     const int32_t *src_len, int N, int S, int max_len, int32_t *out,
+                                     int32_t *out_len, attend_real *align, attend_error *err);
+attend_status attend_ensemble_beam(attend_model *const *models, int M, const int32_t *src, int S, int beam,
+                                   int nbest, int max_len, double alpha, int32_t *out, int32_t *out_len,
+                                   double *score, attend_real *align, int *n_out, attend_error *err);
+
+/*
+ * N-best rescoring: score [n] receives, for each hypothesis hyp [n,max_len]
+ * of length hyp_len [n] (tokens of m's target vocabulary, EOS excluded), m's
+ * length-normalised log-probability given src [S]: attend_model_score / (len
+ * + 1), the EOS step counted. reverse = 1 scores the reversed hypothesis (a
+ * right-to-left model, trained on reversed targets). A caller re-ranks by
+ * (1 - w) * first score + w * this one (`attend decode --rescore`).
+ * ATTEND_ERR_ARG for a pointer model or a length outside [0, max_len]; a
+ * hypothesis m cannot score (capacity) fails naming it.
+ */
+attend_status attend_model_rescore(attend_model *m, const int32_t *src, int S, const int32_t *hyp,
+                                   const int32_t *hyp_len, int n, int max_len, int reverse, double *score,
+                                   attend_error *err);
+
 /* ------------------------------------------------------------ model files */
 /*
  * A model file is safetensors: every parameter tensor under its name
