@@ -70,7 +70,6 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
-    CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
@@ -121,6 +120,7 @@ static size_t layout_tensors(attend_model *m, attend_real *base, at_model_tensor
     REG(dec_whh, "decoder.weight_hh", G * Hd, Hd);
     REG(dec_bih, "decoder.bias_ih", G * Hd, 0);
     REG(dec_bhh, "decoder.bias_hh", G * Hd, 0);
+    at_dec_stack_layout_params(&L); /* layers 1 .. dec_layers-1 */
     if (dec->layout_params) dec->layout_params(&L);
     if (!dec->points) {
         REG(out_w, "out.weight", c->tgt_vocab, m->F);
@@ -251,6 +251,7 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
+    at_dec_stack_layout_acts(m, &L); /* a stacked decoder's lower layers */
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -274,6 +275,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->dec = at_decoders[c->decoder];
     m->pointer_exclude = m->dec->points; /* a new pointer model decodes permutations (loading sets the file's) */
     m->G = at_cell_gates(c->cell);
+    m->Ld = c->dec_layers > 1 ? c->dec_layers : 1;
     m->E = 2 * c->enc_hidden;
     m->dec->dims(c, m->E, &m->Din, &m->F);
     attend_score_config sc = {c->score, c->dec_hidden, m->E, c->attn, 1, 0};

@@ -31,7 +31,7 @@
 #include "../core/attention.h"
 
 #define AT_MAX_LAYERS 8
-#define AT_MAX_TENSORS (8 + 8 * AT_MAX_LAYERS + 16)
+#define AT_MAX_TENSORS (8 + 12 * AT_MAX_LAYERS + 16) /* encoder 8, decoder 4 per layer */
 #define AT_NAME_MAX 48
 /* tensors and activation buffers a decoder kind owns (decoders/<kind>.c) */
 #define AT_DEC_OWN 4
@@ -63,6 +63,10 @@ typedef struct {
     attend_real *dec_whh;                      /* [G*Hd, Hd] */
     attend_real *dec_bih;                      /* [G*Hd] */
     attend_real *dec_bhh;                      /* [G*Hd] */
+    attend_real *dec_up_wih[AT_MAX_LAYERS];    /* stacked decoder layer l >= 1 ([0] unused): [G*Hd, Hd] */
+    attend_real *dec_up_whh[AT_MAX_LAYERS];    /* [G*Hd, Hd] */
+    attend_real *dec_up_bih[AT_MAX_LAYERS];    /* [G*Hd] */
+    attend_real *dec_up_bhh[AT_MAX_LAYERS];    /* [G*Hd] */
     attend_real *dec_own[AT_DEC_OWN];          /* the decoder kind's own tensors, after the cell's
                                                   (LUONG: [0] combine.weight [Hd, E+Hd]) */
     attend_real *out_w;                        /* [Vt,F]   (decoders with a target vocabulary) */
@@ -94,7 +98,16 @@ typedef struct {
                                                     builds only; else NULL) */
     attend_real *fin_cat;                        /* [N,E] top layer's final states */
     attend_real *kp;                             /* [N,S,P] projected keys */
-    attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T */
+    attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T (the top decoder layer's) */
+    /* a stacked decoder (dec_layers = L > 1): layers 0 .. L-2 below the top
+     * one (decoders/stack.c); NULL for one layer */
+    attend_real *lstates[AT_MAX_LAYERS];         /* [T+1,N,Hd] per lower layer */
+    attend_real *lcstates[AT_MAX_LAYERS];        /* [T+1,N,Hd] LSTM cell states */
+    attend_real *lsaved[AT_MAX_LAYERS];          /* [T,N,cell saved width] */
+    attend_real *lds[AT_MAX_LAYERS];             /* [N,Hd] backward: d s^l_{t+1} running */
+    attend_real *ldcs[AT_MAX_LAYERS];            /* [N,Hd] d c^l_{t+1} running */
+    attend_real *lds_prev, *ldcs_prev;           /* [N,Hd] one layer's d s^l_t, d c^l_t */
+    attend_real *xg_up, *dxg_up;                 /* [N,G*Hd] an upper layer's input projection, its gradient */
     attend_real *cstates;                        /* [T+1,N,Hd] LSTM cell states */
     attend_real *htilde;                         /* [T+1,N,Hd] LUONG h̃_0 .. h̃_T (laid out for every
                                                     kind, where it always was: the arena is unchanged) */
@@ -152,6 +165,7 @@ struct attend_model {
     attend_score_config score; /* Dq = Hd, Dk = E */
     const at_decoder_ops *dec; /* at_decoders[cfg.decoder] */
     int G, E, Din, F, P, Tcap;
+    int Ld;                    /* decoder layers (cfg.dec_layers, 1 for 0) */
     size_t sc_saved_stride;    /* attend_scores_saved_size at one step of max_batch rows (0: none) */
     int enc_tab_cap, dec_tab_cap; /* the tables are allocated (vocabulary <= the rows they replace) */
     int enc_tab_on, dec_tab_on;   /* the last encode / forward used them */

@@ -61,6 +61,10 @@ void at_dec_cell(const attend_model *m, at_cell *cell) {
 }
 
 void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
+    if (m->Ld > 1) {
+        at_dec_stack_forward(m, t, N, active);
+        return;
+    }
     at_acts *a = &m->acts;
     int Hd = m->cfg.dec_hidden, lstm = m->cfg.cell == ATTEND_CELL_LSTM;
     attend_real *s_prev = a->states + (size_t)t * N * Hd, *s_next = s_prev + (size_t)N * Hd;
@@ -74,6 +78,10 @@ void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
 }
 
 void at_dec_cell_backward(attend_model *m, int t, int N, attend_real *dxg) {
+    if (m->Ld > 1) {
+        at_dec_stack_backward(m, t, N, dxg);
+        return;
+    }
     at_acts *a = &m->acts;
     int Hd = m->cfg.dec_hidden, lstm = m->cfg.cell == ATTEND_CELL_LSTM;
     attend_real *s_prev = a->states + (size_t)t * N * Hd;
