@@ -38,6 +38,9 @@ typedef struct {
     int write_special;                 /* --write-special: --out may be a device or FIFO, written in place */
     int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
+    int dec_layers;                    /* --dec-layers: stacked decoder layers (0: one) */
+    double sampling_prob;              /* --sampling-prob: scheduled sampling (0: off) */
+    int sampling_ramp;                 /* --sampling-ramp: steps of its linear ramp (0: none) */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
 } train_opts;
 

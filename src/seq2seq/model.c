@@ -553,21 +553,28 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
             m->active[(size_t)t * N + n] = t < b->tgt_len[n];
         }
     at_model_encode(m, b->src, b->src_len, N, S);
+    /* scheduled sampling (sampling.c): each step's inputs are chosen after
+     * the step before, so their projections are made step by step */
+    int ss = m->ss_prob > 0 && !pointer;
     /* every step's input embedding projection in one GEMM:
      * xg_emb [T*N,G*Hd] = emb_tgt [T*N,D] W_ih[:, :D]ᵀ + b_ih */
-    for (int t = 0; t < T; t++)
+    for (int t = 0; !ss && t < T; t++)
         gather_dec_inputs(m, a->emb_tgt + (size_t)t * N * D, m->fwd_tgt_in + (size_t)t * N, b->src, N, S);
     m->dec_tab_on = m->dec_tab_on && c->tgt_vocab < T * N;
-    if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
+    if (ss) {
+        /* at_model_step below */
+    } else if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
         for (size_t r = 0; r < (size_t)T * N; r++)
             memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
     } else {
         at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
-    for (int t = 0; t < T; t++)
+    for (int t = 0; t < T; t++) {
+        if (ss && t > 0) at_ss_feed(m, t, N, T);
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
-                      a->feat + (size_t)t * F, (size_t)T * F, 1);
+                      a->feat + (size_t)t * F, (size_t)T * F, !ss);
+    }
 
     double loss = 0, entropy = 0;
     int count = 0, correct = 0, seq_ok = 0, ent_rows = 0;

@@ -191,6 +191,11 @@ struct attend_model {
     int step_S;               /* and its source length */
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
     void *weight_hook_user;
+    /* scheduled sampling during one training forward (sampling.c; set by the
+     * trainer around attend_model_forward, else 0 = off) */
+    double ss_prob;     /* this step's probability p_k of feeding the model's own prediction */
+    uint64_t ss_key;    /* at_ss_key(seed, step) */
+    long ss_row0;       /* the batch's first row within the step's whole batch (a shard's offset) */
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
@@ -260,6 +265,19 @@ void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user)
  * whether it points (outputs are source positions, no target vocabulary). */
 int at_model_attentive(const attend_model *m);
 int at_model_points(const attend_model *m);
+
+/* ------------------------------------------------------- sampling.c */
+
+/* Scheduled sampling (Bengio et al. 2015): the probability at trainer step
+ * `step` (0-based): p * min(1, step / ramp) (ramp 0: p from the start). */
+double at_ss_prob(double p, long ramp, long step);
+/* The key of one trainer step: a hash of (seed, step). */
+uint64_t at_ss_key(uint64_t seed, long step);
+/* Teacher-forced forward, before step t >= 1 of N rows (T steps): rows whose
+ * hash of (ss_key, ss_row0 + n, t) falls below ss_prob and that are still
+ * active take as input fwd_tgt_in[t][n] the argmax of step t-1's logits
+ * (features feat, row n at + n*T*F + (t-1)*F) instead of the reference. */
+void at_ss_feed(attend_model *m, int t, int N, int T);
 
 /* -------------------------------------------------------- encoder.c */
 
