@@ -7,50 +7,15 @@
  * [N,Hd] for each: PyTorch's h0 = s0.expand(L, N, Hd)), LSTM cells from 0.
  * Tensors of layer l >= 1: decoder.weight_ih_l<l> [G*Hd, Hd],
  * decoder.weight_hh_l<l>, decoder.bias_ih_l<l>, decoder.bias_hh_l<l>
- * (layer 0 keeps decoder.weight_ih ...). common.c's cell step hands over to
- * this file when L > 1; one layer never comes here.
+ * (layer 0 keeps decoder.weight_ih ...), laid out by common.c's
+ * at_dec_stack_layout_params / _acts. common.c's cell step hands over to this
+ * file when L > 1; one layer never comes here.
  *
  * Dimension letters: see model_internal.h.
  */
 #include <string.h>
 
 #include "seq2seq/decoders/decoder.h"
-
-void at_dec_stack_layout_params(at_param_layout *L) {
-    attend_model *m = L->m;
-    at_model_tensors *v = L->v;
-    int Hd = m->cfg.dec_hidden, G = m->G;
-    char nm[AT_NAME_MAX];
-    for (int l = 1; l < m->Ld; l++) {
-        snprintf(nm, sizeof nm, "decoder.weight_ih_l%d", l);
-        at_param_add(L, v ? &v->dec_up_wih[l] : NULL, nm, G * Hd, Hd);
-        snprintf(nm, sizeof nm, "decoder.weight_hh_l%d", l);
-        at_param_add(L, v ? &v->dec_up_whh[l] : NULL, nm, G * Hd, Hd);
-        snprintf(nm, sizeof nm, "decoder.bias_ih_l%d", l);
-        at_param_add(L, v ? &v->dec_up_bih[l] : NULL, nm, G * Hd, 0);
-        snprintf(nm, sizeof nm, "decoder.bias_hh_l%d", l);
-        at_param_add(L, v ? &v->dec_up_bhh[l] : NULL, nm, G * Hd, 0);
-    }
-}
-
-void at_dec_stack_layout_acts(attend_model *m, at_act_layout *L) {
-    at_acts *a = &m->acts;
-    size_t N = (size_t)m->cfg.max_batch, T = (size_t)m->Tcap, Hd = (size_t)m->cfg.dec_hidden;
-    size_t GHd = (size_t)m->G * Hd, cell_w = (size_t)at_cell_saved_width(m->cfg.cell, m->cfg.dec_hidden);
-    int lstm = m->cfg.cell == ATTEND_CELL_LSTM;
-    if (m->Ld < 2) return;
-    for (int l = 0; l < m->Ld - 1; l++) {
-        a->lstates[l] = at_act_take(L, (T + 1) * N * Hd);
-        a->lcstates[l] = at_act_take(L, lstm ? (T + 1) * N * Hd : 0);
-        a->lsaved[l] = at_act_take(L, T * N * cell_w);
-        a->lds[l] = at_act_take(L, N * Hd);
-        a->ldcs[l] = at_act_take(L, N * Hd);
-    }
-    a->lds_prev = at_act_take(L, N * Hd);
-    a->ldcs_prev = at_act_take(L, N * Hd);
-    a->xg_up = at_act_take(L, N * GHd);
-    a->dxg_up = at_act_take(L, N * GHd);
-}
 
 /* Layer l's cell, states [T+1,N,Hd], cell states and saved values. */
 static void layer(const attend_model *m, int l, at_cell *cell, attend_real **st, attend_real **cs,
