@@ -27,7 +27,7 @@
 typedef struct {
     const char *dict, *out, *checkpoint, *resume;
     int skip;
-    int emb, hidden, dec_hidden, attn, layers;
+    int emb, hidden, dec_hidden, attn, layers, dec_layers;
     int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
     double lr, min_lr, clip, max_minutes;
     uint64_t seed;
@@ -79,6 +79,7 @@ static void train_usage(FILE *f) {
             "  --hidden N             encoder GRU width per direction (%d)\n"
             "  --layers N             stacked bidirectional encoder layers (%d)\n"
             "  --dec-hidden N         decoder GRU width (%d)\n"
+            "  --dec-layers N         stacked decoder GRU layers; attention reads the top one (1)\n"
             "  --attn N               additive attention width (%d)\n"
             "training:\n"
             "  --epochs N             passes over the training pronunciations (%d)\n"
@@ -119,6 +120,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
         else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 4096, &o->hidden);
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
@@ -270,6 +272,7 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     mc.dec_hidden = o.dec_hidden;
     mc.attn = o.attn;
     mc.max_batch = o.batch;

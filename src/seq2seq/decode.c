@@ -80,6 +80,7 @@ void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live
     if (m->cfg.cell == ATTEND_CELL_LSTM)
         gather_rows(a->cstates + (size_t)(t + 1) * n * Hd, a->cstates + (size_t)(t + 1) * live * Hd, a->row_tmp,
                     parent, n, Hd);
+    at_dec_stack_reorder(m, t, parent, n, live);
     if (m->dec->reorder) m->dec->reorder(m, t, parent, n, live);
 }
 

@@ -160,10 +160,14 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
     CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
-    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet
-     * (dropout and label_smoothing, r[0] and r[1], are built) */
-    for (size_t i = 2; i < sizeof r / sizeof r[0]; i++)
-        CHECK(r[i].v == 0, err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
+    CHECK(o->sampling_prob == 0 || !at_model_points(tr->m), err, ATTEND_ERR_ARG,
+          "%s: sampling_prob=%g with decoder pointer: scheduled sampling feeds back predicted tokens (a fed-back "
+          "position would mask a later target position)", who, o->sampling_prob);
+    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
+                  !strcmp(r[i].name, "sampling_prob"),
+              err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
     tr->topt = *o;
     return at_ok(err);
 }
@@ -229,6 +233,19 @@ static attend_status finish_step(attend_trainer *tr, attend_status st, const att
 }
 
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
+
+/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch,
+ * with this step's scheduled sampling (sampling.c) when it is on. */
+static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
+    attend_model *m = tr->m;
+    long k = attend_trainer_steps(tr);
+    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
+    m->ss_key = at_ss_key(tr->seed, k);
+    m->ss_row0 = row0;
+    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
+    m->ss_prob = 0; /* evaluation and decoding never sample */
+    return st;
+}
 
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
