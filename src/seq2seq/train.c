@@ -174,20 +174,26 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
 
 const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
 
-/* The teacher-forced forward of a training step with its switches on:
- * dropout keyed by the seed and the step count, row0 the batch's first row in
- * the whole batch (a shard's offset), label smoothing; switched off again
- * after (the backward reuses the forward's copies), so evaluation and
- * decoding between steps see none. */
+/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch
+ * (row0: a shard's offset in the whole batch) with the step's switches on:
+ * dropout keyed by the seed and the step count, label smoothing, and
+ * scheduled sampling (sampling.c); switched off again after (the backward
+ * reuses the forward's copies), so evaluation and decoding between steps see
+ * none. */
 static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
     attend_model *m = tr->m;
+    long k = attend_trainer_steps(tr);
     m->drop_p = tr->topt.dropout;
-    m->drop_key = at_dropout_key(tr->seed, attend_trainer_steps(tr));
+    m->drop_key = at_dropout_key(tr->seed, k);
     m->drop_row0 = row0;
     m->ls = tr->topt.label_smoothing;
+    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
+    m->ss_key = at_ss_key(tr->seed, k);
+    m->ss_row0 = row0;
     attend_status st = attend_model_forward(m, &tr->batch, tf, err);
     m->drop_p = m->ls = 0;
     m->drop_row0 = 0;
+    m->ss_prob = 0;
     return st;
 }
 
@@ -233,19 +239,6 @@ static attend_status finish_step(attend_trainer *tr, attend_status st, const att
 }
 
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
-
-/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch,
- * with this step's scheduled sampling (sampling.c) when it is on. */
-static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
-    attend_model *m = tr->m;
-    long k = attend_trainer_steps(tr);
-    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
-    m->ss_key = at_ss_key(tr->seed, k);
-    m->ss_row0 = row0;
-    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
-    m->ss_prob = 0; /* evaluation and decoding never sample */
-    return st;
-}
 
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
