@@ -81,6 +81,7 @@ void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live
         gather_rows(a->cstates + (size_t)(t + 1) * n * Hd, a->cstates + (size_t)(t + 1) * live * Hd, a->row_tmp,
                     parent, n, Hd);
     if (m->dec->reorder) m->dec->reorder(m, t, parent, n, live);
+    if (m->cfg.monotonic) at_mono_reorder(m, parent, n);
 }
 
 attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S,
@@ -182,7 +183,10 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
         }
     }
     attend_tf_stats st;
+    m->mono_scoring = 1; /* MONOTONIC: the hard process, as decoding runs it */
     attend_status rc = attend_model_forward(m, &b, &st, err);
+    m->mono_scoring = 0;
+    if (m->cfg.monotonic) m->fwd_ready = 0; /* hard choices: nothing to differentiate */
     if (rc == ATTEND_OK) {
         *logp = -st.loss * st.tokens;
         if (align) {

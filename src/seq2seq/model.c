@@ -72,7 +72,8 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
     CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic"), err, ATTEND_ERR_ARG,
+              "model config: %s: not built yet", flags[i].name);
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
           attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
@@ -150,6 +151,10 @@ static void init_params(attend_model *m, uint64_t seed) {
                 if (j + 1 < td->numel) x[j + 1] = (attend_real)(r * sin(6.283185307179586 * u2));
             }
             for (int d = 0; d < c->emb; d++) x[(size_t)ATTEND_PAD * c->emb + d] = 0;
+            continue;
+        }
+        if (!strcmp(n, "attention.r")) { /* monotonic attention's stopping bias */
+            x[0] = (attend_real)AT_MONO_R_INIT;
             continue;
         }
         double bound;
@@ -251,6 +256,11 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
+    /* monotonic attention (monotonic.c) */
+    size_t mono = c->monotonic ? 1 : 0;
+    BUF(mono_p, mono * T * N * S);
+    BUF(mono_q, mono * T * N * S);
+    BUF(mono_dcarry, mono * N * S);
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -294,7 +304,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1);
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + 2 * N;
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -318,6 +328,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_out = m->fwd_tgt_in + N * T;
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
     m->score_ids = m->fwd_tgt_len + N;
+    m->mono_pos = m->score_ids + (S + 1 + 3 * T + 1);
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -563,9 +574,11 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
+    m->mono_expected = !m->mono_scoring; /* MONOTONIC: training's expected alignment */
     for (int t = 0; t < T; t++)
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
                       a->feat + (size_t)t * F, (size_t)T * F, 1);
+    m->mono_expected = 0;
 
     double loss = 0, entropy = 0;
     int count = 0, correct = 0, seq_ok = 0, ent_rows = 0;

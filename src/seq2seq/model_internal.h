@@ -59,6 +59,7 @@ typedef struct {
     attend_real *attn_Wk;                      /* ADDITIVE [A,E] */
     attend_real *attn_b;                       /* ADDITIVE [A] */
     attend_real *attn_v;                       /* ADDITIVE [A] */
+    attend_real *attn_r;                       /* MONOTONIC [1] the stopping bias r (monotonic.c) */
     attend_real *dec_wih;                      /* [G*Hd, Din] */
     attend_real *dec_whh;                      /* [G*Hd, Hd] */
     attend_real *dec_bih;                      /* [G*Hd] */
@@ -135,6 +136,8 @@ typedef struct {
     attend_real *dec_own[AT_DEC_OWN];            /* the decoder kind's own buffers (BAHDANAU: [0] ctx_proj
                                                     [min(N, AT_CTX_PROJ_ROWS),S,G*Hd], enc_out W_ih[:, D:]ᵀ
                                                     per source position, for inference) */
+    attend_real *mono_p, *mono_q;                /* MONOTONIC [T,N,S] the expected alignment's p and q */
+    attend_real *mono_dcarry;                    /* MONOTONIC [N,S] d α_{t−1} from step t's backward */
     /* inference (greedy, beam, interventions) */
     attend_real *step_feat;                      /* [N,F] one step's output features */
     attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
@@ -178,6 +181,11 @@ struct attend_model {
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
     void *weight_hook_user;
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
+    /* MONOTONIC (monotonic.c): attend_model_forward sets mono_expected (the
+     * expected alignment, for training) unless mono_scoring (forced scoring
+     * runs the hard process, as decoding does); every other step is hard */
+    int mono_expected, mono_scoring;
+    int32_t *mono_pos;  /* [2*max_batch] the hard process's position per row, then scratch */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
      * quantized copy in qmem, described by qw[i] (i the desc index; dtype F32
@@ -246,6 +254,22 @@ void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user)
  * whether it points (outputs are source positions, no target vocabulary). */
 int at_model_attentive(const attend_model *m);
 int at_model_points(const attend_model *m);
+
+/* ------------------------------------------------------ monotonic.c */
+
+/* The initial stopping bias r (Raffel et al. 2017 suggest a negative one so
+ * that the decoder starts by scanning past most positions). */
+#define AT_MONO_R_INIT (-4.0)
+
+/* Step t's weights [N,S] from its energies scores[t]: the expected alignment
+ * from weights[t−1] (m->mono_expected), else the hard process from
+ * m->mono_pos (0 at t = 0). */
+void at_mono_weights_forward(attend_model *m, int t, int N, int S);
+/* Its backward from acts.dweights (d α_t from the context): dscores +=,
+ * g.attn_r +=, and acts.mono_dcarry (d α_{t−1}, added to step t−1's). */
+void at_mono_weights_backward(attend_model *m, int t, int N, int S);
+/* Beam search: the hard positions of n rows follow parent [n]. */
+void at_mono_reorder(attend_model *m, const int *parent, int n);
 
 /* -------------------------------------------------------- encoder.c */
 
