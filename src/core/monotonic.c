@@ -6,7 +6,8 @@
  * a score function, r a learned scalar bias). Training uses the expected
  * alignment of that process (the recurrence below, differentiable); decoding
  * runs the hard process (p >= 0.5 stops), so the attended position never
- * moves left. No pre-sigmoid noise is added in training.
+ * moves left. Training adds Gaussian noise to the pre-sigmoid energies (the
+ * model's choice, src/seq2seq/monotonic.c), which pushes p towards 0 or 1.
  *
  * Dimension letters: N batch, T decoder steps, S source positions.
  */
@@ -28,17 +29,18 @@ static inline int pos_valid(const uint8_t *valid, const int32_t *len, int n, int
 }
 
 void at_monotonic_step_forward(attend_real *alpha, attend_real *p, attend_real *q, const attend_real *e,
-                               attend_real r, const attend_real *alpha_prev, const uint8_t *valid, const int32_t *len, int N,
-                               int S, size_t ld) {
-    // alpha, p, q [N,S] (row stride ld), e [N,S], alpha_prev [N,S] or NULL, valid [N,S], len [N]
+                               attend_real r, const attend_real *noise, const attend_real *alpha_prev,
+                               const uint8_t *valid, const int32_t *len, int N, int S, size_t ld) {
+    // alpha, p, q [N,S] (row stride ld), e, noise, alpha_prev [N,S] or NULL, valid [N,S], len [N]
     for (int n = 0; n < N; n++) {
         attend_real *a = alpha + (size_t)n * ld, *pr = p + (size_t)n * ld, *qr = q + (size_t)n * ld;
         const attend_real *er = e + (size_t)n * ld, *ap = alpha_prev ? alpha_prev + (size_t)n * ld : NULL;
+        const attend_real *zr = noise ? noise + (size_t)n * ld : NULL;
         attend_real q_prev = 0, p_prev = 0;
         for (int j = 0; j < S; j++) {
             attend_real prev = ap ? ap[j] : (attend_real)(j == 0);
             attend_real qj = (1 - p_prev) * q_prev + prev; /* q_j = (1 − p_{j−1}) q_{j−1} + α'_j */
-            attend_real pj = pos_valid(valid, len, n, S, j) ? at_monotonic_prob(er[j], r) : 0;
+            attend_real pj = pos_valid(valid, len, n, S, j) ? at_monotonic_prob(er[j] + (zr ? zr[j] : 0), r) : 0;
             qr[j] = qj;
             pr[j] = pj;
             a[j] = pj * qj; /* α_j = p_j q_j */
@@ -131,7 +133,8 @@ attend_status attend_monotonic_forward(attend_real *alpha, attend_real *p, atten
     size_t ld = (size_t)T * S;
     for (int t = 0; t < T; t++) {
         size_t o = (size_t)t * S;
-        at_monotonic_step_forward(alpha + o, p + o, q + o, e + o, r, t ? alpha + o - S : NULL, NULL, len, N, S, ld);
+        at_monotonic_step_forward(alpha + o, p + o, q + o, e + o, r, NULL, t ? alpha + o - S : NULL, NULL, len, N, S,
+                                  ld);
     }
     return at_ok(err);
 }

@@ -261,6 +261,7 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(mono_p, mono * T * N * S);
     BUF(mono_q, mono * T * N * S);
     BUF(mono_dcarry, mono * N * S);
+    BUF(mono_noise, mono * N * S);
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -547,7 +548,11 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                                    attend_error *err) {
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
-    TRY(check_batch(m, b, err));
+    attend_status bad = check_batch(m, b, err);
+    if (bad) {
+        m->mono_noise_on = 0; /* a trainer's noise is for this forward only */
+        return bad;
+    }
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int N = b->N, S = b->S, T = b->T, D = c->emb, F = m->F, GHd = m->G * c->dec_hidden;
@@ -578,7 +583,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     for (int t = 0; t < T; t++)
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
                       a->feat + (size_t)t * F, (size_t)T * F, 1);
-    m->mono_expected = 0;
+    m->mono_expected = m->mono_noise_on = 0;
 
     double loss = 0, entropy = 0;
     int count = 0, correct = 0, seq_ok = 0, ent_rows = 0;

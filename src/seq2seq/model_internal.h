@@ -138,6 +138,7 @@ typedef struct {
                                                     per source position, for inference) */
     attend_real *mono_p, *mono_q;                /* MONOTONIC [T,N,S] the expected alignment's p and q */
     attend_real *mono_dcarry;                    /* MONOTONIC [N,S] d α_{t−1} from step t's backward */
+    attend_real *mono_noise;                     /* MONOTONIC [N,S] one step's pre-sigmoid training noise */
     /* inference (greedy, beam, interventions) */
     attend_real *step_feat;                      /* [N,F] one step's output features */
     attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
@@ -185,6 +186,12 @@ struct attend_model {
      * expected alignment, for training) unless mono_scoring (forced scoring
      * runs the hard process, as decoding does); every other step is hard */
     int mono_expected, mono_scoring;
+    /* at_mono_train_noise: the next attend_model_forward adds unit Gaussian
+     * noise keyed by mono_noise_key to the energies (row n draws as row
+     * mono_noise_row0 + n of the whole batch), then switches it off */
+    int mono_noise_on;
+    uint64_t mono_noise_key;
+    long mono_noise_row0;
     int32_t *mono_pos;  /* [2*max_batch] the hard process's position per row, then scratch */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
@@ -270,6 +277,11 @@ void at_mono_weights_forward(attend_model *m, int t, int N, int S);
 void at_mono_weights_backward(attend_model *m, int t, int N, int S);
 /* Beam search: the hard positions of n rows follow parent [n]. */
 void at_mono_reorder(attend_model *m, const int *parent, int n);
+/* The trainer, before a training step's forward (nothing unless monotonic):
+ * the noise of step `step` of a run seeded `seed`, the batch's first row in
+ * the whole batch row0 (a gradient shard's offset), so every shard and every
+ * resumed run draws the same values. */
+void at_mono_train_noise(attend_model *m, uint64_t seed, long step, long row0);
 
 /* -------------------------------------------------------- encoder.c */
 

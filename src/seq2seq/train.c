@@ -224,6 +224,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     attend_step_report r;
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
+    at_mono_train_noise(m, tr->seed, attend_trainer_steps(tr), 0);
     TRY(attend_model_forward(m, &tr->batch, &r.tf, err));
     /* a non-finite loss skips the update without a backward pass; a non-finite
      * gradient norm is found by the optimizer, which then changes nothing */
@@ -326,6 +327,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
+    at_mono_train_noise(m, tr->seed, attend_trainer_steps(tr), r0);
     TRY(attend_model_forward(m, &tr->batch, &tf, err));
     if (isfinite(tf.loss)) {
         m->fwd_count = tr->global_count; /* the mean over the whole batch */
