@@ -45,7 +45,7 @@ PY
         run "$attend" eval "$out/copy-$kind.safetensors" --task copy --count 1000 --data-seed 7 \
             | sed "s|^|copy/$kind eval: |"
         run "$attend" decode "$out/copy-$kind.safetensors" "$out/copy-sources.txt" --align --format jsonl \
-            | $py "$share" | sed "s|^|copy/$kind alignments: |"
+            | $py "$share" --diagonal | sed "s|^|copy/$kind alignments: |"
     done
 fi
 

@@ -8,15 +8,18 @@ the outputs whose every row is hard (one weight 1 or all 0).
 
     attend decode MODEL --align --format jsonl < sources | tools/monotonic_share.py
 
-Prints one line: outputs N, never-left K (P%), hard H. Used by
-tools/monotonic_demo.sh (docs/RESULTS.md, monotonic attention).
+Prints one line: outputs N, never-left K (P%), hard H; with --diagonal also
+how many output steps t attend to source position t (the copy task's
+alignment). Used by tools/monotonic_demo.sh (docs/RESULTS.md, monotonic
+attention).
 """
 import json
 import sys
 
 
 def main():
-    n = left_ok = hard = 0
+    diagonal = "--diagonal" in sys.argv[1:]
+    n = left_ok = hard = steps = on_diag = 0
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -28,12 +31,14 @@ def main():
                 continue
             n += 1
             prev, ok, all_hard = -1, True, True
-            for row in rows:
+            for t, row in enumerate(rows):
                 S = len(row)
                 if max(row) <= 0:
                     at = S
                 else:
                     at = max(range(S), key=lambda j: (row[j], -j))
+                steps += 1
+                on_diag += at == t
                 if at < prev:
                     ok = False
                 prev = at
@@ -41,7 +46,10 @@ def main():
             left_ok += ok
             hard += all_hard
     pct = 100.0 * left_ok / n if n else float("nan")
-    print("outputs %d, never-left %d (%.2f%%), hard %d" % (n, left_ok, pct, hard))
+    line = "outputs %d, never-left %d (%.2f%%), hard %d" % (n, left_ok, pct, hard)
+    if diagonal:
+        line += ", steps %d, on the diagonal %d (%.1f%%)" % (steps, on_diag, 100.0 * on_diag / steps if steps else 0)
+    print(line)
     return 0
 
 
