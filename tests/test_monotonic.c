@@ -415,6 +415,108 @@ static void training_steps(void) {
     attend_vocab_free(v);
 }
 
+/* ------------------------------------------------------------ data-parallel */
+
+/* A rank of a data-parallel monotonic run (tests/test_parallel.c's setup). */
+typedef struct {
+    attend_dataset *d;
+    attend_vocab *v;
+    attend_model *m;
+    attend_trainer *tr;
+} mono_rank;
+
+static int mono_rank_make(mono_rank *r) {
+    memset(r, 0, sizeof *r);
+    attend_task_config tc = {ATTEND_TASK_COPY, 6, 2, 6, 40, 5};
+    attend_error err;
+    if (attend_dataset_task(&r->d, &r->v, &tc, &err)) {
+        EXPECT(0, "%s", err.msg);
+        return 0;
+    }
+    int V = attend_vocab_size(r->v);
+    attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 8, 8, 1, 16, 8, 8,
+                             6, 6, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX};
+    attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
+    oc.lr = 1e-2;
+    if (attend_model_create(&r->m, &c, 5, &err) || attend_trainer_create(&r->tr, r->m, &oc, r->d, 8, 3, &err)) {
+        EXPECT(0, "%s", err.msg);
+        return 0;
+    }
+    return 1;
+}
+
+static void mono_rank_free(mono_rank *r) {
+    attend_trainer_free(r->tr);
+    attend_model_free(r->m);
+    attend_dataset_free(r->d);
+    attend_vocab_free(r->v);
+}
+
+static attend_status by_hand(void *user, attend_trainer *tr, const attend_real *part, attend_real *sum,
+                             attend_error *err) {
+    (void)user, (void)tr, (void)part, (void)sum;
+    snprintf(err->msg, sizeof err->msg, "the two phases are called by hand");
+    return ATTEND_ERR_ARG;
+}
+
+/* ranks emulated ranks, 2 gradient shards, 6 steps in two phases by hand;
+ * rank 0's weights into out [n], its first step's loss into *loss0. */
+static int mono_train_ranks(int ranks, attend_real *out, size_t n, double *loss0) {
+    mono_rank r[2];
+    attend_error err;
+    int ok = 1;
+    for (int i = 0; i < ranks; i++) ok &= mono_rank_make(&r[i]);
+    for (int i = 0; ok && i < ranks; i++)
+        ok &= attend_trainer_set_parallel(r[i].tr, 2, i, ranks, ranks > 1 ? by_hand : NULL, NULL, &err) == ATTEND_OK;
+    size_t total = 0;
+    for (int i = 0; ok && i < ranks; i++) total += attend_trainer_part_len(r[0].tr, i);
+    attend_real *all = ok ? malloc(total * sizeof *all) : NULL;
+    for (int step = 0; ok && all && step < 6; step++) {
+        size_t off = 0;
+        for (int i = 0; ok && i < ranks; i++) {
+            const attend_real *part;
+            ok = attend_trainer_step_part(r[i].tr, &part, &err) == ATTEND_OK;
+            size_t len = attend_trainer_part_len(r[i].tr, i);
+            if (ok) memcpy(all + off, part, len * sizeof *all);
+            off += len;
+        }
+        attend_step_report rep;
+        for (int i = 0; ok && i < ranks; i++) {
+            ok = attend_trainer_step_finish(r[i].tr, all, &rep, &err) == ATTEND_OK;
+            if (ok && step == 0 && i == 0) *loss0 = rep.tf.loss;
+        }
+    }
+    EXPECT(ok, "%d ranks: %s", ranks, err.msg);
+    if (ok) memcpy(out, attend_model_params(r[0].m), n * sizeof *out);
+    free(all);
+    for (int i = 0; i < ranks; i++) mono_rank_free(&r[i]);
+    return ok;
+}
+
+/* Two gradient shards on one rank and on two ranks: the same bytes; and the
+ * first step's loss of the sharded batch equals the plain step's (to
+ * rounding), so each row draws the noise of its place in the whole batch,
+ * whichever shard computes it (keyed by the shard's first row). */
+static void data_parallel_noise(void) {
+    mono_rank plain;
+    if (!mono_rank_make(&plain)) return;
+    size_t n = attend_model_param_count(plain.m);
+    attend_step_report rep;
+    attend_error err;
+    EXPECT(attend_trainer_step(plain.tr, &rep, &err) == ATTEND_OK, "%s", err.msg);
+    mono_rank_free(&plain);
+    attend_real *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+    double la = 0, lb = 0;
+    if (a && b && mono_train_ranks(1, a, n, &la) && mono_train_ranks(2, b, n, &lb)) {
+        EXPECT(!memcmp(a, b, n * sizeof *a), "2 shards on 1 rank and on 2 ranks differ");
+        printf("  2 shards: 1 rank and 2 ranks give the same %zu weights\n", n);
+        EXPECT_NEAR("first step's loss: 2 shards vs the plain step", la, rep.tf.loss, 1e-5);
+        EXPECT(la == lb, "first step's loss: 1 rank %.9g, 2 ranks %.9g", la, lb);
+    }
+    free(a);
+    free(b);
+}
+
 int main(void) {
     RUN(kernels_match_pytorch);
     RUN(kernel_invariants);
@@ -423,5 +525,6 @@ int main(void) {
     RUN(config_combinations);
     RUN(model_files);
     RUN(training_steps);
+    RUN(data_parallel_noise);
     return harness_summary();
 }
