@@ -3,7 +3,7 @@
 
 Writes tests/ref/monotonic_NN.txt (read by tests/test_monotonic.c through
 tests/ref_reader.h). The expected alignment is computed here in PyTorch with
-Raffel et al. 2017's parallel form (their eq. 14-15: cumulative products and
+Raffel et al. 2017's parallel form (cumulative products and
 sums over the source, not the C code's recurrence) in float64, its gradients
 by autograd; the hard process by a plain loop.
 
@@ -36,7 +36,7 @@ def expected_alignment(e, r, mask):
     rows = []
     for t in range(T):
         cp = exclusive_cumprod(1 - p[:, t])
-        # eq. 14: q_t = cumprod(1-p) * cumsum(alpha_{t-1} / cumprod(1-p))
+        # the parallel form: q_t = cumprod(1-p) * cumsum(alpha_{t-1} / cumprod(1-p))
         q = cp * torch.cumsum(prev / torch.clamp(cp, min=1e-30), dim=-1)
         a = p[:, t] * q
         rows.append(a)
@@ -92,7 +92,7 @@ def main():
         path = os.path.join(OUT, "monotonic_%02d.txt" % i)
         with open(path, "w") as f:
             f.write("# monotonic attention reference: tools/make_monotonic_ref.py (torch %s, float64; "
-                    "Raffel et al. 2017 eq. 14-15 parallel form, autograd)\n" % torch.__version__)
+                    "Raffel et al. 2017, parallel form, autograd)\n" % torch.__version__)
             f.write("# case %d: N=%d T=%d S=%d seed %d; loss = sum(dalpha * alpha)\n" % (i, N, T, S, seed))
             write_tensor(f, "e", e)
             write_tensor(f, "r", r)

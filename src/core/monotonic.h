@@ -16,8 +16,8 @@
 attend_real at_monotonic_prob(attend_real e, attend_real r);
 
 /*
- * Expected alignment of one step (Raffel et al. 2017, eq. 9 in its stable
- * recurrent form), row n of every array at + n*ld:
+ * Expected alignment of one step (Raffel et al. 2017: their recurrence in its
+ * stable form, without the division by p), row n of every array at + n*ld:
  *   p_j = σ(e_j + r + z_j) where position j is valid, else 0
  *   q_j = (1 − p_{j−1}) q_{j−1} + α'_j        (q_{−1} = 0)
  *   α_j = p_j q_j
