@@ -19,6 +19,7 @@
 #include "g2p.h"
 #include "outputs.h" /* issue 17: output checks */
 #include "train_loop.h"
+#include "train_options.h"
 
 /* ===================================================================== train */
 
@@ -26,11 +27,12 @@
 typedef struct {
     const char *dict, *out, *checkpoint, *resume;
     int skip;
-    int emb, hidden, dec_hidden, attn, layers;
+    int emb, hidden, dec_hidden, attn, layers, dec_layers;
     int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
     double lr, min_lr, clip, max_minutes;
     uint64_t seed;
     int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
+    attend_train_options topt; /* --dropout, --label-smoothing (cli/train_options.h) */
 } g2p_train_opts;
 
 static void g2p_train_defaults(g2p_train_opts *o) {
@@ -77,6 +79,7 @@ static void train_usage(FILE *f) {
             "  --hidden N             encoder GRU width per direction (%d)\n"
             "  --layers N             stacked bidirectional encoder layers (%d)\n"
             "  --dec-hidden N         decoder GRU width (%d)\n"
+            "  --dec-layers N         stacked decoder GRU layers; attention reads the top one (1)\n"
             "  --attn N               additive attention width (%d)\n"
             "training:\n"
             "  --epochs N             passes over the training pronunciations (%d)\n"
@@ -101,6 +104,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr (a bar on a terminal), results to stdout.\n",
             d.emb, d.hidden, d.layers, d.dec_hidden, d.attn, d.epochs, d.batch, d.lr, d.warmup, d.min_lr, d.clip,
             d.patience, d.max_minutes, (unsigned long long)d.seed, d.out, d.checkpoint_every, d.log_every);
+    cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
 
@@ -110,11 +114,13 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
     int rc = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) *help = 1;
+        else if (cli_train_option(&p, &o->topt, &rc)) continue;
         else if (cli_is(&p, "--dict")) rc = cli_string(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
         else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 4096, &o->hidden);
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
@@ -266,6 +272,7 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     mc.dec_hidden = o.dec_hidden;
     mc.attn = o.attn;
     mc.max_batch = o.batch;
@@ -286,15 +293,18 @@ int cmd_g2p_train(int argc, char **argv) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d, emb %d: %zu "
            "parameters (%.2f MB)\n",
            o.layers, o.hidden, o.dec_hidden, o.attn, o.emb, attend_model_param_count(m),
            4.0 * (double)attend_model_param_count(m) / 1e6);
     printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
-           "%ld steps, patience %d, seed %llu\n",
+           "%ld steps, patience %d, seed %llu",
            o.lr, o.warmup, o.min_lr, total, o.clip, o.batch, o.epochs, steps_per_epoch, o.patience,
            (unsigned long long)o.seed);
+    cli_train_options_print(stdout, &o.topt);
+    printf("\n");
     double best_wer = 2;
     if (o.resume) {
         if (attend_trainer_resume(tr, o.resume, &err)) {

@@ -18,6 +18,7 @@
 #include "mpirun.h"
 #include "outputs.h"
 #include "train_loop.h"
+#include "train_options.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
 
@@ -98,6 +99,7 @@ static void train_usage(FILE *f) {
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
             "  --layers N           encoder layers (1)\n"
+            "  --dec-layers N       stacked decoder layers; attention reads the top one (1)\n"
             "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
             "  --attn N             additive attention width (64)\n"
             "training:\n"
@@ -113,6 +115,11 @@ static void train_usage(FILE *f) {
             "  --weight-decay X     L2 weight decay (0)\n"
             "  --momentum X         SGD momentum (0)\n"
             "  --seed N             initialisation and shuffling seed (1)\n"
+            "  --sampling-prob P    scheduled sampling: each decoder input after the first is,\n"
+            "                       with probability P, the model's own previous prediction\n"
+            "                       (argmax) instead of the reference (0: teacher forcing)\n"
+            "  --sampling-ramp N    steps over which that probability rises linearly from 0\n"
+            "                       to P (0: P from the first step)\n"
             "output:\n"
             "  --out PATH           model file written at the end (model.safetensors)\n"
             "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
@@ -150,6 +157,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
             "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n",
             CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+    cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
 
@@ -171,6 +179,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         int d = cli_data_option(&p, &o->data, "--train");
         if (d >= 0) rc = d;
         else if (cli_is_help(&p)) *help = 1;
+        else if (cli_train_option(&p, &o->topt, &rc)) continue;
         else if (cli_is(&p, "--cell")) rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &o->cell);
         else if (cli_is(&p, "--decoder"))
             rc = cli_choice(&p, attend_decoder_from_name, "bahdanau|luong|none|pointer", &o->decoder);
@@ -179,6 +188,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &o->emb);
         else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &o->hidden);
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &o->attn);
         else if (cli_is(&p, "--steps")) rc = cli_int(&p, 0, 1000000000, &o->steps);
@@ -192,6 +202,12 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
         else if (cli_is(&p, "--momentum")) rc = cli_double(&p, 0, 0.999999, &o->momentum);
         else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
+        else if (cli_is(&p, "--sampling-prob")) rc = cli_double(&p, 0, 1, &o->topt.sampling_prob);
+        else if (cli_is(&p, "--sampling-ramp")) {
+            int ramp = 0;
+            rc = cli_int(&p, 0, 1000000000, &ramp);
+            o->topt.sampling_ramp = ramp;
+        }
         else if (cli_is(&p, "--out")) rc = cli_string(&p, &o->out);
         else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
@@ -305,6 +321,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
     const attend_model_config *c = attend_model_get_config(m);
     printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
            c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
+    if (c->dec_layers > 1) printf(" (%d layers)", c->dec_layers);
     if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
@@ -315,8 +332,10 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
     if (o->weight_decay > 0) printf(", weight decay %g", o->weight_decay);
     if (o->optimizer == ATTEND_OPT_SGD && o->momentum > 0) printf(", momentum %g", o->momentum);
-    printf(", clip %g, batch %d, %d step%s, seed %llu\n", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
+    printf(", clip %g, batch %d, %d step%s, seed %llu", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
            (unsigned long long)o->seed);
+    cli_train_options_print(stdout, &o->topt);
+    printf("\n");
 }
 
 static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
@@ -494,6 +513,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
     mc.attn = o.attn;
@@ -525,6 +545,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     print_model(m, &o);
     if (o.resume) {

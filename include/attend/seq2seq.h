@@ -114,6 +114,36 @@ attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_e
 /* 1 when m excludes chosen positions (above), else 0 (and for NULL). */
 int attend_model_pointer_exclude(const attend_model *m);
 
+/*
+ * Training switches of the teacher-forced forward and backward (issue 14).
+ * The trainer sets them from attend_train_options around its own forward of
+ * every step and clears them after; set them yourself to differentiate a
+ * regularised loss (finite-difference tests, your own loop). Greedy, beam,
+ * scoring and attend_model_evaluate never drop or smooth.
+ *
+ * Dropout p in [0,1), inverted (kept values scaled by 1/(1-p)), at four
+ * sites: the source embeddings, the input of every encoder layer above the
+ * first, the decoder's input embeddings, and the output features (the vector
+ * the output layer reads: [s_t; c_t] for bahdanau and none, h̃_t for luong;
+ * pointer has none). The mask of an element is a hash of (key, site, row,
+ * position, element), so every forward with one key drops the same elements
+ * and backward multiplies by the same mask. The trainer's key is a hash of its
+ * seed and step count. While dropout is on, the per-token input-projection
+ * tables are not used (the embeddings are dropped first).
+ *
+ * Label smoothing ε in [0,1): the loss of a target step becomes
+ * −Σ_c q_c log p_c with q = (1−ε) onehot(y) + ε/C: PyTorch's
+ * F.cross_entropy(label_smoothing=ε) over the C = tgt_vocab classes (every
+ * special included). POINTER: C is the number of source positions the step
+ * may choose (not padding, not excluded). attend_tf_stats.loss is then that
+ * smoothed loss (attend_model_evaluate's is plain cross-entropy).
+ *
+ * ATTEND_ERR_ARG for a value outside [0,1) or NaN. Not thread-safe with other
+ * calls on m.
+ */
+attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err);
+attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err);
+
 /* Parameter tensors, in a fixed order. */
 int attend_model_tensor_count(const attend_model *m);
 typedef struct {
@@ -160,7 +190,8 @@ attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const 
 
 /* Teacher-forced statistics of one forward pass. */
 typedef struct {
-    double loss;           /* mean cross-entropy over counted target tokens */
+    double loss;           /* mean cross-entropy over counted target tokens (with label smoothing on,
+                              attend_model_set_label_smoothing: the smoothed loss) */
     int tokens;            /* counted target tokens */
     int correct_tokens;    /* argmax == target */
     int seqs;              /* rows */

@@ -107,6 +107,12 @@ class OptimConfig(Structure):
                 ("warmup_steps", c_int), ("decay_steps", c_int), ("min_lr", c_double)]
 
 
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h), field for field."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+
+
 class OptimReport(Structure):
     _fields_ = [("grad_norm", c_double), ("lr", c_double), ("clipped", c_int)]
 
@@ -114,6 +120,12 @@ class OptimReport(Structure):
 class TfStats(Structure):
     _fields_ = [("loss", c_double), ("tokens", c_int), ("correct_tokens", c_int), ("seqs", c_int),
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
+
+
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h)."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
 
 class StepReport(Structure):
@@ -255,6 +267,7 @@ _SIGNATURES = {
     "attend_trainer_steps": (c_long, [P]),
     "attend_trainer_skipped": (c_long, [P]),
     "attend_trainer_set_max_nonfinite": (st, [P, c_long, E]),
+    "attend_trainer_set_options": (st, [P, POINTER(TrainOptions), E]),
     # G2P
     "attend_g2p_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), E]),
     "attend_g2p_encode_word": (st, [P, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),
