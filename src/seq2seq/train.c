@@ -14,6 +14,7 @@
 #include "seq2seq/model_internal.h"
 
 #include "seq2seq/train_internal.h"
+#include "seq2seq/dropout.h"
 
 
 /* FNV-1a 64 over bytes, continuing from h. */
@@ -164,13 +165,38 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
           "position would mask a later target position)", who, o->sampling_prob);
     /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        CHECK(r[i].v == 0 || !strcmp(r[i].name, "sampling_prob"), err, ATTEND_ERR_ARG, "%s: %s: not built yet", who,
-              r[i].name);
+        CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
+                  !strcmp(r[i].name, "sampling_prob"),
+              err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
     tr->topt = *o;
     return at_ok(err);
 }
 
 const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
+
+/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch
+ * (row0: a shard's offset in the whole batch) with the step's switches on:
+ * dropout keyed by the seed and the step count, label smoothing, and
+ * scheduled sampling (sampling.c); switched off again after (the backward
+ * reuses the forward's copies), so evaluation and decoding between steps see
+ * none. */
+static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
+    attend_model *m = tr->m;
+    long k = attend_trainer_steps(tr);
+    m->drop_p = tr->topt.dropout;
+    m->drop_key = at_dropout_key(tr->seed, k);
+    m->drop_row0 = row0;
+    m->ls = tr->topt.label_smoothing;
+    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
+    m->ss_key = at_ss_key(tr->seed, k);
+    m->ss_row0 = row0;
+    at_mono_train_noise(m, tr->seed, k, row0); /* monotonic attention's noise (nothing otherwise) */
+    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
+    m->drop_p = m->ls = 0;
+    m->drop_row0 = 0;
+    m->ss_prob = 0;
+    return st;
+}
 
 /* A step whose loss is not finite: no update, the report's gradient norm NaN
  * and the learning rate the step would have had. */
@@ -214,19 +240,6 @@ static attend_status finish_step(attend_trainer *tr, attend_status st, const att
 }
 
 static attend_status parallel_step(attend_trainer *tr, attend_step_report *rep, attend_error *err);
-
-/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch,
- * with this step's scheduled sampling (sampling.c) when it is on. */
-static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
-    attend_model *m = tr->m;
-    long k = attend_trainer_steps(tr);
-    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
-    m->ss_key = at_ss_key(tr->seed, k);
-    m->ss_row0 = row0;
-    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
-    m->ss_prob = 0; /* evaluation and decoding never sample */
-    return st;
-}
 
 attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, attend_error *err) {
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
@@ -475,6 +488,9 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     int32_t *out = malloc((size_t)batch_size * L * sizeof *out), *out_len = malloc((size_t)batch_size * sizeof *out_len);
     int *idx = malloc((size_t)batch_size * sizeof *idx);
     attend_status st = out && out_len && idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    /* plain cross-entropy, whatever training switches a caller left on */
+    double drop_p = m->drop_p, ls = m->ls;
+    m->drop_p = m->ls = 0;
     double loss = 0, ent = 0;
     long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
     int tf_seq = 0, g_seq = 0;
@@ -518,6 +534,8 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         stats->greedy_seq_acc = (double)g_seq / total;
         stats->attn_entropy = tokens ? ent / (double)tokens : 0;
     }
+    m->drop_p = drop_p;
+    m->ls = ls;
     attend_batch_release(&b);
     free(out);
     free(out_len);
