@@ -59,7 +59,9 @@ static void train_usage(FILE *f) {
             "  --count N            training pairs (10000)\n"
             "  --dev-count N        dev pairs (500)\n"
             "  --data-seed N        seed of the training pairs (1)\n"
-            "data, TSV files (source<TAB>target per line; vocabularies from the training file):\n"
+            "data, TSV files (source<TAB>target per line, optionally <TAB>alignment: links i-j\n"
+            "of source token i and target token j, 0-based, e.g. 0-0 1-2 2-1; vocabularies from\n"
+            "the training file):\n"
             "  --train FILE         training pairs\n"
             "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>)\n"
             "  --tokenizer NAME     char (one token per character) or space (words) (char)\n"
@@ -90,6 +92,10 @@ static void train_usage(FILE *f) {
             "  --weight-decay X     L2 weight decay (0)\n"
             "  --momentum X         SGD momentum (0)\n"
             "  --seed N             initialisation and shuffling seed (1)\n"
+            "  --guided-alignment X add X times the cross-entropy between the attention weights\n"
+            "                       and the data's alignments to the loss (Chen et al. 2016; the\n"
+            "                       TSV's third column, or the task's own: copy i-i, reverse\n"
+            "                       i-(L-1-i)); bahdanau and luong decoders (0: off)\n"
             "output:\n"
             "  --out PATH           model file written at the end (model.safetensors)\n"
             "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
@@ -170,6 +176,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
         else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
+        else if (cli_is(&p, "--guided-alignment")) rc = cli_double(&p, 0, 1e6, &o->guided_alignment);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -197,6 +204,12 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
+    if (o->guided_alignment > 0 && o->decoder == ATTEND_DECODER_NONE)
+        return cli_usage_error("train", "--guided-alignment with --decoder none: it has no attention to guide");
+    if (o->guided_alignment > 0 && (sort || o->decoder == ATTEND_DECODER_POINTER))
+        return cli_usage_error("train", "--guided-alignment with %s: a pointer's attention is its output, which the "
+                                        "target positions train already",
+                               o->decoder == ATTEND_DECODER_POINTER ? "--decoder pointer" : "--task sort");
     return 0;
 }
 
@@ -275,6 +288,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
     if (o->weight_decay > 0) printf(", weight decay %g", o->weight_decay);
     if (o->optimizer == ATTEND_OPT_SGD && o->momentum > 0) printf(", momentum %g", o->momentum);
+    if (o->guided_alignment > 0) printf(", guided alignment %g", o->guided_alignment);
     printf(", clip %g, batch %d, %d step%s, seed %llu\n", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
            (unsigned long long)o->seed);
 }
@@ -359,6 +373,9 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     cli_clean_stale("out", o.out);
     int rc = check_paths(cmd, &o);
     if (!rc) rc = load_data(cmd, &o.data, &td);
+    if (!rc && o.guided_alignment > 0 && attend_dataset_aligned_pairs(td.train) == 0)
+        rc = cli_usage_error(cmd, "--guided-alignment needs alignments: no line of %s has a third column "
+                                  "(source<TAB>target<TAB>i-j ...)", o.data.tsv);
     if (rc) goto done;
 
     /* the model, sized from the data */
@@ -401,6 +418,13 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         goto done;
     }
     if (attend_trainer_set_max_nonfinite(tr, o.max_nonfinite, &err)) {
+        rc = cli_lib_fail(cmd, &err);
+        goto done;
+    }
+    attend_train_options topt;
+    memset(&topt, 0, sizeof topt);
+    topt.guided_alignment = o.guided_alignment;
+    if (attend_trainer_set_options(tr, &topt, &err)) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }

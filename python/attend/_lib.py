@@ -130,6 +130,11 @@ class TaskConfig(Structure):
                 ("seed", c_uint64)]
 
 
+class TrainOptions(Structure):
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+
+
 class TsvOptions(Structure):
     _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int)]
 
@@ -216,6 +221,7 @@ _SIGNATURES = {
     "attend_dataset_max_tgt_len": (c_int, [P]),
     "attend_dataset_task": (st, [POINTER(P), POINTER(P), POINTER(TaskConfig), E]),
     "attend_dataset_read_tsv": (st, [POINTER(P), c_char_p, P, P, c_int, POINTER(TsvOptions), POINTER(c_int), E]),
+    "attend_dataset_aligned_pairs": (c_int, [P]),
     # models
     "attend_model_config_check": (st, [POINTER(ModelConfig), E]),
     "attend_model_create": (st, [POINTER(P), POINTER(ModelConfig), c_uint64, E]),
@@ -251,6 +257,7 @@ _SIGNATURES = {
     "attend_trainer_steps": (c_long, [P]),
     "attend_trainer_skipped": (c_long, [P]),
     "attend_trainer_set_max_nonfinite": (st, [P, c_long, E]),
+    "attend_trainer_set_options": (st, [P, POINTER(TrainOptions), E]),
     # G2P
     "attend_g2p_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), E]),
     "attend_g2p_encode_word": (st, [P, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),

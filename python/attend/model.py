@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _arrays as ar
 from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, AttendError, ModelConfig, ModelTensor, StepReport,
-                   TaskConfig, TsvOptions, call, cstr, lib)
+                   TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
 
 __all__ = ["Vocab", "Model", "Hypothesis", "train", "TOKENIZERS"]
 
@@ -363,11 +363,18 @@ def _tsv_data(train_tsv, dev_tsv, tokenizer):
 def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10, min_len=1, max_len=10,
           count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
-          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, progress=None):
+          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, progress=None,
+          guided_alignment=0.0):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
-    task ("copy", "reverse", "sort") or TSV files. With the same options the
-    saved model is byte-identical to the command's --out file.
+    task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
+    optionally <TAB>alignment: links "i-j" of source token i and target token
+    j). With the same options the saved model is byte-identical to the
+    command's --out file.
+
+    guided_alignment: λ of `--guided-alignment` (0: off): the cross-entropy
+    between the attention weights and the data's alignments (a TSV's third
+    column, or a task's own) is added to the loss, times λ.
 
     progress: None, or a function called after every step with a dict
     (step, steps, epoch, loss, tokens, grad_norm, lr, clipped, skipped);
@@ -383,6 +390,9 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     shared = tgt_vocab is src_vocab
     model = trainer = None
     try:
+        if guided_alignment > 0 and lib.attend_dataset_aligned_pairs(train_d._handle()) == 0:
+            raise AttendError(ERR_ARG, "train: guided_alignment=%g needs alignments: no line of %s has a third "
+                              "column (source<TAB>target<TAB>i-j ...)" % (guided_alignment, train_tsv))
         mc = {"cell": cell, "score": score,
               "decoder": decoder if decoder is not None else ("pointer" if pointer else "bahdanau"),
               "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "emb": emb, "enc_hidden": hidden,
@@ -407,6 +417,9 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
              seed)
         trainer = _Trainer(t.value)
         call("attend_trainer_set_max_nonfinite", trainer._handle(), max_nonfinite)
+        topt = TrainOptions()
+        topt.guided_alignment = guided_alignment
+        call("attend_trainer_set_options", trainer._handle(), ctypes.byref(topt))
         rep = StepReport()
         while lib.attend_trainer_steps(trainer._handle()) < steps:
             call("attend_trainer_step", trainer._handle(), ctypes.byref(rep))

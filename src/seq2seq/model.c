@@ -335,6 +335,7 @@ void attend_model_free(attend_model *m) {
     free(m->ints);
     free(m->beam_mem);
     free(m->qmem);
+    free(m->guide_ref);
     free(m);
 }
 
@@ -537,6 +538,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
     TRY(check_batch(m, b, err));
+    TRY(at_guide_begin(m, b, err));
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int N = b->N, S = b->S, T = b->T, D = c->emb, F = m->F, GHd = m->G * c->dec_hidden;
@@ -615,6 +617,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         }
         seq_ok += all_right;
     }
+    loss += m->guide * at_guide_loss(m, N, S, T); /* guided alignment (guide.c); 0 when off */
     m->fwd_N = N;
     m->fwd_S = S;
     m->fwd_T = T;
