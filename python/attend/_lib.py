@@ -107,6 +107,12 @@ class OptimConfig(Structure):
                 ("warmup_steps", c_int), ("decay_steps", c_int), ("min_lr", c_double)]
 
 
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h), field for field."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+
+
 class OptimReport(Structure):
     _fields_ = [("grad_norm", c_double), ("lr", c_double), ("clipped", c_int)]
 
@@ -114,6 +120,12 @@ class OptimReport(Structure):
 class TfStats(Structure):
     _fields_ = [("loss", c_double), ("tokens", c_int), ("correct_tokens", c_int), ("seqs", c_int),
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
+
+
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h)."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
 
 class StepReport(Structure):
@@ -128,11 +140,6 @@ class EvalStats(Structure):
 class TaskConfig(Structure):
     _fields_ = [("task", c_int), ("symbols", c_int), ("min_len", c_int), ("max_len", c_int), ("count", c_int),
                 ("seed", c_uint64)]
-
-
-class TrainOptions(Structure):
-    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
-                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
 
 class TsvOptions(Structure):
@@ -238,6 +245,10 @@ _SIGNATURES = {
     "attend_model_beam": (st, [P, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p, dbl_p, real_p,
                                POINTER(c_int), E]),
     "attend_model_score": (st, [P, i32_p, c_int, i32_p, c_int, dbl_p, real_p, E]),
+    "attend_ensemble_greedy": (st, [POINTER(P), c_int, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
+    "attend_ensemble_beam": (st, [POINTER(P), c_int, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p,
+                                  dbl_p, real_p, POINTER(c_int), E]),
+    "attend_model_rescore": (st, [P, i32_p, c_int, i32_p, i32_p, c_int, c_int, c_int, dbl_p, E]),
     "attend_model_evaluate": (st, [P, P, c_int, c_int, POINTER(EvalStats), E]),
     "attend_cell_name": (c_char_p, [c_int]),
     "attend_decoder_name": (c_char_p, [c_int]),
