@@ -45,6 +45,7 @@ typedef struct {
                                           -1: not given (0: never stop) */
     int select;                        /* --select: TRAIN_SELECT_*, the dev score of the best model; -1: not given
                                           (no --patience or --select: --out is the last model) */
+    int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

@@ -33,6 +33,7 @@ typedef struct {
     uint64_t seed;
     int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
     attend_train_options topt; /* --dropout, --label-smoothing (cli/train_options.h) */
+    int monotonic;   /* --monotonic: monotonic attention (config monotonic) */
 } g2p_train_opts;
 
 static void g2p_train_defaults(g2p_train_opts *o) {
@@ -81,6 +82,8 @@ static void train_usage(FILE *f) {
             "  --dec-hidden N         decoder GRU width (%d)\n"
             "  --dec-layers N         stacked decoder GRU layers; attention reads the top one (1)\n"
             "  --attn N               additive attention width (%d)\n"
+            "  --monotonic            monotonic attention (Raffel et al. 2017): the decoder\n"
+            "                         reads the letters left to right, never back\n"
             "training:\n"
             "  --epochs N             passes over the training pronunciations (%d)\n"
             "  --batch N              pronunciations per step (%d)\n"
@@ -123,6 +126,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
+        else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 4096, &o->batch);
         else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &o->lr);
@@ -267,6 +271,7 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.cell = ATTEND_CELL_GRU;
     mc.decoder = ATTEND_DECODER_BAHDANAU;
     mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.monotonic = o.monotonic;
     mc.src_vocab = attend_vocab_size(gv);
     mc.tgt_vocab = attend_vocab_size(pv);
     mc.emb = o.emb;
@@ -295,9 +300,9 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
-    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d, emb %d: %zu "
+    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d, emb %d: %zu "
            "parameters (%.2f MB)\n",
-           o.layers, o.hidden, o.dec_hidden, o.attn, o.emb, attend_model_param_count(m),
+           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.emb, attend_model_param_count(m),
            4.0 * (double)attend_model_param_count(m) / 1e6);
     printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
            "%ld steps, patience %d, seed %llu",

@@ -40,7 +40,8 @@ static void sweep_usage(FILE *f) {
             "  --decoders LIST      from: none (no attention: the fixed-context baseline),\n"
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
-            "                       DECODER-SCORE pair (none,additive,dot,general)\n"
+            "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
+            "                       adds a mechanism: +monotonic (additive+monotonic)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -87,8 +88,8 @@ static int parse_int_list(const char *opt, const char *s, int lo, int hi, int *o
     return 0;
 }
 
-/* one decoder name of --decoders */
-static int model_from_name(const char *name, attend_sweep_model *m) {
+/* one decoder name of --decoders, before its "+name" suffixes */
+static int base_from_name(const char *name, attend_sweep_model *m) {
     static const struct {
         const char *name;
         attend_decoder_kind decoder;
@@ -118,6 +119,26 @@ static int model_from_name(const char *name, attend_sweep_model *m) {
     return 1;
 }
 
+/* one entry of --decoders: a decoder name, then "+name" suffixes (the
+ * library's table: attend_sweep_model_suffix); 0 and a message in err when
+ * a suffix is unknown, 0 and err->msg empty when the decoder is */
+static int model_from_name(char *name, attend_sweep_model *m, attend_error *err) {
+    memset(m, 0, sizeof *m);
+    err->msg[0] = 0;
+    char *plus = strchr(name, '+');
+    if (plus) *plus = 0;
+    int ok = base_from_name(name, m);
+    if (plus) *plus = '+';
+    while (ok && plus) {
+        char *next = strchr(plus + 1, '+');
+        if (next) *next = 0;
+        ok = attend_sweep_model_suffix(m, plus + 1, err) == ATTEND_OK;
+        if (next) *next = '+';
+        plus = next;
+    }
+    return ok;
+}
+
 static int parse_models(const char *s, attend_sweep_model *out, int *n) {
     *n = 0;
     char buf[512];
@@ -127,10 +148,16 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         next = strchr(tok, ',');
         if (next) *next++ = 0;
         if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
-        if (!model_from_name(tok, &out[*n]))
+        attend_error err;
+        if (!model_from_name(tok, &out[*n], &err)) {
+            if (err.msg[0]) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, err.msg);
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
                                    "or DECODER-SCORE such as bahdanau-dot)",
+                                   tok);
+        }
+        if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
                                    tok);
         (*n)++;
     }
@@ -193,13 +220,19 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     free(svg);
 }
 
+/* Two rows of the same model: the same name (decoder, score, suffixes). */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[96], nb[96];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
+}
+
 /* The accuracy matrix (lengths x models, in order of first appearance). */
 static void print_matrix(const attend_sweep_row *rows, int n) {
     attend_sweep_model models[MAX_LIST];
     int lengths[MAX_LIST], nm = 0, nl = 0;
     for (int i = 0; i < n; i++) {
         int k = 0, l = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].score != rows[i].model.score)) k++;
+        while (k < nm && !same_model(models[k], rows[i].model)) k++;
         if (k == nm && nm < MAX_LIST) models[nm++] = rows[i].model;
         while (l < nl && lengths[l] != rows[i].length) l++;
         if (l == nl && nl < MAX_LIST) lengths[nl++] = rows[i].length;
@@ -215,8 +248,7 @@ static void print_matrix(const attend_sweep_row *rows, int n) {
         for (int k = 0; k < nm; k++) {
             const attend_sweep_row *r = NULL;
             for (int i = 0; i < n && !r; i++)
-                if (rows[i].length == lengths[l] && rows[i].model.decoder == models[k].decoder &&
-                    rows[i].model.score == models[k].score)
+                if (rows[i].length == lengths[l] && same_model(rows[i].model, models[k]))
                     r = rows + i;
             if (r && r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
             else printf(" %18s", "-");

@@ -104,6 +104,9 @@ static void train_usage(FILE *f) {
             "  --dec-layers N       stacked decoder layers; attention reads the top one (1)\n"
             "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
             "  --attn N             additive attention width (64)\n"
+            "  --monotonic          monotonic attention (Raffel et al. 2017; bahdanau or luong):\n"
+            "                       expected alignments in training, hard at decoding (the\n"
+            "                       attended position never moves left)\n"
             "training:\n"
             "  --steps N            total optimizer steps, one batch each (1000)\n"
             "  --batch N            pairs per batch (64)\n"
@@ -222,6 +225,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
         else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
+        else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
         else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
@@ -249,6 +253,12 @@ static int check_combination(const train_opts *o) {
     if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
+    if (o->monotonic && (o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
+        return cli_usage_error("train", "--monotonic with --decoder %s: monotonic attention needs a decoder that "
+                               "attends over a vocabulary (bahdanau, luong)", attend_decoder_name(o->decoder));
+    if (o->monotonic && sort)
+        return cli_usage_error("train", "--monotonic with --task sort: sort is a pointer task (--decoder pointer), "
+                               "and monotonic attention needs bahdanau or luong");
     if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
         return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
     if (!sort && o->decoder == ATTEND_DECODER_POINTER)
@@ -340,6 +350,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
+        if (c->monotonic) printf(", monotonic");
     }
     printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
     printf("training: %s lr %g", o->optimizer == ATTEND_OPT_ADAM ? "adam" : "sgd", o->lr);
@@ -526,6 +537,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.decoder = (attend_decoder_kind)(o.decoder >= 0 ? o.decoder
                                                      : td.pointer ? ATTEND_DECODER_POINTER : ATTEND_DECODER_BAHDANAU);
     mc.score = (attend_score_kind)o.score;
+    mc.monotonic = o.monotonic;
     mc.src_vocab = attend_vocab_size(td.src_vocab);
     mc.tgt_vocab = attend_vocab_size(td.tgt_vocab);
     mc.emb = o.emb;

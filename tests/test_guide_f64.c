@@ -3,7 +3,7 @@
  * attentive token decoders (bahdanau, luong), both cells and every score
  * function, attend_model_backward of the loss with the alignment term against
  * central finite differences of attend_model_forward, over every parameter.
- * The batch has a step with two aligned positions, steps with none, the EOS
+ * Also with monotonic attention's weights. The batch has a step with two aligned positions, steps with none, the EOS
  * step and a row without any alignment; lambda 0.8. Also: the term's value
  * from the attention weights themselves (attend_model_score's alignment), and
  * that it changes the loss by exactly lambda times itself.
@@ -29,10 +29,12 @@ static attend_dataset *tiny_data(void) {
     return d;
 }
 
-static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
-    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX};
+static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int monotonic) {
+    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, 0, 0, monotonic,
+                               ATTEND_NORMALIZER_SOFTMAX};
     char what[128];
-    snprintf(what, sizeof what, "%s/%s/%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score));
+    snprintf(what, sizeof what, "%s/%s/%s%s", attend_cell_name(cell), attend_decoder_name(dec),
+             attend_score_name(score), monotonic ? "/monotonic" : "");
     attend_model *m = NULL;
     attend_error err;
     EXPECT(attend_model_create(&m, &cfg, 4321, &err) == ATTEND_OK, "%s: %s", what, err.msg);
@@ -94,6 +96,10 @@ static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_
     attend_model_free(m);
 }
 
+static void check_config(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+    check_config_x(cell, dec, score, 0);
+}
+
 static void test_bahdanau(void) {
     for (int cell = 0; cell < 2; cell++)
         for (int s = 0; s < 4; s++) check_config((attend_cell_kind)cell, ATTEND_DECODER_BAHDANAU, (attend_score_kind)s);
@@ -104,8 +110,16 @@ static void test_luong(void) {
         for (int s = 0; s < 4; s++) check_config((attend_cell_kind)cell, ATTEND_DECODER_LUONG, (attend_score_kind)s);
 }
 
+/* monotonic attention's weights (Raffel et al.): the term's gradient goes
+ * through their recurrence instead of the softmax */
+static void test_monotonic(void) {
+    check_config_x(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 1);
+    check_config_x(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 1);
+}
+
 int main(void) {
     RUN(test_bahdanau);
     RUN(test_luong);
+    RUN(test_monotonic);
     return harness_summary();
 }

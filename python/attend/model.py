@@ -364,7 +364,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
           count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
           decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
-          label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0,
+          label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
           guided_alignment=0.0):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
@@ -381,6 +381,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     (training only; the model returned never drops or smooths).
     dec_layers: stacked decoder layers (--dec-layers); sampling_prob and
     sampling_ramp: scheduled sampling (--sampling-prob, --sampling-ramp).
+    monotonic: monotonic attention (`attend train --monotonic`; config key
+    "monotonic"): expected alignments in training, hard ones in decoding.
 
     progress: None, or a function called after every step with a dict
     (step, steps, epoch, loss, tokens, grad_norm, lr, clipped, skipped);
@@ -405,6 +407,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
               "enc_layers": layers, "attn": attn, "max_batch": batch}
         if dec_layers > 1:
             mc["dec_layers"] = dec_layers
+        if monotonic:
+            mc["monotonic"] = 1
         dot = _name_to_int("score", score) in (0, 1)
         mc["dec_hidden"] = dec_hidden if dec_hidden else (2 * hidden if dot else 128)
         mls = [lib.attend_dataset_max_src_len(d._handle()) for d in (train_d, dev_d) if d is not None]

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,47 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The "+name" suffixes of a model name: one line per int field of
+ * attend_sweep_model, in the order the names list them. */
+static const struct {
+    const char *name;
+    size_t off;
+} sweep_suffixes[] = {
+    {"monotonic", offsetof(attend_sweep_model, monotonic)},
+};
+#define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
+
+static int *suffix_field(attend_sweep_model *m, size_t i) { return (int *)(void *)((char *)m + sweep_suffixes[i].off); }
+
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap) {
     if (!buf || cap == 0) return "";
     if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
+    for (size_t i = 0; i < N_SUFFIXES; i++) {
+        size_t used = strlen(buf);
+        if (*suffix_field(&model, i) && used < cap) snprintf(buf + used, cap - used, "+%s", sweep_suffixes[i].name);
+    }
     return buf;
+}
+
+attend_status attend_sweep_model_suffix(attend_sweep_model *m, const char *name, attend_error *err) {
+    CHECK(m && name, err, ATTEND_ERR_NULL, "attend_sweep_model_suffix: %s is NULL", !m ? "model" : "name");
+    char known[256] = "";
+    for (size_t i = 0; i < N_SUFFIXES; i++) {
+        if (!strcmp(name, sweep_suffixes[i].name)) {
+            *suffix_field(m, i) = 1;
+            return at_ok(err);
+        }
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s+%s", i ? ", " : "", sweep_suffixes[i].name);
+    }
+    return at_fail(err, ATTEND_ERR_ARG, "attend_sweep_model_suffix: unknown suffix '+%s' (known: %s)", name, known);
+}
+
+/* Two rows of the same model: the same name. */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[96], nb[96];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 
 static attend_status check_config(const attend_sweep_config *c, attend_error *err) {
@@ -46,6 +83,9 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
                   c->models[i].decoder == ATTEND_DECODER_NONE,
               err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
               attend_decoder_name(c->models[i].decoder));
+    for (int i = 0; i < c->n_models; i++)
+        CHECK(!c->models[i].monotonic || c->models[i].decoder != ATTEND_DECODER_NONE, err, ATTEND_ERR_ARG,
+              "%s: models[%d]: monotonic with decoder none, which has no attention", who, i);
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);
@@ -68,6 +108,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.max_batch = c->batch;
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
+    mc.monotonic = mod.monotonic;
     return mc;
 }
 
@@ -278,9 +319,7 @@ attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, co
     double xmin = INFINITY, xmax = -INFINITY;
     for (int i = 0; !st && i < n_rows; i++) {
         int k = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder ||
-                          (rows[i].model.decoder != ATTEND_DECODER_NONE && models[k].score != rows[i].model.score)))
-            k++;
+        while (k < nm && !same_model(models[k], rows[i].model)) k++;
         if (k == nm) {
             models[nm] = rows[i].model;
             series[nm].label = attend_sweep_model_name(rows[i].model, names + (size_t)nm * 64, 64);
@@ -391,6 +430,19 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                     if (sc < 0) bad = 2;
                     else r->model.score = (attend_score_kind)sc;
                 }
+            }
+            /* the model's "+name" suffixes (field 1 names only the decoder) */
+            const char *plus = memchr(f[0], '+', (size_t)(f[1] - 1 - f[0]));
+            while (bad < 0 && plus) {
+                const char *next = memchr(plus + 1, '+', (size_t)(f[1] - 1 - (plus + 1)));
+                size_t nl = (size_t)((next ? next : f[1] - 1) - (plus + 1));
+                if (nl >= sizeof name) bad = 0;
+                else {
+                    memcpy(name, plus + 1, nl);
+                    name[nl] = 0;
+                    if (attend_sweep_model_suffix(&r->model, name, NULL)) bad = 0;
+                }
+                plus = next;
             }
             double *dst[10] = {&r->eval.greedy_seq_acc, &r->eval.greedy_token_acc, &r->eval.tf_seq_acc,
                                &r->eval.tf_token_acc,   &r->eval.loss,             &r->eval.attn_entropy,

@@ -72,7 +72,8 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic"), err, ATTEND_ERR_ARG,
+              "model config: %s: not built yet", flags[i].name);
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
           attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
@@ -151,6 +152,10 @@ static void init_params(attend_model *m, uint64_t seed) {
                 if (j + 1 < td->numel) x[j + 1] = (attend_real)(r * sin(6.283185307179586 * u2));
             }
             for (int d = 0; d < c->emb; d++) x[(size_t)ATTEND_PAD * c->emb + d] = 0;
+            continue;
+        }
+        if (!strcmp(n, "attention.r")) { /* monotonic attention's stopping bias */
+            x[0] = (attend_real)AT_MONO_R_INIT;
             continue;
         }
         double bound;
@@ -253,6 +258,12 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
     at_dec_stack_layout_acts(m, &L); /* a stacked decoder's lower layers */
+    /* monotonic attention (monotonic.c) */
+    size_t mono = c->monotonic ? 1 : 0;
+    BUF(mono_p, mono * T * N * S);
+    BUF(mono_q, mono * T * N * S);
+    BUF(mono_dcarry, mono * N * S);
+    BUF(mono_noise, mono * N * S);
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -297,7 +308,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1);
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + 2 * N;
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -321,6 +332,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_out = m->fwd_tgt_in + N * T;
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
     m->score_ids = m->fwd_tgt_len + N;
+    m->mono_pos = m->score_ids + (S + 1 + 3 * T + 1);
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -552,8 +564,12 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                                    attend_error *err) {
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
-    TRY(check_batch(m, b, err));
-    TRY(at_guide_begin(m, b, err));
+    attend_status bad = check_batch(m, b, err);
+    if (!bad) bad = at_guide_begin(m, b, err);
+    if (bad) {
+        m->mono_noise_on = 0; /* a trainer's noise is for this forward only */
+        return bad;
+    }
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int N = b->N, S = b->S, T = b->T, D = c->emb, F = m->F, GHd = m->G * c->dec_hidden;
@@ -592,11 +608,13 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
+    m->mono_expected = !m->mono_scoring; /* MONOTONIC: training's expected alignment */
     for (int t = 0; t < T; t++) {
         if (ss && t > 0) at_ss_feed(m, t, N, T);
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
                       a->feat + (size_t)t * F, (size_t)T * F, !ss);
     }
+    m->mono_expected = m->mono_noise_on = 0;
     /* the features are dropped after every step ran: scheduled sampling's
      * predictions (at_ss_feed) read them undropped, as decoding would */
     if (m->dropping && !pointer) at_dropout_grid(m, a->feat, N, T, F, 1, AT_DROP_FEAT);

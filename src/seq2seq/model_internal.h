@@ -59,6 +59,7 @@ typedef struct {
     attend_real *attn_Wk;                      /* ADDITIVE [A,E] */
     attend_real *attn_b;                       /* ADDITIVE [A] */
     attend_real *attn_v;                       /* ADDITIVE [A] */
+    attend_real *attn_r;                       /* MONOTONIC [1] the stopping bias r (monotonic.c) */
     attend_real *dec_wih;                      /* [G*Hd, Din] */
     attend_real *dec_whh;                      /* [G*Hd, Hd] */
     attend_real *dec_bih;                      /* [G*Hd] */
@@ -148,6 +149,9 @@ typedef struct {
     attend_real *dec_own[AT_DEC_OWN];            /* the decoder kind's own buffers (BAHDANAU: [0] ctx_proj
                                                     [min(N, AT_CTX_PROJ_ROWS),S,G*Hd], enc_out W_ih[:, D:]ᵀ
                                                     per source position, for inference) */
+    attend_real *mono_p, *mono_q;                /* MONOTONIC [T,N,S] the expected alignment's p and q */
+    attend_real *mono_dcarry;                    /* MONOTONIC [N,S] d α_{t−1} from step t's backward */
+    attend_real *mono_noise;                     /* MONOTONIC [N,S] one step's pre-sigmoid training noise */
     /* inference (greedy, beam, interventions) */
     attend_real *step_feat;                      /* [N,F] one step's output features */
     attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
@@ -209,6 +213,17 @@ struct attend_model {
     uint64_t fwd_drop_key;
     long fwd_drop_row0;
     int dropping; /* inside attend_model_forward with dropout: the encoder drops (greedy never) */
+    /* MONOTONIC (monotonic.c): attend_model_forward sets mono_expected (the
+     * expected alignment, for training) unless mono_scoring (forced scoring
+     * runs the hard process, as decoding does); every other step is hard */
+    int mono_expected, mono_scoring;
+    /* at_mono_train_noise: the next attend_model_forward adds unit Gaussian
+     * noise keyed by mono_noise_key to the energies (row n draws as row
+     * mono_noise_row0 + n of the whole batch), then switches it off */
+    int mono_noise_on;
+    uint64_t mono_noise_key;
+    long mono_noise_row0;
+    int32_t *mono_pos;  /* [2*max_batch] the hard process's position per row, then scratch */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
      * quantized copy in qmem, described by qw[i] (i the desc index; dtype F32
@@ -309,6 +324,26 @@ uint64_t at_ss_key(uint64_t seed, long step);
  * active take as input fwd_tgt_in[t][n] the argmax of step t-1's logits
  * (features feat, row n at + n*T*F + (t-1)*F) instead of the reference. */
 void at_ss_feed(attend_model *m, int t, int N, int T);
+/* ------------------------------------------------------ monotonic.c */
+
+/* The initial stopping bias r (Raffel et al. 2017 suggest a negative one so
+ * that the decoder starts by scanning past most positions). */
+#define AT_MONO_R_INIT (-4.0)
+
+/* Step t's weights [N,S] from its energies scores[t]: the expected alignment
+ * from weights[t−1] (m->mono_expected), else the hard process from
+ * m->mono_pos (0 at t = 0). */
+void at_mono_weights_forward(attend_model *m, int t, int N, int S);
+/* Its backward from acts.dweights (d α_t from the context): dscores +=,
+ * g.attn_r +=, and acts.mono_dcarry (d α_{t−1}, added to step t−1's). */
+void at_mono_weights_backward(attend_model *m, int t, int N, int S);
+/* Beam search: the hard positions of n rows follow parent [n]. */
+void at_mono_reorder(attend_model *m, const int *parent, int n);
+/* The trainer, before a training step's forward (nothing unless monotonic):
+ * the noise of step `step` of a run seeded `seed`, the batch's first row in
+ * the whole batch row0 (a gradient shard's offset), so every shard and every
+ * resumed run draws the same values. */
+void at_mono_train_noise(attend_model *m, uint64_t seed, long step, long row0);
 
 /* -------------------------------------------------------- encoder.c */
 

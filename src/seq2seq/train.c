@@ -206,6 +206,7 @@ static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stat
     m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
     m->ss_key = at_ss_key(tr->seed, k);
     m->ss_row0 = row0;
+    at_mono_train_noise(m, tr->seed, k, row0); /* monotonic attention's noise (nothing otherwise) */
     attend_status st = attend_model_forward(m, &tr->batch, tf, err);
     m->drop_p = m->ls = 0;
     m->drop_row0 = 0;

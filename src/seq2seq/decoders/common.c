@@ -44,6 +44,7 @@ void at_dec_layout_attention(at_param_layout *L) {
         at_param_add(L, v ? &v->attn_b : NULL, "attention.b", c->attn, 0);
         at_param_add(L, v ? &v->attn_v : NULL, "attention.v", c->attn, 0);
     }
+    if (c->monotonic) at_param_add(L, v ? &v->attn_r : NULL, "attention.r", 1, 0);
 }
 
 /* a stacked decoder's (stack.c) upper layers and lower-layer buffers */
@@ -144,6 +145,10 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
         at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0);
     else
         at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S);
+    if (m->cfg.monotonic) { /* the scores are energies (monotonic.c) */
+        at_mono_weights_forward(m, t, N, S);
+        return;
+    }
     /* rows always keep their valid positions (src_len >= 1 was checked) */
     at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
 }
@@ -173,7 +178,8 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
     at_guide_backward(m, t, N, S, a->dweights); /* guided alignment's term, when on */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
-    at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
+    if (m->cfg.monotonic) at_mono_weights_backward(m, t, N, S);
+    else at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
     at_dec_scores_backward(m, t, N, S, q, dq);
 }
 
