@@ -122,12 +122,6 @@ class TfStats(Structure):
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
 
 
-class TrainOptions(Structure):
-    """attend_train_options (include/attend/seq2seq.h)."""
-    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
-                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
-
-
 class StepReport(Structure):
     _fields_ = [("step", c_long), ("epoch", c_int), ("tf", TfStats), ("opt", OptimReport), ("skipped", c_int)]
 
