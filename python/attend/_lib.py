@@ -131,7 +131,8 @@ class TaskConfig(Structure):
 
 
 class TsvOptions(Structure):
-    _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int)]
+    _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int),
+                ("copy", c_int)]
 
 
 # ---------------------------------------------------------------- loading

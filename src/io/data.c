@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "io/copy_text.h"
 
 
 #define TASK_MAX_SYMBOLS 100000
@@ -358,7 +359,10 @@ static line_result parse_line(const char *s, size_t n, attend_vocab *sv, attend_
     }
     line_result r = encode_side(sv, o, grow, "source", s, t, 0, src, ns, err);
     if (r != LINE_OK) return r;
-    return encode_side(tv, o, grow, "target", tab + 1, n - t - 1, t + 1, tgt, nt, err);
+    r = encode_side(tv, o, grow, "target", tab + 1, n - t - 1, t + 1, tgt, nt, err);
+    if (r == LINE_OK && o->copy) /* unknown target tokens found in the source: copied ids */
+        at_copy_extend_targets(o->tokenizer, s, t, tab + 1, n - t - 1, tgt, *nt, attend_vocab_size(tv));
+    return r;
 }
 
 /*
@@ -377,7 +381,7 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
           !out ? "out" : !path ? "path" : !src_vocab ? "src_vocab" : "tgt_vocab");
     *out = NULL;
     if (skipped) *skipped = 0;
-    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0};
+    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0, 0};
     if (opt) o = *opt;
     CHECK(o.tokenizer == ATTEND_TOKENIZE_CHAR || o.tokenizer == ATTEND_TOKENIZE_SPACE, err,
           ATTEND_ERR_ARG, "%s: unknown tokenizer %d", who, (int)o.tokenizer);

@@ -14,6 +14,7 @@
 
 #include "seq2seq/model_internal.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/copy.h"
 
 /* ------------------------------------------------------------ parameters */
 
@@ -72,7 +73,8 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
     CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "copy"), err, ATTEND_ERR_ARG, "model config: %s: not built yet",
+              flags[i].name); /* copy is built (copy.c) */
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
           attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
@@ -126,6 +128,7 @@ static size_t layout_tensors(attend_model *m, attend_real *base, at_model_tensor
         REG(out_w, "out.weight", c->tgt_vocab, m->F);
         REG(out_b, "out.bias", c->tgt_vocab, 0);
     }
+    if (c->copy) at_copy_layout_params(&L);
 #undef REG
     if (record) m->ntensors = L.count;
     return L.off;
@@ -156,6 +159,7 @@ static void init_params(attend_model *m, uint64_t seed) {
         if (!strncmp(n, "encoder.", 8)) bound = 1.0 / sqrt((double)c->enc_hidden);
         else if (!strncmp(n, "decoder.", 8)) bound = 1.0 / sqrt((double)c->dec_hidden);
         else if (!strcmp(n, "attention.v") || !strcmp(n, "attention.b")) bound = 1.0 / sqrt((double)c->attn);
+        else if (!strncmp(n, "copy.", 5)) bound = 1.0 / sqrt((double)(m->E + c->dec_hidden + c->emb)); /* one Linear */
         else {
             /* Linear: fan_in is the weight's second dim; a bias uses its weight's */
             int fan_in = td->ndim == 2 ? (int)td->shape[1] : (int)m->desc[i - 1].shape[1];
@@ -251,6 +255,7 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
+    if (c->copy) at_copy_layout_acts(m, &L);
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -294,7 +299,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1);
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + (c->copy ? at_copy_ints(c, m->Tcap) : 0);
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -318,6 +323,10 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_out = m->fwd_tgt_in + N * T;
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
     m->score_ids = m->fwd_tgt_len + N;
+    if (c->copy) {
+        at_copy_place_ints(m, m->score_ids + (S + 1 + 3 * T + 1));
+        at_copy_default_map(m);
+    }
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -430,6 +439,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
     }
     if (m->dec->begin) m->dec->begin(m, N, S);
+    if (c->copy) at_copy_begin(m, src, src_len, N, S);
 }
 
 /* Embedding rows of the decoder inputs y_in [N] into rows [N,D]: the target
@@ -445,7 +455,7 @@ static void gather_dec_inputs(const attend_model *m, attend_real *rows, const in
             int32_t id = pos >= 0 && pos < S ? src[(size_t)n * S + pos] : ATTEND_BOS;
             e = m->p.src_emb + (size_t)id * D;
         } else {
-            e = m->p.tgt_emb + (size_t)y_in[n] * D;
+            e = m->p.tgt_emb + (size_t)at_copy_input_id(m, y_in[n]) * D;
         }
         memcpy(rows + (size_t)n * D, e, D * sizeof(attend_real));
     }
@@ -464,7 +474,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
             AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
                 for (int n = lo; n < hi; n++)
-                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)y_in[n] * GHd,
+                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)at_copy_input_id(m, y_in[n]) * GHd,
                            (size_t)GHd * sizeof *xg_emb);
             });
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
@@ -498,7 +508,19 @@ static attend_status check_batch(const attend_model *m, const attend_batch *b, a
               b->T);
         for (int t = 0; t < b->T; t++) {
             int32_t yi = b->tgt_in[(size_t)n * b->T + t], yo = b->tgt_out[(size_t)n * b->T + t];
-            if (!pointer) {
+            if (!pointer && c->copy && (yi >= c->tgt_vocab || yo >= c->tgt_vocab)) { /* copied ids */
+                const int32_t *srow = b->src + (size_t)n * b->S;
+                int sl = b->src_len[n];
+                for (int k = 0; k < 2; k++) {
+                    int32_t y = k ? yo : yi, j = y - c->tgt_vocab;
+                    CHECK(y < c->tgt_vocab || (j < sl && at_copy_ext_of(m, srow, sl, j) == y), err, ATTEND_ERR_ARG,
+                          "%s: row %d step %d: copied id %d = %d + source position %d, which is not that row's "
+                          "extended id of a source token (a position < %d holding the first occurrence of a token "
+                          "the target vocabulary lacks)", who, n, t, (int)y, c->tgt_vocab, (int)j, sl);
+                }
+                CHECK(yi >= 0 && yo >= 0, err, ATTEND_ERR_ARG, "%s: row %d step %d: target ids %d -> %d are negative",
+                      who, n, t, (int)yi, (int)yo);
+            } else if (!pointer) {
                 CHECK(yi >= 0 && yi < c->tgt_vocab && yo >= 0 && yo < c->tgt_vocab, err, ATTEND_ERR_ARG,
                       "%s: row %d step %d: target ids %d -> %d outside the vocabulary [0,%d)", who, n, t, (int)yi,
                       (int)yo, c->tgt_vocab);
@@ -547,7 +569,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     memcpy(m->fwd_tgt_len, b->tgt_len, (size_t)N * sizeof(int32_t));
     for (int t = 0; t < T; t++)
         for (int n = 0; n < N; n++) {
-            m->fwd_tgt_in[(size_t)t * N + n] = b->tgt_in[(size_t)n * T + t];
+            m->fwd_tgt_in[(size_t)t * N + n] = at_copy_input_id(m, b->tgt_in[(size_t)n * T + t]); /* copy: <unk> */
             m->active[(size_t)t * N + n] = t < b->tgt_len[n];
         }
     at_model_encode(m, b->src, b->src_len, N, S);
@@ -587,6 +609,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
             double lse = (double)mx + log(sum);
             for (int v = 0; v < V; v++) z[v] = (attend_real)((double)z[v] - lse);
         }
+        if (c->copy) at_copy_forward(m, b->tgt_out, b->tgt_len, N, S, T);
     }
     for (int n = 0; n < N; n++) {
         int all_right = 1;
@@ -601,10 +624,15 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                 lp = a->scores + ((size_t)t * N + n) * S;
                 width = S;
             }
-            loss -= lp[y];
             int best = 0;
-            for (int v = 1; v < width; v++)
-                if (lp[v] > lp[best]) best = v;
+            if (c->copy) { /* the mixture (copy.c) */
+                loss -= m->acts.copy_lpy[(size_t)n * T + t];
+                best = m->copy_best[(size_t)n * T + t];
+            } else {
+                loss -= lp[y];
+                for (int v = 1; v < width; v++)
+                    if (lp[v] > lp[best]) best = v;
+            }
             if (best == y) correct++;
             else all_right = 0;
             count++;
@@ -656,8 +684,10 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
                     continue;
                 }
                 int32_t y = m->fwd_tgt_out[(size_t)n * T + t];
-                for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * inv;
-                z[y] -= inv;
+                /* copy: −log P(y) of the mixture ⇒ dlogits = r (p − onehot)/count (copy.c) */
+                attend_real sc = c->copy ? inv * a->copy_r[(size_t)t * N + n] : inv;
+                for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * sc;
+                if (y < V) z[y] -= sc;
             }
         /* forward: logits = feat W_oᵀ + b_o */
         at_gemm(1, 0, V, F, N * T, 1, dlogits, V, a->feat, F, 1, m->g.out_w, F);
@@ -676,6 +706,7 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
         memset(dxg, 0, (size_t)N * GHd * sizeof *dxg);
         memset(a->ds_prev, 0, (size_t)N * Hd * sizeof(attend_real));
         memset(a->dcs_prev, 0, (size_t)N * Hd * sizeof(attend_real));
+        if (c->copy) at_copy_step_backward(m, t, N, inv); /* d s_t, w_*, b, x_t of p_gen */
         m->dec->step_backward(m, t, N, S, dfeat_t, (size_t)T * F, dxg);
         /* d s_{t-1} becomes the running state gradient */
         attend_real *tmp = a->ds;
