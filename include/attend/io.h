@@ -259,9 +259,12 @@ typedef struct {
     int max_line_bytes;  /* longer lines are malformed; 0 = 4096; at most ATTEND_TSV_MAX_LINE_BYTES */
     int max_tokens;      /* more tokens on one side is malformed; 0 = 256 */
     int skip_malformed;  /* 0: first malformed line is an error; 1: skip and count */
-    int copy;            /* 1: a target token absent from tgt_vocab (read as <unk>) that occurs in the
-                            line's source becomes the copied id Vt + j, j the first source token with
-                            the same text, Vt = tgt_vocab's size (copy models: attend/seq2seq.h) */
+    int copy;            /* 1 (copy models, attend/seq2seq.h): a target token absent from tgt_vocab that
+                            occurs in the line's source becomes the copied id Vt + j, j the first
+                            source token with the same text, Vt = tgt_vocab's final size (or the
+                            target id the source token maps to). With grow, such tokens are not added
+                            to tgt_vocab: it holds only the target tokens that occur somewhere
+                            without being in their line's source */
 } attend_tsv_options;
 
 /*

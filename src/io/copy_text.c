@@ -116,3 +116,39 @@ void at_copy_extend_targets(attend_tokenizer tok, const char *src, size_t src_le
             }
     }
 }
+
+attend_status at_copy_grow_targets(attend_tokenizer tok, const char *src, size_t src_len, const char *tgt,
+                                   size_t tgt_len, int32_t *ids, int nt, attend_vocab *tv, attend_error *err) {
+    size_t i = 0, s, l;
+    for (int k = 0; k < nt && next_token(tok, tgt, tgt_len, &i, &s, &l); k++) {
+        if (ids[k] != ATTEND_UNK || (l == 5 && !memcmp(tgt + s, "<unk>", 5))) continue;
+        size_t i2 = 0, s2, l2;
+        int found = -1;
+        for (int j = 0; found < 0 && next_token(tok, src, src_len, &i2, &s2, &l2); j++)
+            if (l2 == l && !memcmp(src + s2, tgt + s, l)) found = j;
+        if (found >= 0) ids[k] = AT_COPY_MARK + found;
+        else TRY(attend_vocab_add(tv, tgt + s, l, &ids[k], err));
+    }
+    return ATTEND_OK;
+}
+
+void at_copy_resolve(int32_t *tgt, int nt, const int32_t *src, int ns, const attend_vocab *sv, const attend_vocab *tv) {
+    int32_t Vt = attend_vocab_size(tv);
+    for (int k = 0; k < nt; k++) {
+        if (tgt[k] < AT_COPY_MARK) continue;
+        int j = tgt[k] - AT_COPY_MARK;
+        const char *tk = attend_vocab_token(sv, src[j]);
+        int32_t t = tk ? attend_vocab_find(tv, tk, strlen(tk)) : -1;
+        if (t >= 0) {
+            tgt[k] = t;
+            continue;
+        }
+        int first = j;
+        for (int i = 0; i < j && i < ns; i++)
+            if (src[i] == src[j]) {
+                first = i;
+                break;
+            }
+        tgt[k] = Vt + first;
+    }
+}

@@ -13,4 +13,15 @@
 void at_copy_extend_targets(attend_tokenizer tok, const char *src, size_t src_len, const char *tgt, size_t tgt_len,
                             int32_t *ids, int nt, int32_t Vt);
 
+/* Training data (grow): target tokens unknown to tgt_vocab that occur in the
+ * line's source are not added to it but read as AT_COPY_MARK + j (j the
+ * first source token with the same text); others are added. */
+#define AT_COPY_MARK (INT32_MAX - (1 << 20))
+attend_status at_copy_grow_targets(attend_tokenizer tok, const char *src, size_t src_len, const char *tgt,
+                                   size_t tgt_len, int32_t *ids, int nt, attend_vocab *tv, attend_error *err);
+/* After reading with grow: every AT_COPY_MARK + j of a pair's target (src
+ * [ns]) becomes the target id of source token j when tgt_vocab has it, else
+ * Vt + the first position holding the same source id. */
+void at_copy_resolve(int32_t *tgt, int nt, const int32_t *src, int ns, const attend_vocab *sv, const attend_vocab *tv);
+
 #endif

@@ -359,8 +359,12 @@ static line_result parse_line(const char *s, size_t n, attend_vocab *sv, attend_
     }
     line_result r = encode_side(sv, o, grow, "source", s, t, 0, src, ns, err);
     if (r != LINE_OK) return r;
-    r = encode_side(tv, o, grow, "target", tab + 1, n - t - 1, t + 1, tgt, nt, err);
-    if (r == LINE_OK && o->copy) /* unknown target tokens found in the source: copied ids */
+    /* copy: a target token found in its source need not be in the target vocabulary */
+    r = encode_side(tv, o, grow && !o->copy, "target", tab + 1, n - t - 1, t + 1, tgt, nt, err);
+    if (r == LINE_OK && o->copy && grow &&
+        at_copy_grow_targets(o->tokenizer, s, t, tab + 1, n - t - 1, tgt, *nt, tv, err) != ATTEND_OK)
+        return LINE_FATAL;
+    if (r == LINE_OK && o->copy && !grow) /* unknown target tokens found in the source: copied ids */
         at_copy_extend_targets(o->tokenizer, s, t, tab + 1, n - t - 1, tgt, *nt, attend_vocab_size(tv));
     return r;
 }
@@ -453,6 +457,12 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
         st = at_fail(err, ATTEND_ERR_IO, "%s:%zu: read error: %s", path, lineno, strerror(r->err));
         goto done;
     }
+    if (o.copy && grow) /* the copies read while the target vocabulary grew */
+        for (int i = 0; i < d->n; i++) {
+            pair_entry *pe = &d->pairs[i];
+            at_copy_resolve(d->ids + pe->off + pe->src_len, pe->tgt_len, d->ids + pe->off, pe->src_len, src_vocab,
+                            tgt_vocab);
+        }
 done:
     if (r && r->f) fclose(r->f);
     free(r);
