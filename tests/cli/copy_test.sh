@@ -69,7 +69,7 @@ names)
     run 0 "$A" align m.safetensors "$(head -n 1 src.txt)" --beam 3
     has out "output: $first"
     ok "align --beam"
-    grep -aq '"copy":1' m.safetensors || fail "model config lacks \"copy\":1"
+    grep -aqF '\"copy\":1' m.safetensors || fail "model config lacks \"copy\":1"
     grep -aq 'copy.w_c' m.safetensors || fail "model lacks copy.w_c"
     ok "model file: copy.* tensors and \"copy\":1"
     ;;
