@@ -3,6 +3,7 @@
  * decoders under one training budget (attend_sweep_run), printed as a table
  * and written as CSV and an SVG plot.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,8 @@ static void sweep_usage(FILE *f) {
             "  --decoders LIST      from: none (no attention: the fixed-context baseline),\n"
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
-            "                       DECODER-SCORE pair (none,additive,dot,general)\n"
+            "                       DECODER-SCORE pair, each with an optional +copy (the copy\n"
+            "                       mechanism, e.g. additive+copy) (none,additive,dot,general)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -87,6 +89,36 @@ static int parse_int_list(const char *opt, const char *s, int lo, int hi, int *o
     return 0;
 }
 
+/* "+suffix" switches of a --decoders entry ("additive+copy"): one line each */
+static const struct {
+    const char *name;
+    size_t field; /* an int of attend_sweep_model set to 1 */
+} model_suffixes[] = {
+    {"copy", offsetof(attend_sweep_model, copy)},
+};
+
+static int model_from_name(const char *name, attend_sweep_model *m);
+
+/* one entry of --decoders: a decoder name, then its "+suffix" switches */
+static int model_entry(const char *entry, attend_sweep_model *m) {
+    char buf[64];
+    if (strlen(entry) >= sizeof buf) return 0;
+    strcpy(buf, entry);
+    char *plus = strchr(buf, '+');
+    if (plus) *plus++ = 0;
+    memset(m, 0, sizeof *m);
+    if (!model_from_name(buf, m)) return 0;
+    for (char *sfx = plus, *next; sfx; sfx = next) {
+        next = strchr(sfx, '+');
+        if (next) *next++ = 0;
+        size_t i = 0;
+        while (i < sizeof model_suffixes / sizeof model_suffixes[0] && strcmp(sfx, model_suffixes[i].name)) i++;
+        if (i == sizeof model_suffixes / sizeof model_suffixes[0]) return 0;
+        *(int *)(void *)((char *)m + model_suffixes[i].field) = 1;
+    }
+    return 1;
+}
+
 /* one decoder name of --decoders */
 static int model_from_name(const char *name, attend_sweep_model *m) {
     static const struct {
@@ -127,11 +159,13 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         next = strchr(tok, ',');
         if (next) *next++ = 0;
         if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
-        if (!model_from_name(tok, &out[*n]))
+        if (!model_entry(tok, &out[*n]))
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
-                                   "or DECODER-SCORE such as bahdanau-dot)",
+                                   "or DECODER-SCORE such as bahdanau-dot, each with optional +copy)",
                                    tok);
+        if (out[*n].copy && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +copy with decoder none: copying needs attention", tok);
         (*n)++;
     }
     return 0;
@@ -199,7 +233,9 @@ static void print_matrix(const attend_sweep_row *rows, int n) {
     int lengths[MAX_LIST], nm = 0, nl = 0;
     for (int i = 0; i < n; i++) {
         int k = 0, l = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].score != rows[i].model.score)) k++;
+        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].score != rows[i].model.score ||
+                          models[k].copy != rows[i].model.copy))
+            k++;
         if (k == nm && nm < MAX_LIST) models[nm++] = rows[i].model;
         while (l < nl && lengths[l] != rows[i].length) l++;
         if (l == nl && nl < MAX_LIST) lengths[nl++] = rows[i].length;
@@ -216,7 +252,7 @@ static void print_matrix(const attend_sweep_row *rows, int n) {
             const attend_sweep_row *r = NULL;
             for (int i = 0; i < n && !r; i++)
                 if (rows[i].length == lengths[l] && rows[i].model.decoder == models[k].decoder &&
-                    rows[i].model.score == models[k].score)
+                    rows[i].model.score == models[k].score && rows[i].model.copy == models[k].copy)
                     r = rows + i;
             if (r && r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
             else printf(" %18s", "-");
@@ -400,6 +436,8 @@ int cmd_sweep(int argc, char **argv) {
         c.dev = dev;
         c.src_vocab = sv ? attend_vocab_size(sv) : 0;
         c.tgt_vocab = tv ? attend_vocab_size(tv) : 0;
+        c.src_vocab_map = sv;
+        c.tgt_vocab_map = tv;
     }
     int n_rows = n_lengths * n_models;
     attend_sweep_row *rows = NULL;

@@ -181,6 +181,7 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
 typedef struct {
     attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
     attend_score_kind score;     /* ignored by NONE */
+    int copy;                    /* 1: the copy mechanism (config copy; BAHDANAU, LUONG), named "+copy" */
 } attend_sweep_model;
 
 typedef struct {
@@ -203,6 +204,9 @@ typedef struct {
     int steps, batch;
     attend_optim_config optim;
     uint64_t seed;                     /* data, initialisation and shuffling */
+    /* TSV mode: the vocabularies, for copy models' source→target map
+     * (attend_model_set_copy_map; NULL: one shared vocabulary) */
+    const attend_vocab *src_vocab_map, *tgt_vocab_map;
 } attend_sweep_config;
 
 typedef struct {
@@ -229,7 +233,8 @@ typedef void (*attend_sweep_callback)(void *user, const attend_sweep_row *row, i
 attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row *rows, attend_sweep_callback cb,
                                void *user, attend_error *err);
 
-/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"). */
+/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"),
+ * then "+copy" for a copy model. */
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
 
 /* The rows as CSV (header line first; malloc'ed into *out, caller frees):

@@ -22,7 +22,8 @@ static double now_seconds(void) {
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap) {
     if (!buf || cap == 0) return "";
     if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
-    else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
+    else snprintf(buf, cap, "%s-%s%s", attend_decoder_name(model.decoder), attend_score_name(model.score),
+                  model.copy ? "+copy" : "");
     return buf;
 }
 
@@ -65,6 +66,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.enc_layers = 1;
     mc.dec_hidden = c->dec_hidden;
     mc.attn = c->attn;
+    mc.copy = mod.copy;
     mc.max_batch = c->batch;
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
@@ -77,7 +79,10 @@ static attend_status train_one(const attend_sweep_config *c, const attend_model_
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
     TRY(attend_model_create(&m, mc, c->seed, err));
-    attend_status st = attend_trainer_create(&tr, m, &c->optim, train, c->batch, c->seed, err);
+    attend_status st = ATTEND_OK;
+    if (mc->copy && c->src_vocab_map && c->tgt_vocab_map) /* TSV mode: two vocabularies */
+        st = attend_model_set_copy_map(m, c->src_vocab_map, c->tgt_vocab_map, err);
+    if (!st) st = attend_trainer_create(&tr, m, &c->optim, train, c->batch, c->seed, err);
     double t0 = now_seconds();
     for (int s = 0; !st && s < c->steps; s++) st = attend_trainer_step(tr, NULL, err);
     row->train_seconds = now_seconds() - t0;
@@ -278,7 +283,7 @@ attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, co
     double xmin = INFINITY, xmax = -INFINITY;
     for (int i = 0; !st && i < n_rows; i++) {
         int k = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder ||
+        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].copy != rows[i].model.copy ||
                           (rows[i].model.decoder != ATTEND_DECODER_NONE && models[k].score != rows[i].model.score)))
             k++;
         if (k == nm) {
@@ -396,6 +401,10 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                                &r->eval.tf_token_acc,   &r->eval.loss,             &r->eval.attn_entropy,
                                &r->uniform_entropy,     &r->samples_per_s,         &r->train_seconds,
                                &r->wall_seconds};
+            { /* the model name: "+copy" marks a copy model */
+                size_t ml = (size_t)(f[1] - 1 - f[0]);
+                r->model.copy = ml >= 5 && !memcmp(f[0] + ml - 5, "+copy", 5);
+            }
             if (bad < 0 && !field_int(FIELD(3), 1, &r->length)) bad = 3;
             if (bad < 0 && !field_int(FIELD(4), 1, &r->min_length)) bad = 4;
             if (bad < 0 && !field_int(FIELD(5), 0, &r->eval.pairs)) bad = 5;

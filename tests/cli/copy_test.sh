@@ -9,6 +9,8 @@
 #           never saw (data/names/test.tsv): decode, decode --beam, eval (its
 #           targets read with copied ids), align (the output row names the
 #           copied token), and the model file carries copy.* and "copy":1
+#   sweep   sweep --decoders additive+copy: rows named as written, read back by
+#           --plot; none+copy and unknown suffixes refused
 set -u
 CASE=$1
 A=$2
@@ -72,6 +74,23 @@ names)
     grep -aqF '\"copy\":1' m.safetensors || fail "model config lacks \"copy\":1"
     grep -aq 'copy.w_c' m.safetensors || fail "model lacks copy.w_c"
     ok "model file: copy.* tensors and \"copy\":1"
+    ;;
+sweep)
+    run 0 "$A" sweep --task copy --lengths 4 --decoders additive,additive+copy --steps 60 --train-pairs 300 \
+        --dev-pairs 50 --emb 16 --hidden 16 --dec-hidden 32 --attn 16 --csv s.csv --svg s.svg
+    has out "bahdanau-additive\+copy"
+    has s.csv "^bahdanau-additive,bahdanau,additive,4,"
+    has s.csv "^bahdanau-additive\+copy,bahdanau,additive,4,"
+    ok "sweep --decoders additive+copy: a row named as written"
+    run 0 "$A" sweep --plot s.csv --csv m.csv --svg m.svg
+    cmp -s s.csv m.csv || fail "sweep --plot did not reproduce the CSV (the +copy row)"
+    has m.svg "additive\+copy"
+    ok "sweep --plot reads the +copy rows back"
+    run 2 "$A" sweep --task copy --decoders none+copy
+    has err "\+copy with decoder none"
+    run 2 "$A" sweep --task copy --decoders additive+cop
+    has err "unknown decoder 'additive\+cop'"
+    ok "sweep: none+copy and an unknown suffix refused"
     ;;
 *)
     echo "unknown case $CASE" >&2
