@@ -248,6 +248,31 @@ static void test_unseen_token(void) {
     EXPECT(attend_vocab_decode_copy(tv, ATTEND_TOKENIZE_SPACE, ids, 4, text, strlen(text), buf, 8, &err) ==
                ATTEND_ERR_CAPACITY,
            "small buffer: %s", err.msg);
+    /* interventions compare extended distributions; after deleting "call"
+     * (position 0) the copied ids still name positions of the original source */
+    {
+        int32_t iout[6];
+        double tvs[8], kl[8], js[8];
+        attend_intervention_result res;
+        memset(&res, 0, sizeof res);
+        res.tv = tvs;
+        res.kl = kl;
+        res.js = js;
+        res.out = iout;
+        attend_intervention iv = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0};
+        int bl = ol < 5 ? ol : 5;
+        EXPECT(attend_model_intervene(m, src, S, out, bl, 6, &iv, &res, &err) == ATTEND_OK, "%s", err.msg);
+        for (int k = 0; k < res.out_len; k++)
+            EXPECT(iout[k] == 8 || iout[k] == 9 || iout[k] == 5, "delete call: step %d copied id %d", k, iout[k]);
+        EXPECT(res.steps == bl + 1 && isfinite(res.tv_mean), "delete: %d steps, tv %g", res.steps, res.tv_mean);
+        iv.kind = ATTEND_IV_UNIFORM;
+        EXPECT(attend_model_intervene(m, src, S, out, bl, 6, &iv, &res, &err) == ATTEND_OK, "%s", err.msg);
+        for (int k = 0; k < res.out_len; k++)
+            EXPECT(iout[k] == 7 || iout[k] == 8 || iout[k] == 9 || iout[k] == 5, "uniform: step %d id %d", k,
+                   iout[k]);
+        printf("  intervene on the copy model: delete 'call' -> %d tokens, uniform TV mean %.3f\n", res.out_len,
+               res.tv_mean);
+    }
     /* forced scoring accepts the copied id of zoe, refuses one of a later repeat */
     double lp;
     int32_t tgt[] = {8};

@@ -281,6 +281,13 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     }
     if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_set_weight_hook(m, edit_weights, &hook);
     forced_pass(m, src1, S1, removed, base, base_len, lp1, V, res->forced_align);
+    int del = c->copy && iv->kind == ATTEND_IV_DELETE_TOKEN ? iv->position : -1;
+    if (del >= 0) /* copy: the shortened source's copied ids back to the original positions */
+        for (int t = 0; t < steps; t++) {
+            double *row = lp1 + (size_t)t * V + c->tgt_vocab;
+            for (int j = S - 1; j > del; j--) row[j] = row[j - 1];
+            row[del] = -INFINITY;
+        }
 
     double tv_sum = 0, kl_sum = 0, js_sum = 0;
     res->tv_max = res->kl_max = res->js_max = 0;
@@ -330,6 +337,8 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         out = scratch;
     }
     res->out_len = greedy_pass(m, src1, S1, removed, max_len, out, res->out_align);
+    for (int t = 0; del >= 0 && t < res->out_len; t++) /* copied ids name original source positions */
+        if (out[t] >= c->tgt_vocab + del) out[t]++;
     res->changed = res->out_len != base_len;
     for (int t = 0; t < res->out_len && !res->changed; t++) res->changed = out[t] != base[t];
     at_model_set_weight_hook(m, NULL, NULL);

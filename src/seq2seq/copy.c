@@ -12,30 +12,6 @@
 
 #include "seq2seq/copy.h"
 
-void at_copy_layout_params(at_param_layout *L) {
-    attend_model *m = L->m;
-    at_model_tensors *v = L->v;
-    at_param_add(L, v ? &v->copy_wc : NULL, "copy.w_c", m->E, 0);
-    at_param_add(L, v ? &v->copy_ws : NULL, "copy.w_s", m->cfg.dec_hidden, 0);
-    at_param_add(L, v ? &v->copy_wx : NULL, "copy.w_x", m->cfg.emb, 0);
-    at_param_add(L, v ? &v->copy_b : NULL, "copy.b", 1, 0);
-}
-
-void at_copy_layout_acts(attend_model *m, at_act_layout *L) {
-    size_t N = (size_t)m->cfg.max_batch, S = (size_t)m->cfg.max_src_len, T = (size_t)m->Tcap;
-    size_t W = (size_t)m->cfg.tgt_vocab + S;
-    at_acts *a = &m->acts;
-    attend_real *p;
-#define TAKE(field, count) (p = at_act_take(L, (count)), L->base ? (a->field = p) : NULL)
-    TAKE(copy_pgen, T * N);
-    TAKE(copy_r, T * N);
-    TAKE(copy_da, T * N);
-    TAKE(copy_du, T * N);
-    TAKE(copy_lpy, N * T);
-    TAKE(copy_dist, N * W);
-#undef TAKE
-}
-
 size_t at_copy_ints(const attend_model_config *c, int Tcap) {
     return (size_t)c->src_vocab + (size_t)c->max_batch * c->max_src_len + (size_t)c->max_batch * Tcap;
 }

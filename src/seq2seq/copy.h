@@ -20,12 +20,11 @@
 #define ATTEND_COPY_H
 
 #include "seq2seq/model_internal.h"
-#include "seq2seq/decoders/decoder.h"
 
-/* The tensors copy.w_c [E], copy.w_s [Hd], copy.w_x [D], copy.b [1], after out.bias. */
-void at_copy_layout_params(at_param_layout *L);
-/* Buffers: pgen, r, da, du [T,N]; lpy [N,T]; dist [N,Vt+S]. */
-void at_copy_layout_acts(attend_model *m, at_act_layout *L);
+/* Its tensors copy.w_c [E], copy.w_s [Hd], copy.w_x [D], copy.b [1] (after
+ * out.bias) and buffers copy_pgen, copy_r, copy_da, copy_du [T,N], copy_lpy
+ * [N,T], copy_dist [N,Vt+S] are laid out by model.c (layout_tensors,
+ * layout_acts), so this file calls nothing of decoders/. */
 /* Ints: the map [Vs], ext [N,S], best [N,T] (counted for the id arena). */
 size_t at_copy_ints(const attend_model_config *c, int Tcap);
 void at_copy_place_ints(attend_model *m, int32_t *base);

@@ -128,7 +128,12 @@ static size_t layout_tensors(attend_model *m, attend_real *base, at_model_tensor
         REG(out_w, "out.weight", c->tgt_vocab, m->F);
         REG(out_b, "out.bias", c->tgt_vocab, 0);
     }
-    if (c->copy) at_copy_layout_params(&L);
+    if (c->copy) { /* copy.c's tensors */
+        REG(copy_wc, "copy.w_c", E, 0);
+        REG(copy_ws, "copy.w_s", Hd, 0);
+        REG(copy_wx, "copy.w_x", D, 0);
+        REG(copy_b, "copy.b", 1, 0);
+    }
 #undef REG
     if (record) m->ntensors = L.count;
     return L.off;
@@ -255,7 +260,14 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
-    if (c->copy) at_copy_layout_acts(m, &L);
+    if (c->copy) { /* copy.c's buffers */
+        BUF(copy_pgen, T * N);
+        BUF(copy_r, T * N);
+        BUF(copy_da, T * N);
+        BUF(copy_du, T * N);
+        BUF(copy_lpy, N * T);
+        BUF(copy_dist, N * ((size_t)c->tgt_vocab + S));
+    }
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
