@@ -89,7 +89,7 @@ sweep)
     run 2 "$A" sweep --task copy --decoders none+copy
     has err "\+copy with decoder none"
     run 2 "$A" sweep --task copy --decoders additive+cop
-    has err "unknown decoder 'additive\+cop'"
+    has err "unknown suffix '\+cop'"
     ok "sweep: none+copy and an unknown suffix refused"
     ;;
 *)
