@@ -114,6 +114,22 @@ attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_e
 /* 1 when m excludes chosen positions (above), else 0 (and for NULL). */
 int attend_model_pointer_exclude(const attend_model *m);
 
+/*
+ * The coverage loss (See et al. 2017, eq. 12) of attend_model_forward and
+ * attend_model_backward: lambda Σ_t Σ_j min(α_tj, cov_tj), cov_t = Σ_{t'<t} α_t'
+ * (the coverage vector, with or without cfg.coverage), summed over the counted
+ * steps and divided by the counted tokens like the cross-entropy, is added to
+ * the loss; its gradient flows into every earlier step's weights. 0 (the
+ * default) = off. The trainer's steps set the trainer's coverage_loss option
+ * (attend_train_options); attend_model_evaluate and attend_model_score report
+ * the cross-entropy alone. ATTEND_ERR_ARG for lambda < 0 or not finite, or
+ * lambda > 0 with a decoder without attention or one that points. Not
+ * thread-safe with a running forward of m.
+ */
+attend_status attend_model_set_coverage_loss(attend_model *m, double lambda, attend_error *err);
+/* The coverage loss weight lambda of m (0 for NULL). */
+double attend_model_coverage_loss(const attend_model *m);
+
 /* Parameter tensors, in a fixed order. */
 int attend_model_tensor_count(const attend_model *m);
 typedef struct {

@@ -81,6 +81,7 @@ void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live
         gather_rows(a->cstates + (size_t)(t + 1) * n * Hd, a->cstates + (size_t)(t + 1) * live * Hd, a->row_tmp,
                     parent, n, Hd);
     if (m->dec->reorder) m->dec->reorder(m, t, parent, n, live);
+    at_cov_reorder(m, t, parent, n, live);
 }
 
 attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S,
@@ -182,7 +183,10 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
         }
     }
     attend_tf_stats st;
+    double cov_loss = m->cov_loss; /* the log-probability alone: no coverage loss */
+    m->cov_loss = 0;
     attend_status rc = attend_model_forward(m, &b, &st, err);
+    m->cov_loss = cov_loss;
     if (rc == ATTEND_OK) {
         *logp = -st.loss * st.tokens;
         if (align) {

@@ -56,6 +56,9 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     /* what does not combine, naming both */
     CHECK(!c->coverage || dec->attentive, err, ATTEND_ERR_ARG, "model config: coverage with decoder %s, which has no attention",
           attend_decoder_name(c->decoder));
+    CHECK(!c->coverage || !dec->points, err, ATTEND_ERR_ARG,
+          "model config: coverage with decoder %s: coverage needs a vocabulary decoder with attention (bahdanau, "
+          "luong)", attend_decoder_name(c->decoder));
     CHECK(!c->coverage || c->score == ATTEND_SCORE_ADDITIVE, err, ATTEND_ERR_ARG,
           "model config: coverage with score %s: coverage is an input of the additive score", attend_score_name(c->score));
     CHECK(!c->copy || (dec->attentive && !dec->points), err, ATTEND_ERR_ARG,
@@ -71,7 +74,7 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
     CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    for (size_t i = 1; i < sizeof flags / sizeof flags[0]; i++) /* [0] coverage: built (seq2seq/coverage.c) */
         CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
           attend_normalizer_name(c->normalizer));
@@ -156,6 +159,7 @@ static void init_params(attend_model *m, uint64_t seed) {
         if (!strncmp(n, "encoder.", 8)) bound = 1.0 / sqrt((double)c->enc_hidden);
         else if (!strncmp(n, "decoder.", 8)) bound = 1.0 / sqrt((double)c->dec_hidden);
         else if (!strcmp(n, "attention.v") || !strcmp(n, "attention.b")) bound = 1.0 / sqrt((double)c->attn);
+        else if (!strcmp(n, "attention.w_cov")) bound = 1.0; /* nn.Linear(1, A)'s weight: fan_in 1 */
         else {
             /* Linear: fan_in is the weight's second dim; a bias uses its weight's */
             int fan_in = td->ndim == 2 ? (int)td->shape[1] : (int)m->desc[i - 1].shape[1];
@@ -254,6 +258,10 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
+    /* coverage */
+    size_t cov_S = m->dec->attentive ? S : 0;
+    BUF(cov, (T + 1) * N * cov_S);
+    BUF(dcov, N * cov_S);
 #undef BUF
     if (!L.ok || L.off > SIZE_MAX / sizeof(attend_real)) return 0;
     *total = L.off;
@@ -615,6 +623,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         }
         seq_ok += all_right;
     }
+    loss += at_cov_loss(m, N, S, T); /* λ Σ min(α, cov); 0 without a coverage loss */
     m->fwd_N = N;
     m->fwd_S = S;
     m->fwd_T = T;

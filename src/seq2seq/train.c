@@ -161,7 +161,11 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
     /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        CHECK(r[i].v == 0, err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
+        CHECK(r[i].v == 0 || i == 3 /* coverage_loss: built (seq2seq/coverage.c) */, err, ATTEND_ERR_ARG,
+              "%s: %s: not built yet", who, r[i].name);
+    CHECK(o->coverage_loss == 0 || (at_model_attentive(tr->m) && !at_model_points(tr->m)), err, ATTEND_ERR_ARG,
+          "%s: coverage_loss with decoder %s: the coverage loss needs a vocabulary decoder with attention "
+          "(bahdanau, luong)", who, attend_decoder_name(tr->m->cfg.decoder));
     tr->topt = *o;
     return at_ok(err);
 }
@@ -224,6 +228,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     attend_step_report r;
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
+    m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
     TRY(attend_model_forward(m, &tr->batch, &r.tf, err));
     /* a non-finite loss skips the update without a backward pass; a non-finite
      * gradient norm is found by the optimizer, which then changes nothing */
@@ -326,6 +331,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
+    m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
     TRY(attend_model_forward(m, &tr->batch, &tf, err));
     if (isfinite(tf.loss)) {
         m->fwd_count = tr->global_count; /* the mean over the whole batch */
@@ -461,6 +467,8 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     double loss = 0, ent = 0;
     long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
     int tf_seq = 0, g_seq = 0;
+    double cov_loss = m->cov_loss; /* the loss evaluated is the cross-entropy alone */
+    m->cov_loss = 0;
     for (int start = 0; !st && start < total; start += batch_size) {
         int nb = total - start < batch_size ? total - start : batch_size;
         for (int i = 0; i < nb; i++) idx[i] = start + i;
@@ -501,6 +509,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         stats->greedy_seq_acc = (double)g_seq / total;
         stats->attn_entropy = tokens ? ent / (double)tokens : 0;
     }
+    m->cov_loss = cov_loss;
     attend_batch_release(&b);
     free(out);
     free(out_len);
