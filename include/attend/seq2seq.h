@@ -218,6 +218,29 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
                                 double *score, attend_real *align, int *n_out, attend_error *err);
 
 /*
+ * Beam search options (attend_model_beam_opts). alpha: length normalisation
+ * as above. coverage_penalty β >= 0 (Wu et al. 2016, GNMT eq. 14): a finished
+ * hypothesis's score gains β Σ_j log(min(Σ_t α_tj, 1)), the sum over the
+ * hypothesis's steps (its EOS step included) of the attention on each source
+ * position, floored at 1e-12 inside the log so the score stays finite: a
+ * source position that received less than a whole unit of attention in total
+ * is penalised. 0 = none (the search of attend_model_beam). Only the ranking of
+ * finished hypotheses changes (live ones are ranked by log-probability).
+ */
+typedef struct {
+    double alpha;
+    double coverage_penalty;
+} attend_beam_options;
+
+/* attend_model_beam with options o (NULL: all zero): score [nbest] =
+ * log p / (length+1)^alpha + the coverage penalty. ATTEND_ERR_ARG for a
+ * negative or non-finite option, or coverage_penalty > 0 with a decoder
+ * without attention. */
+attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S, int beam, int nbest, int max_len,
+                                     const attend_beam_options *o, int32_t *out, int32_t *out_len, double *score,
+                                     attend_real *align, int *n_out, attend_error *err);
+
+/*
  * Forced scoring of one pair: the teacher-forced log-probability of target
  * tgt [T] (EOS appended; POINTER: positions, no EOS) given src [S], and the
  * alignment align [T+1,S] (POINTER: [T,S]; NULL allowed) of every step — a
