@@ -39,6 +39,8 @@ typedef struct {
     int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
+    int coverage;                      /* --coverage: the coverage input of the additive score (model flag) */
+    attend_train_options topt;         /* --coverage-loss and the other attend_trainer_set_options options */
 } train_opts;
 
 void train_opts_init(train_opts *o);

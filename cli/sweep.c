@@ -40,7 +40,9 @@ static void sweep_usage(FILE *f) {
             "  --decoders LIST      from: none (no attention: the fixed-context baseline),\n"
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
-            "                       DECODER-SCORE pair (none,additive,dot,general)\n"
+            "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
+            "                       +coverage adds the coverage input to an additive entry\n"
+            "                       (additive+coverage)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -118,6 +120,12 @@ static int model_from_name(const char *name, attend_sweep_model *m) {
     return 1;
 }
 
+/* Whether two sweep models are the same: the same name (decoder, score, flags). */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[64], nb[64];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
+}
+
 static int parse_models(const char *s, attend_sweep_model *out, int *n) {
     *n = 0;
     char buf[512];
@@ -127,11 +135,25 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         next = strchr(tok, ',');
         if (next) *next++ = 0;
         if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
+        /* "NAME+flag+flag...": the flags are the library's (attend_sweep_model_flag) */
+        char *plus = strchr(tok, '+'), *flags = plus ? plus + 1 : NULL;
+        if (plus) *plus = 0;
+        memset(&out[*n], 0, sizeof out[*n]);
         if (!model_from_name(tok, &out[*n]))
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
-                                   "or DECODER-SCORE such as bahdanau-dot)",
+                                   "or DECODER-SCORE such as bahdanau-dot, each with +coverage)",
                                    tok);
+        for (char *f = flags, *fn; f; f = fn) {
+            fn = strchr(f, '+');
+            if (fn) *fn++ = 0;
+            if (!attend_sweep_model_flag(&out[*n], f))
+                return cli_usage_error("sweep", "--decoders: '%s+%s': unknown suffix '+%s' (coverage)", tok, f, f);
+        }
+        attend_sweep_model *m = &out[*n];
+        if (m->coverage && (m->decoder == ATTEND_DECODER_NONE || m->score != ATTEND_SCORE_ADDITIVE))
+            return cli_usage_error("sweep", "--decoders: '%s+coverage': coverage needs attention with the additive "
+                                   "score (additive, bahdanau-additive, luong-additive)", tok);
         (*n)++;
     }
     return 0;
@@ -199,7 +221,7 @@ static void print_matrix(const attend_sweep_row *rows, int n) {
     int lengths[MAX_LIST], nm = 0, nl = 0;
     for (int i = 0; i < n; i++) {
         int k = 0, l = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].score != rows[i].model.score)) k++;
+        while (k < nm && !same_model(models[k], rows[i].model)) k++;
         if (k == nm && nm < MAX_LIST) models[nm++] = rows[i].model;
         while (l < nl && lengths[l] != rows[i].length) l++;
         if (l == nl && nl < MAX_LIST) lengths[nl++] = rows[i].length;
@@ -215,8 +237,7 @@ static void print_matrix(const attend_sweep_row *rows, int n) {
         for (int k = 0; k < nm; k++) {
             const attend_sweep_row *r = NULL;
             for (int i = 0; i < n && !r; i++)
-                if (rows[i].length == lengths[l] && rows[i].model.decoder == models[k].decoder &&
-                    rows[i].model.score == models[k].score)
+                if (rows[i].length == lengths[l] && same_model(rows[i].model, models[k]))
                     r = rows + i;
             if (r && r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
             else printf(" %18s", "-");

@@ -181,6 +181,7 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
 typedef struct {
     attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
     attend_score_kind score;     /* ignored by NONE */
+    int coverage;                /* 1: the model's coverage input ("+coverage"; ADDITIVE only) */
 } attend_sweep_model;
 
 typedef struct {
@@ -229,8 +230,12 @@ typedef void (*attend_sweep_callback)(void *user, const attend_sweep_row *row, i
 attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row *rows, attend_sweep_callback cb,
                                void *user, attend_error *err);
 
-/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"). */
+/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"),
+ * followed by "+<flag>" for each flag set ("bahdanau-additive+coverage"). */
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
+/* Sets the flag of m named by a name suffix ("coverage" sets m->coverage);
+ * returns 1, or 0 for an unknown name. */
+int attend_sweep_model_flag(attend_sweep_model *m, const char *flag);
 
 /* The rows as CSV (header line first; malloc'ed into *out, caller frees):
  * model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,43 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The model flags a name suffix "+<name>" sets: one line per flag. */
+static const struct {
+    const char *name;
+    size_t offset; /* of an int field of attend_sweep_model */
+    int value;
+} MODEL_FLAGS[] = {
+    {"coverage", offsetof(attend_sweep_model, coverage), 1},
+};
+#define N_MODEL_FLAGS (sizeof MODEL_FLAGS / sizeof MODEL_FLAGS[0])
+
+static int *flag_field(attend_sweep_model *m, size_t i) { return (int *)(void *)((char *)m + MODEL_FLAGS[i].offset); }
+
+int attend_sweep_model_flag(attend_sweep_model *m, const char *flag) {
+    for (size_t i = 0; m && flag && i < N_MODEL_FLAGS; i++)
+        if (!strcmp(flag, MODEL_FLAGS[i].name)) {
+            *flag_field(m, i) = MODEL_FLAGS[i].value;
+            return 1;
+        }
+    return 0;
+}
+
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap) {
     if (!buf || cap == 0) return "";
     if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
+    for (size_t i = 0; i < N_MODEL_FLAGS; i++) {
+        size_t len = strlen(buf);
+        if (*flag_field(&model, i) == MODEL_FLAGS[i].value && len + 1 < cap)
+            snprintf(buf + len, cap - len, "+%s", MODEL_FLAGS[i].name);
+    }
     return buf;
+}
+
+/* Whether two sweep models are the same (the same name). */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[64], nb[64];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 
 static attend_status check_config(const attend_sweep_config *c, attend_error *err) {
@@ -46,6 +79,12 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
                   c->models[i].decoder == ATTEND_DECODER_NONE,
               err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
               attend_decoder_name(c->models[i].decoder));
+    for (int i = 0; i < c->n_models; i++)
+        CHECK(!c->models[i].coverage ||
+                  (c->models[i].decoder != ATTEND_DECODER_NONE && c->models[i].score == ATTEND_SCORE_ADDITIVE),
+              err, ATTEND_ERR_ARG, "%s: models[%d]: coverage with decoder %s and score %s: coverage needs attention "
+              "with the additive score", who, i, attend_decoder_name(c->models[i].decoder),
+              attend_score_name(c->models[i].score));
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);
@@ -65,6 +104,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.enc_layers = 1;
     mc.dec_hidden = c->dec_hidden;
     mc.attn = c->attn;
+    mc.coverage = mod.coverage;
     mc.max_batch = c->batch;
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
@@ -278,9 +318,7 @@ attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, co
     double xmin = INFINITY, xmax = -INFINITY;
     for (int i = 0; !st && i < n_rows; i++) {
         int k = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder ||
-                          (rows[i].model.decoder != ATTEND_DECODER_NONE && models[k].score != rows[i].model.score)))
-            k++;
+        while (k < nm && !same_model(models[k], rows[i].model)) k++;
         if (k == nm) {
             models[nm] = rows[i].model;
             series[nm].label = attend_sweep_model_name(rows[i].model, names + (size_t)nm * 64, 64);
@@ -390,6 +428,18 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                     int sc = attend_score_from_name(name);
                     if (sc < 0) bad = 2;
                     else r->model.score = (attend_score_kind)sc;
+                }
+            }
+            /* the model name's "+<flag>" suffixes (field 1) */
+            for (const char *c = f[0]; bad < 0 && c < f[1] - 1; c++) {
+                if (*c != '+') continue;
+                const char *e = c + 1;
+                while (e < f[1] - 1 && *e != '+') e++;
+                if ((size_t)(e - c - 1) >= sizeof name) bad = 0;
+                else {
+                    memcpy(name, c + 1, (size_t)(e - c - 1));
+                    name[e - c - 1] = 0;
+                    if (!attend_sweep_model_flag(&r->model, name)) bad = 0;
                 }
             }
             double *dst[10] = {&r->eval.greedy_seq_acc, &r->eval.greedy_token_acc, &r->eval.tf_seq_acc,
