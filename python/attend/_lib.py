@@ -107,6 +107,15 @@ class OptimConfig(Structure):
                 ("warmup_steps", c_int), ("decay_steps", c_int), ("min_lr", c_double)]
 
 
+class TrainOptions(Structure):
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+
+
+class BeamOptions(Structure):
+    _fields_ = [("alpha", c_double), ("coverage_penalty", c_double)]
+
+
 class OptimReport(Structure):
     _fields_ = [("grad_norm", c_double), ("lr", c_double), ("clipped", c_int)]
 
@@ -231,6 +240,10 @@ _SIGNATURES = {
     "attend_model_greedy": (st, [P, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
     "attend_model_beam": (st, [P, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p, dbl_p, real_p,
                                POINTER(c_int), E]),
+    "attend_model_beam_opts": (st, [P, i32_p, c_int, c_int, c_int, c_int, POINTER(BeamOptions), i32_p, i32_p, dbl_p,
+                                    real_p, POINTER(c_int), E]),
+    "attend_model_set_coverage_loss": (st, [P, c_double, E]),
+    "attend_model_coverage_loss": (c_double, [P]),
     "attend_model_score": (st, [P, i32_p, c_int, i32_p, c_int, dbl_p, real_p, E]),
     "attend_model_evaluate": (st, [P, P, c_int, c_int, POINTER(EvalStats), E]),
     "attend_cell_name": (c_char_p, [c_int]),
@@ -251,6 +264,7 @@ _SIGNATURES = {
     "attend_trainer_steps": (c_long, [P]),
     "attend_trainer_skipped": (c_long, [P]),
     "attend_trainer_set_max_nonfinite": (st, [P, c_long, E]),
+    "attend_trainer_set_options": (st, [P, POINTER(TrainOptions), E]),
     # G2P
     "attend_g2p_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), E]),
     "attend_g2p_encode_word": (st, [P, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),
