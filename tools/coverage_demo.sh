@@ -15,18 +15,19 @@
 # (reference tokens never output: skips) and substitutions.
 #
 #   bash tools/coverage_demo.sh [BUILD_DIR] [WORK_DIR]      (build, /tmp/coverage_demo)
-#   STEPS=3000 by default; ATTEND_THREADS=1 and OPENBLAS_NUM_THREADS=1 are set.
+#   STEPS=3000, SEED=5 (initialisation and shuffling) by default; ATTEND_THREADS=1 and OPENBLAS_NUM_THREADS=1 are set.
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build}
 W=${2:-/tmp/coverage_demo}
 A=$(realpath "$B/attend")
 STEPS=${STEPS:-3000}
+SEED=${SEED:-5}
 export ATTEND_THREADS=1 OPENBLAS_NUM_THREADS=1
 mkdir -p "$W"
 cd "$W"
 DATA="--task copy --symbols 4 --min-len 15 --max-len 35 --count 20000 --dev-count 200 --data-seed 11"
-MODEL="--emb 16 --hidden 32 --dec-hidden 64 --attn 32 --batch 32 --seed 5 --steps $STEPS --eval-every 0"
+MODEL="--emb 16 --hidden 32 --dec-hidden 64 --attn 32 --batch 32 --seed $SEED --steps $STEPS --eval-every 0"
 
 # held-out sources, 4 symbols (awk's srand: fixed): 500 of the training lengths
 # 15-35 (in.txt) and 300 longer than any seen in training, 36-60 (long.txt),
@@ -83,9 +84,9 @@ for run in none cov cov+loss loss; do
         nice -n 10 "$A" train $DATA $MODEL $opts --out "$m" >"$run.train.log" 2>&1
     fi
     for set in in long; do
-        nice -n 10 "$A" decode "$m" $set.txt --format tsv >"$run.$set.greedy.tsv"
-        nice -n 10 "$A" decode "$m" $set.txt --format tsv --beam 5 >"$run.$set.beam.tsv"
-        nice -n 10 "$A" decode "$m" $set.txt --format tsv --beam 5 --coverage-penalty 1 >"$run.$set.beamcp.tsv"
+        nice -n 10 "$A" decode "$m" $set.txt --format tsv >"$run.$set.greedy.tsv" 2>>decode.log
+        nice -n 10 "$A" decode "$m" $set.txt --format tsv --beam 5 >"$run.$set.beam.tsv" 2>>decode.log
+        nice -n 10 "$A" decode "$m" $set.txt --format tsv --beam 5 --coverage-penalty 1 >"$run.$set.beamcp.tsv" 2>>decode.log
         printf '%-5s %-9s %-13s %s\n' $set "$run" greedy "$(count "$run.$set.greedy.tsv")"
         printf '%-5s %-9s %-13s %s\n' $set "$run" "beam 5" "$(count "$run.$set.beam.tsv")"
         printf '%-5s %-9s %-13s %s\n' $set "$run" "beam 5, cp 1" "$(count "$run.$set.beamcp.tsv")"
