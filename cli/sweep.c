@@ -41,8 +41,8 @@ static void sweep_usage(FILE *f) {
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
             "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
-            "                       +coverage adds the coverage input to an additive entry\n"
-            "                       (additive+coverage)\n"
+            "                       adds a mechanism: +monotonic (additive+monotonic), +coverage\n"
+            "                       (additive+coverage: additive entries only)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -89,8 +89,8 @@ static int parse_int_list(const char *opt, const char *s, int lo, int hi, int *o
     return 0;
 }
 
-/* one decoder name of --decoders */
-static int model_from_name(const char *name, attend_sweep_model *m) {
+/* one decoder name of --decoders, before its "+name" suffixes */
+static int base_from_name(const char *name, attend_sweep_model *m) {
     static const struct {
         const char *name;
         attend_decoder_kind decoder;
@@ -120,10 +120,24 @@ static int model_from_name(const char *name, attend_sweep_model *m) {
     return 1;
 }
 
-/* Whether two sweep models are the same: the same name (decoder, score, flags). */
-static int same_model(attend_sweep_model a, attend_sweep_model b) {
-    char na[64], nb[64];
-    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
+/* one entry of --decoders: a decoder name, then "+name" suffixes (the
+ * library's table: attend_sweep_model_suffix); 0 and a message in err when
+ * a suffix is unknown, 0 and err->msg empty when the decoder is */
+static int model_from_name(char *name, attend_sweep_model *m, attend_error *err) {
+    memset(m, 0, sizeof *m);
+    err->msg[0] = 0;
+    char *plus = strchr(name, '+');
+    if (plus) *plus = 0;
+    int ok = base_from_name(name, m);
+    if (plus) *plus = '+';
+    while (ok && plus) {
+        char *next = strchr(plus + 1, '+');
+        if (next) *next = 0;
+        ok = attend_sweep_model_suffix(m, plus + 1, err) == ATTEND_OK;
+        if (next) *next = '+';
+        plus = next;
+    }
+    return ok;
 }
 
 static int parse_models(const char *s, attend_sweep_model *out, int *n) {
@@ -135,25 +149,20 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         next = strchr(tok, ',');
         if (next) *next++ = 0;
         if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
-        /* "NAME+flag+flag...": the flags are the library's (attend_sweep_model_flag) */
-        char *plus = strchr(tok, '+'), *flags = plus ? plus + 1 : NULL;
-        if (plus) *plus = 0;
-        memset(&out[*n], 0, sizeof out[*n]);
-        if (!model_from_name(tok, &out[*n]))
+        attend_error err;
+        if (!model_from_name(tok, &out[*n], &err)) {
+            if (err.msg[0]) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, err.msg);
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
-                                   "or DECODER-SCORE such as bahdanau-dot, each with +coverage)",
+                                   "or DECODER-SCORE such as bahdanau-dot)",
                                    tok);
-        for (char *f = flags, *fn; f; f = fn) {
-            fn = strchr(f, '+');
-            if (fn) *fn++ = 0;
-            if (!attend_sweep_model_flag(&out[*n], f))
-                return cli_usage_error("sweep", "--decoders: '%s+%s': unknown suffix '+%s' (coverage)", tok, f, f);
         }
-        attend_sweep_model *m = &out[*n];
-        if (m->coverage && (m->decoder == ATTEND_DECODER_NONE || m->score != ATTEND_SCORE_ADDITIVE))
-            return cli_usage_error("sweep", "--decoders: '%s+coverage': coverage needs attention with the additive "
-                                   "score (additive, bahdanau-additive, luong-additive)", tok);
+        if (out[*n].coverage && (out[*n].decoder == ATTEND_DECODER_NONE || out[*n].score != ATTEND_SCORE_ADDITIVE))
+            return cli_usage_error("sweep", "--decoders: '%s': coverage needs attention with the additive score "
+                                   "(additive, bahdanau-additive, luong-additive)", tok);
+        if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
+                                   tok);
         (*n)++;
     }
     return 0;
@@ -213,6 +222,12 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     }
     free(line);
     free(svg);
+}
+
+/* Two rows of the same model: the same name (decoder, score, suffixes). */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[96], nb[96];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 
 /* The accuracy matrix (lengths x models, in order of first appearance). */

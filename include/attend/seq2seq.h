@@ -130,6 +130,36 @@ attend_status attend_model_set_coverage_loss(attend_model *m, double lambda, att
 /* The coverage loss weight lambda of m (0 for NULL). */
 double attend_model_coverage_loss(const attend_model *m);
 
+/*
+ * Training switches of the teacher-forced forward and backward (issue 14).
+ * The trainer sets them from attend_train_options around its own forward of
+ * every step and clears them after; set them yourself to differentiate a
+ * regularised loss (finite-difference tests, your own loop). Greedy, beam,
+ * scoring and attend_model_evaluate never drop or smooth.
+ *
+ * Dropout p in [0,1), inverted (kept values scaled by 1/(1-p)), at four
+ * sites: the source embeddings, the input of every encoder layer above the
+ * first, the decoder's input embeddings, and the output features (the vector
+ * the output layer reads: [s_t; c_t] for bahdanau and none, h̃_t for luong;
+ * pointer has none). The mask of an element is a hash of (key, site, row,
+ * position, element), so every forward with one key drops the same elements
+ * and backward multiplies by the same mask. The trainer's key is a hash of its
+ * seed and step count. While dropout is on, the per-token input-projection
+ * tables are not used (the embeddings are dropped first).
+ *
+ * Label smoothing ε in [0,1): the loss of a target step becomes
+ * −Σ_c q_c log p_c with q = (1−ε) onehot(y) + ε/C: PyTorch's
+ * F.cross_entropy(label_smoothing=ε) over the C = tgt_vocab classes (every
+ * special included). POINTER: C is the number of source positions the step
+ * may choose (not padding, not excluded). attend_tf_stats.loss is then that
+ * smoothed loss (attend_model_evaluate's is plain cross-entropy).
+ *
+ * ATTEND_ERR_ARG for a value outside [0,1) or NaN. Not thread-safe with other
+ * calls on m.
+ */
+attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err);
+attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err);
+
 /* Parameter tensors, in a fixed order. */
 int attend_model_tensor_count(const attend_model *m);
 typedef struct {
@@ -164,19 +194,28 @@ typedef struct {
     int32_t *tgt_out; /* [N,T] y1 .. yL EOS, then PAD (ignored) */
     int32_t *tgt_len; /* [N] decoder steps that count (L+1; POINTER: L) */
     int cap_N, cap_S, cap_T;
+    uint8_t *align;   /* [N,T,S] word alignments: 1 where decoder step t (predicting target token
+                         t) is aligned to source position s, else 0 (guided alignment,
+                         attend_model_set_guided_alignment); NULL when no pair had one.
+                         attend_batch_fill allocates it (cap_N*cap_T*cap_S bytes) the first
+                         time it fills pairs of a dataset with alignments */
 } attend_batch;
 
 /* Allocates a batch for up to cap_N rows, cap_S source and cap_T decoder steps. */
 attend_status attend_batch_alloc(attend_batch *b, int cap_N, int cap_S, int cap_T,
                                  attend_error *err);
 void attend_batch_release(attend_batch *b); /* NULL or released twice is fine */
-/* Fills b from pairs idx[0..n) of d (pointer != 0: targets are positions). */
+/* Fills b from pairs idx[0..n) of d (pointer != 0: targets are positions);
+ * with alignments in d (attend_dataset_aligned_pairs) also b->align, from
+ * each pair's links (rows of pairs without one: all 0). */
 attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const int *idx, int n,
                                 int pointer, attend_error *err);
 
 /* Teacher-forced statistics of one forward pass. */
 typedef struct {
-    double loss;           /* mean cross-entropy over counted target tokens */
+    double loss;           /* mean cross-entropy over counted target tokens (with label smoothing on,
+                              attend_model_set_label_smoothing: the smoothed loss; with guided
+                              alignment on: plus its term, attend_model_set_guided_alignment) */
     int tokens;            /* counted target tokens */
     int correct_tokens;    /* argmax == target */
     int seqs;              /* rows */
@@ -192,6 +231,31 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
 /* Gradients of the mean loss of the last forward, accumulated (+=). PAD's
  * embedding rows receive none. ATTEND_ERR_ARG if no forward preceded it. */
 attend_status attend_model_backward(attend_model *m, attend_error *err);
+
+/*
+ * Guided alignment (Chen et al. 2016, "Guided Alignment Training for
+ * Topic-Aware Neural Machine Translation"; Marian's --guided-alignment, cost
+ * "ce"). With lambda > 0, attend_model_forward adds to the loss of a batch
+ * with alignments (attend_batch.align)
+ *     lambda/count · Σ_{n,t} −Σ_s a_nts log(α_nts + 1e-6),
+ * a_nt uniform over the source positions aligned to step t of row n (steps
+ * without any add nothing), α the attention weights, count the counted target
+ * tokens (the cross-entropy's divisor); attend_model_backward adds its
+ * gradient; attend_model_evaluate leaves it out (it reports the cross-entropy).
+ * 0 (the default) is off. ATTEND_ERR_ARG for lambda < 0 or not finite, or > 0
+ * with a decoder without attention weights (none) or a pointer decoder (its
+ * attention is its output distribution, which the targets train already);
+ * ATTEND_ERR_ALLOC when the first lambda > 0 cannot allocate the alignment
+ * mask (max_tgt_len+1 x max_batch x max_src_len bytes). An alignment in a
+ * batch outside a row's source or steps is ATTEND_ERR_ARG from the forward.
+ * A trainer's steps use its own option (attend_train_options.guided_alignment,
+ * set through attend_trainer_set_options, which also sets the model's).
+ */
+attend_status attend_model_set_guided_alignment(attend_model *m, double lambda, attend_error *err);
+double attend_model_guided_alignment(const attend_model *m); /* lambda; 0 for NULL */
+/* The last forward's alignment term per counted token, before lambda (0 when
+ * it added none). */
+double attend_model_guided_loss(const attend_model *m);
 
 /*
  * Greedy decoding of N sources (src [N,S], src_len [N]) for at most max_len
@@ -248,6 +312,49 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
  */
 attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
                                  double *logp, attend_real *align, attend_error *err);
+
+/* ------------------------------------------------------------- ensembles */
+/*
+ * Decoding with an ensemble of M models (1..64; src/seq2seq/ensemble.c). The
+ * step distribution is the mean of the models' log-softmax outputs,
+ * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
+ * renormalised). Each model keeps its own encoder output, decoder state and
+ * attention, so alignments come out per model. The models must be distinct
+ * handles (each runs its own activations: attend_model_clone for two copies),
+ * vocabulary decoders (POINTER is refused) with the same target vocabulary
+ * size (otherwise ATTEND_ERR_ARG naming the first model that differs); the
+ * library cannot compare tokens: callers holding vocabularies compare them
+ * (the CLI and Python do, naming the first differing id). Capacities are each
+ * model's (N or beam <= max_batch, max_len <= max_tgt_len + 1). With M = 1
+ * the output is exactly attend_model_greedy's / attend_model_beam's.
+ *
+ * attend_ensemble_greedy: as attend_model_greedy (src [N,S], src_len [N],
+ * out [N,max_len], out_len [N]); align NULL or [M,N,max_len,S], model k's
+ * weights of each emitted step.
+ * attend_ensemble_beam: as attend_model_beam (score = summed mean
+ * log-probability / (length+1)^alpha); align NULL or [M,nbest,max_len,S].
+ * Not thread-safe with other calls on any of the models.
+ */
+attend_status attend_ensemble_greedy(attend_model *const *models, int M, const int32_t *src,
+                                     const int32_t *src_len, int N, int S, int max_len, int32_t *out,
+                                     int32_t *out_len, attend_real *align, attend_error *err);
+attend_status attend_ensemble_beam(attend_model *const *models, int M, const int32_t *src, int S, int beam,
+                                   int nbest, int max_len, double alpha, int32_t *out, int32_t *out_len,
+                                   double *score, attend_real *align, int *n_out, attend_error *err);
+
+/*
+ * N-best rescoring: score [n] receives, for each hypothesis hyp [n,max_len]
+ * of length hyp_len [n] (tokens of m's target vocabulary, EOS excluded), m's
+ * length-normalised log-probability given src [S]: attend_model_score / (len
+ * + 1), the EOS step counted. reverse = 1 scores the reversed hypothesis (a
+ * right-to-left model, trained on reversed targets). A caller re-ranks by
+ * (1 - w) * first score + w * this one (`attend decode --rescore`).
+ * ATTEND_ERR_ARG for a pointer model or a length outside [0, max_len]; a
+ * hypothesis m cannot score (capacity) fails naming it.
+ */
+attend_status attend_model_rescore(attend_model *m, const int32_t *src, int S, const int32_t *hyp,
+                                   const int32_t *hyp_len, int n, int max_len, int reverse, double *score,
+                                   attend_error *err);
 
 /* ------------------------------------------------------------ model files */
 /*

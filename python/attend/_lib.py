@@ -108,6 +108,7 @@ class OptimConfig(Structure):
 
 
 class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h), field for field."""
     _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
                 ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
@@ -123,6 +124,12 @@ class OptimReport(Structure):
 class TfStats(Structure):
     _fields_ = [("loss", c_double), ("tokens", c_int), ("correct_tokens", c_int), ("seqs", c_int),
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
+
+
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h)."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
 
 class StepReport(Structure):
@@ -225,6 +232,7 @@ _SIGNATURES = {
     "attend_dataset_max_tgt_len": (c_int, [P]),
     "attend_dataset_task": (st, [POINTER(P), POINTER(P), POINTER(TaskConfig), E]),
     "attend_dataset_read_tsv": (st, [POINTER(P), c_char_p, P, P, c_int, POINTER(TsvOptions), POINTER(c_int), E]),
+    "attend_dataset_aligned_pairs": (c_int, [P]),
     # models
     "attend_model_config_check": (st, [POINTER(ModelConfig), E]),
     "attend_model_create": (st, [POINTER(P), POINTER(ModelConfig), c_uint64, E]),
@@ -245,6 +253,10 @@ _SIGNATURES = {
     "attend_model_set_coverage_loss": (st, [P, c_double, E]),
     "attend_model_coverage_loss": (c_double, [P]),
     "attend_model_score": (st, [P, i32_p, c_int, i32_p, c_int, dbl_p, real_p, E]),
+    "attend_ensemble_greedy": (st, [POINTER(P), c_int, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
+    "attend_ensemble_beam": (st, [POINTER(P), c_int, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p,
+                                  dbl_p, real_p, POINTER(c_int), E]),
+    "attend_model_rescore": (st, [P, i32_p, c_int, i32_p, i32_p, c_int, c_int, c_int, dbl_p, E]),
     "attend_model_evaluate": (st, [P, P, c_int, c_int, POINTER(EvalStats), E]),
     "attend_cell_name": (c_char_p, [c_int]),
     "attend_decoder_name": (c_char_p, [c_int]),

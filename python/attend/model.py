@@ -366,12 +366,26 @@ def _tsv_data(train_tsv, dev_tsv, tokenizer):
 def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10, min_len=1, max_len=10,
           count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
-          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, progress=None,
-          coverage=False, coverage_loss=0.0):
+          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
+          label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
+          guided_alignment=0.0, coverage=False, coverage_loss=0.0):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
-    task ("copy", "reverse", "sort") or TSV files. With the same options the
-    saved model is byte-identical to the command's --out file.
+    task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
+    optionally <TAB>alignment: links "i-j" of source token i and target token
+    j). With the same options the saved model is byte-identical to the
+    command's --out file.
+
+    guided_alignment: λ of `--guided-alignment` (0: off): the cross-entropy
+    between the attention weights and the data's alignments (a TSV's third
+    column, or a task's own) is added to the loss, times λ.
+
+    dropout, label_smoothing: in [0, 1), as --dropout and --label-smoothing
+    (training only; the model returned never drops or smooths).
+    dec_layers: stacked decoder layers (--dec-layers); sampling_prob and
+    sampling_ramp: scheduled sampling (--sampling-prob, --sampling-ramp).
+    monotonic: monotonic attention (`attend train --monotonic`; config key
+    "monotonic"): expected alignments in training, hard ones in decoding.
 
     coverage: the coverage input of the additive score (`--coverage`);
     coverage_loss: λ of See et al.'s coverage loss (`--coverage-loss`).
@@ -390,12 +404,19 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     shared = tgt_vocab is src_vocab
     model = trainer = None
     try:
+        if guided_alignment > 0 and lib.attend_dataset_aligned_pairs(train_d._handle()) == 0:
+            raise AttendError(ERR_ARG, "train: guided_alignment=%g needs alignments: no line of %s has a third "
+                              "column (source<TAB>target<TAB>i-j ...)" % (guided_alignment, train_tsv))
         mc = {"cell": cell, "score": score,
               "decoder": decoder if decoder is not None else ("pointer" if pointer else "bahdanau"),
               "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "emb": emb, "enc_hidden": hidden,
               "enc_layers": layers, "attn": attn, "max_batch": batch}
         if coverage:
             mc["coverage"] = 1
+        if dec_layers > 1:
+            mc["dec_layers"] = dec_layers
+        if monotonic:
+            mc["monotonic"] = 1
         dot = _name_to_int("score", score) in (0, 1)
         mc["dec_hidden"] = dec_hidden if dec_hidden else (2 * hidden if dot else 128)
         mls = [lib.attend_dataset_max_src_len(d._handle()) for d in (train_d, dev_d) if d is not None]
@@ -415,10 +436,13 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
         call("attend_trainer_create", ctypes.byref(t), model._handle(), ctypes.byref(oc), train_d._handle(), batch,
              seed)
         trainer = _Trainer(t.value)
+        call("attend_trainer_set_max_nonfinite", trainer._handle(), max_nonfinite)
         topt = TrainOptions()
+        topt.dropout, topt.label_smoothing = dropout, label_smoothing
+        topt.sampling_prob, topt.sampling_ramp = sampling_prob, sampling_ramp
+        topt.guided_alignment = guided_alignment
         topt.coverage_loss = float(coverage_loss)
         call("attend_trainer_set_options", trainer._handle(), ctypes.byref(topt))
-        call("attend_trainer_set_max_nonfinite", trainer._handle(), max_nonfinite)
         rep = StepReport()
         while lib.attend_trainer_steps(trainer._handle()) < steps:
             call("attend_trainer_step", trainer._handle(), ctypes.byref(rep))

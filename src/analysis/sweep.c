@@ -20,42 +20,47 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The model flags a name suffix "+<name>" sets: one line per flag. */
+/* The "+name" suffixes of a model name: one line per int field of
+ * attend_sweep_model, in the order the names list them. */
 static const struct {
     const char *name;
-    size_t offset; /* of an int field of attend_sweep_model */
-    int value;
-} MODEL_FLAGS[] = {
-    {"coverage", offsetof(attend_sweep_model, coverage), 1},
+    size_t off;
+} sweep_suffixes[] = {
+    {"monotonic", offsetof(attend_sweep_model, monotonic)},
+    {"coverage", offsetof(attend_sweep_model, coverage)},
 };
-#define N_MODEL_FLAGS (sizeof MODEL_FLAGS / sizeof MODEL_FLAGS[0])
+#define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
 
-static int *flag_field(attend_sweep_model *m, size_t i) { return (int *)(void *)((char *)m + MODEL_FLAGS[i].offset); }
-
-int attend_sweep_model_flag(attend_sweep_model *m, const char *flag) {
-    for (size_t i = 0; m && flag && i < N_MODEL_FLAGS; i++)
-        if (!strcmp(flag, MODEL_FLAGS[i].name)) {
-            *flag_field(m, i) = MODEL_FLAGS[i].value;
-            return 1;
-        }
-    return 0;
-}
+static int *suffix_field(attend_sweep_model *m, size_t i) { return (int *)(void *)((char *)m + sweep_suffixes[i].off); }
 
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap) {
     if (!buf || cap == 0) return "";
     if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
-    for (size_t i = 0; i < N_MODEL_FLAGS; i++) {
-        size_t len = strlen(buf);
-        if (*flag_field(&model, i) == MODEL_FLAGS[i].value && len + 1 < cap)
-            snprintf(buf + len, cap - len, "+%s", MODEL_FLAGS[i].name);
+    for (size_t i = 0; i < N_SUFFIXES; i++) {
+        size_t used = strlen(buf);
+        if (*suffix_field(&model, i) && used < cap) snprintf(buf + used, cap - used, "+%s", sweep_suffixes[i].name);
     }
     return buf;
 }
 
-/* Whether two sweep models are the same (the same name). */
+attend_status attend_sweep_model_suffix(attend_sweep_model *m, const char *name, attend_error *err) {
+    CHECK(m && name, err, ATTEND_ERR_NULL, "attend_sweep_model_suffix: %s is NULL", !m ? "model" : "name");
+    char known[256] = "";
+    for (size_t i = 0; i < N_SUFFIXES; i++) {
+        if (!strcmp(name, sweep_suffixes[i].name)) {
+            *suffix_field(m, i) = 1;
+            return at_ok(err);
+        }
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s+%s", i ? ", " : "", sweep_suffixes[i].name);
+    }
+    return at_fail(err, ATTEND_ERR_ARG, "attend_sweep_model_suffix: unknown suffix '+%s' (known: %s)", name, known);
+}
+
+/* Two rows of the same model: the same name. */
 static int same_model(attend_sweep_model a, attend_sweep_model b) {
-    char na[64], nb[64];
+    char na[96], nb[96];
     return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 
@@ -79,6 +84,9 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
                   c->models[i].decoder == ATTEND_DECODER_NONE,
               err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
               attend_decoder_name(c->models[i].decoder));
+    for (int i = 0; i < c->n_models; i++)
+        CHECK(!c->models[i].monotonic || c->models[i].decoder != ATTEND_DECODER_NONE, err, ATTEND_ERR_ARG,
+              "%s: models[%d]: monotonic with decoder none, which has no attention", who, i);
     for (int i = 0; i < c->n_models; i++)
         CHECK(!c->models[i].coverage ||
                   (c->models[i].decoder != ATTEND_DECODER_NONE && c->models[i].score == ATTEND_SCORE_ADDITIVE),
@@ -104,10 +112,11 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.enc_layers = 1;
     mc.dec_hidden = c->dec_hidden;
     mc.attn = c->attn;
-    mc.coverage = mod.coverage;
     mc.max_batch = c->batch;
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
+    mc.monotonic = mod.monotonic;
+    mc.coverage = mod.coverage;
     return mc;
 }
 
@@ -430,17 +439,18 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                     else r->model.score = (attend_score_kind)sc;
                 }
             }
-            /* the model name's "+<flag>" suffixes (field 1) */
-            for (const char *c = f[0]; bad < 0 && c < f[1] - 1; c++) {
-                if (*c != '+') continue;
-                const char *e = c + 1;
-                while (e < f[1] - 1 && *e != '+') e++;
-                if ((size_t)(e - c - 1) >= sizeof name) bad = 0;
+            /* the model's "+name" suffixes (field 1 names only the decoder) */
+            const char *plus = memchr(f[0], '+', (size_t)(f[1] - 1 - f[0]));
+            while (bad < 0 && plus) {
+                const char *next = memchr(plus + 1, '+', (size_t)(f[1] - 1 - (plus + 1)));
+                size_t nl = (size_t)((next ? next : f[1] - 1) - (plus + 1));
+                if (nl >= sizeof name) bad = 0;
                 else {
-                    memcpy(name, c + 1, (size_t)(e - c - 1));
-                    name[e - c - 1] = 0;
-                    if (!attend_sweep_model_flag(&r->model, name)) bad = 0;
+                    memcpy(name, plus + 1, nl);
+                    name[nl] = 0;
+                    if (attend_sweep_model_suffix(&r->model, name, NULL)) bad = 0;
                 }
+                plus = next;
             }
             double *dst[10] = {&r->eval.greedy_seq_acc, &r->eval.greedy_token_acc, &r->eval.tf_seq_acc,
                                &r->eval.tf_token_acc,   &r->eval.loss,             &r->eval.attn_entropy,

@@ -14,6 +14,7 @@
 
 #include "seq2seq/model_internal.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/dropout.h"
 
 /* ------------------------------------------------------------ parameters */
 
@@ -73,9 +74,9 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
-    CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
-    for (size_t i = 1; i < sizeof flags / sizeof flags[0]; i++) /* [0] coverage: built (seq2seq/coverage.c) */
-        CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic") || !strcmp(flags[i].name, "coverage"), err, ATTEND_ERR_ARG,
+              "model config: %s: not built yet", flags[i].name);
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
           attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
@@ -124,6 +125,7 @@ static size_t layout_tensors(attend_model *m, attend_real *base, at_model_tensor
     REG(dec_whh, "decoder.weight_hh", G * Hd, Hd);
     REG(dec_bih, "decoder.bias_ih", G * Hd, 0);
     REG(dec_bhh, "decoder.bias_hh", G * Hd, 0);
+    at_dec_stack_layout_params(&L); /* layers 1 .. dec_layers-1 */
     if (dec->layout_params) dec->layout_params(&L);
     if (!dec->points) {
         REG(out_w, "out.weight", c->tgt_vocab, m->F);
@@ -153,6 +155,10 @@ static void init_params(attend_model *m, uint64_t seed) {
                 if (j + 1 < td->numel) x[j + 1] = (attend_real)(r * sin(6.283185307179586 * u2));
             }
             for (int d = 0; d < c->emb; d++) x[(size_t)ATTEND_PAD * c->emb + d] = 0;
+            continue;
+        }
+        if (!strcmp(n, "attention.r")) { /* monotonic attention's stopping bias */
+            x[0] = (attend_real)AT_MONO_R_INIT;
             continue;
         }
         double bound;
@@ -255,6 +261,13 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
+    at_dec_stack_layout_acts(m, &L); /* a stacked decoder's lower layers */
+    /* monotonic attention (monotonic.c) */
+    size_t mono = c->monotonic ? 1 : 0;
+    BUF(mono_p, mono * T * N * S);
+    BUF(mono_q, mono * T * N * S);
+    BUF(mono_dcarry, mono * N * S);
+    BUF(mono_noise, mono * N * S);
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -282,6 +295,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->dec = at_decoders[c->decoder];
     m->pointer_exclude = m->dec->points; /* a new pointer model decodes permutations (loading sets the file's) */
     m->G = at_cell_gates(c->cell);
+    m->Ld = c->dec_layers > 1 ? c->dec_layers : 1;
     m->E = 2 * c->enc_hidden;
     m->dec->dims(c, m->E, &m->Din, &m->F);
     attend_score_config sc = {c->score, c->dec_hidden, m->E, c->attn, 1, 0};
@@ -302,7 +316,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1);
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + 2 * N;
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -326,6 +340,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_out = m->fwd_tgt_in + N * T;
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
     m->score_ids = m->fwd_tgt_len + N;
+    m->mono_pos = m->score_ids + (S + 1 + 3 * T + 1);
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -343,6 +358,7 @@ void attend_model_free(attend_model *m) {
     free(m->ints);
     free(m->beam_mem);
     free(m->qmem);
+    free(m->guide_ref);
     free(m);
 }
 
@@ -360,6 +376,15 @@ attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_e
 }
 
 int attend_model_pointer_exclude(const attend_model *m) { return m ? m->pointer_exclude : 0; }
+
+attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err) {
+    CHECK(m, err, ATTEND_ERR_NULL, "attend_model_set_label_smoothing: model is NULL");
+    CHECK(isfinite(eps) && eps >= 0 && eps < 1, err, ATTEND_ERR_ARG,
+          "attend_model_set_label_smoothing: label_smoothing=%g, must be in [0, 1)", eps);
+    m->ls = eps;
+    m->fwd_ready = 0;
+    return at_ok(err);
+}
 int attend_model_tensor_count(const attend_model *m) { return m ? m->ntensors : 0; }
 size_t attend_model_param_count(const attend_model *m) { return m ? m->nparams : 0; }
 attend_real *attend_model_params(attend_model *m) { return m ? m->params : NULL; }
@@ -432,7 +457,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
      * decode of up to Tcap steps projects more rows than the table has
      * (attend_model_forward decides again for its T) */
     int D = c->emb, Vt = c->tgt_vocab, GHd = m->G * c->dec_hidden;
-    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap;
+    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap && !m->dropping; /* dropout: the embeddings are dropped */
     if (m->dec_tab_on) {
         for (int v = 0; v < Vt; v++) memcpy(a->dec_tab + (size_t)v * GHd, m->p.dec_bih, (size_t)GHd * sizeof(attend_real));
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
@@ -469,6 +494,9 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
     if (!emb_done) {
         attend_real *rows = a->emb_tgt + (size_t)t * N * D;
         gather_dec_inputs(m, rows, y_in, src, N, S);
+        /* scheduled sampling's step-by-step inputs: the same mask as the
+         * whole-grid dropout of attend_model_forward (its backward applies that) */
+        if (m->dropping && !m->infer) at_dropout_rows(m, rows, N, t, D, AT_DROP_DEC_IN);
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
             AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
                 for (int n = lo; n < hi; n++)
@@ -544,11 +572,22 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                                    attend_error *err) {
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
-    TRY(check_batch(m, b, err));
+    attend_status bad = check_batch(m, b, err);
+    if (!bad) bad = at_guide_begin(m, b, err);
+    if (bad) {
+        m->mono_noise_on = 0; /* a trainer's noise is for this forward only */
+        return bad;
+    }
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int N = b->N, S = b->S, T = b->T, D = c->emb, F = m->F, GHd = m->G * c->dec_hidden;
     int pointer = m->dec->points;
+    /* the training switches of this forward, kept for its backward */
+    m->fwd_drop_p = m->drop_p;
+    m->fwd_drop_key = m->drop_key;
+    m->fwd_drop_row0 = m->drop_row0;
+    m->fwd_ls = m->ls;
+    m->dropping = m->fwd_drop_p > 0;
     memcpy(m->fwd_src, b->src, (size_t)N * S * sizeof(int32_t));
     memcpy(m->fwd_src_len, b->src_len, (size_t)N * sizeof(int32_t));
     memcpy(m->fwd_tgt_out, b->tgt_out, (size_t)N * T * sizeof(int32_t));
@@ -559,23 +598,38 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
             m->active[(size_t)t * N + n] = t < b->tgt_len[n];
         }
     at_model_encode(m, b->src, b->src_len, N, S);
+    /* scheduled sampling (sampling.c): each step's inputs are chosen after
+     * the step before, so their projections are made step by step */
+    int ss = m->ss_prob > 0 && !pointer;
     /* every step's input embedding projection in one GEMM:
      * xg_emb [T*N,G*Hd] = emb_tgt [T*N,D] W_ih[:, :D]ᵀ + b_ih */
-    for (int t = 0; t < T; t++)
+    for (int t = 0; !ss && t < T; t++)
         gather_dec_inputs(m, a->emb_tgt + (size_t)t * N * D, m->fwd_tgt_in + (size_t)t * N, b->src, N, S);
+    if (m->dropping) at_dropout_grid(m, a->emb_tgt, T, N, D, 0, AT_DROP_DEC_IN); /* dec_tab_on is 0 */
     m->dec_tab_on = m->dec_tab_on && c->tgt_vocab < T * N;
-    if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
+    if (ss) {
+        /* at_model_step below */
+    } else if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
         for (size_t r = 0; r < (size_t)T * N; r++)
             memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
     } else {
         at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
-    for (int t = 0; t < T; t++)
+    m->mono_expected = !m->mono_scoring; /* MONOTONIC: training's expected alignment */
+    for (int t = 0; t < T; t++) {
+        if (ss && t > 0) at_ss_feed(m, t, N, T);
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
-                      a->feat + (size_t)t * F, (size_t)T * F, 1);
+                      a->feat + (size_t)t * F, (size_t)T * F, !ss);
+    }
+    m->mono_expected = m->mono_noise_on = 0;
+    /* the features are dropped after every step ran: scheduled sampling's
+     * predictions (at_ss_feed) read them undropped, as decoding would */
+    if (m->dropping && !pointer) at_dropout_grid(m, a->feat, N, T, F, 1, AT_DROP_FEAT);
+    m->dropping = 0;
 
     double loss = 0, entropy = 0;
+    double ls = m->fwd_ls; /* label smoothing: the loss of the target (1-ε) onehot + ε uniform */
     int count = 0, correct = 0, seq_ok = 0, ent_rows = 0;
     if (!pointer) {
         int V = c->tgt_vocab;
@@ -609,7 +663,15 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                 lp = a->scores + ((size_t)t * N + n) * S;
                 width = S;
             }
-            loss -= lp[y];
+            if (ls > 0) { /* uniform over the classes (POINTER: over the positions not masked) */
+                double sum = 0;
+                int k = 0;
+                for (int v = 0; v < width; v++)
+                    if (isfinite(lp[v])) sum += (double)lp[v], k++;
+                loss -= (1 - ls) * (double)lp[y] + ls * sum / k;
+            } else {
+                loss -= lp[y];
+            }
             int best = 0;
             for (int v = 1; v < width; v++)
                 if (lp[v] > lp[best]) best = v;
@@ -624,6 +686,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         seq_ok += all_right;
     }
     loss += at_cov_loss(m, N, S, T); /* λ Σ min(α, cov); 0 without a coverage loss */
+    loss += m->guide * at_guide_loss(m, N, S, T); /* guided alignment (guide.c); 0 when off */
     m->fwd_N = N;
     m->fwd_S = S;
     m->fwd_T = T;
@@ -653,7 +716,10 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
     int pointer = m->dec->points;
     attend_real inv = (attend_real)(1.0 / count);
 
-    /* loss = −(1/count) Σ logp[y] over counted steps ⇒ dlogits = (p − onehot)/count */
+    /* loss = −(1/count) Σ logp[y] over counted steps ⇒ dlogits = (p − onehot)/count;
+     * with label smoothing ε: −(1/count) Σ_v q_v logp[v], q = (1−ε) onehot + ε/V,
+     * ⇒ dlogits = (p − q)/count */
+    double ls = m->fwd_ls;
     if (!pointer) {
         int V = c->tgt_vocab;
         attend_real *dlogits = a->logp; /* p − onehot in place; logp is not needed again */
@@ -665,13 +731,20 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
                     continue;
                 }
                 int32_t y = m->fwd_tgt_out[(size_t)n * T + t];
-                for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * inv;
-                z[y] -= inv;
+                if (ls > 0) {
+                    attend_real qv = (attend_real)(ls / V);
+                    for (int v = 0; v < V; v++) z[v] = ((attend_real)exp((double)z[v]) - qv) * inv;
+                    z[y] -= (attend_real)(1 - ls) * inv;
+                } else {
+                    for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * inv;
+                    z[y] -= inv;
+                }
             }
         /* forward: logits = feat W_oᵀ + b_o */
         at_gemm(1, 0, V, F, N * T, 1, dlogits, V, a->feat, F, 1, m->g.out_w, F);
         at_rows_sum(m->g.out_b, dlogits, (size_t)N * T, V);
         at_gemm(0, 0, N * T, F, V, 1, dlogits, V, m->p.out_w, F, 0, a->dfeat, F);
+        at_dropout_grid(m, a->dfeat, N, T, F, 1, AT_DROP_FEAT); /* forward: feat = mask ⊙ features */
     }
     memset(a->ds, 0, (size_t)N * Hd * sizeof(attend_real));
     memset(a->dcs, 0, (size_t)N * Hd * sizeof(attend_real));
@@ -706,11 +779,13 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
         at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
         at_rows_sum(m->g.dec_bih, a->dxg_all, (size_t)T * N, GHd);
         at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
+        at_dropout_grid(m, a->demb, T, N, D, 0, AT_DROP_DEC_IN); /* forward: x = mask ⊙ emb */
         at_embedding_backward(m->g.tgt_emb, a->demb, m->fwd_tgt_in, (size_t)T * N, D);
     } else {
         at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
         at_rows_sum(m->g.dec_bih, a->dxg_all, (size_t)T * N, GHd);
         at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
+        at_dropout_grid(m, a->demb, T, N, D, 0, AT_DROP_DEC_IN); /* forward: x = mask ⊙ emb */
         /* x_t = src_emb[src[n, y_{t-1}]] or src_emb[BOS] at the start */
         for (int t = 0; t < T; t++)
             for (int n = 0; n < N; n++) {

@@ -14,6 +14,7 @@
 #include "seq2seq/model_internal.h"
 
 #include "seq2seq/train_internal.h"
+#include "seq2seq/dropout.h"
 
 
 /* FNV-1a 64 over bytes, continuing from h. */
@@ -24,8 +25,9 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
 }
 
 /* The training data's fingerprint: per pair in dataset order, its source
- * length, source ids, target length, target ids, each as little-endian int32. */
-static uint64_t fingerprint_data(const attend_dataset *d) {
+ * length, source ids, target length, target ids, each as little-endian int32;
+ * with align, then its alignment's link count (-1: none) and links. */
+static uint64_t fingerprint_data(const attend_dataset *d, int align) {
     uint64_t h = 0xcbf29ce484222325ULL;
     int n = attend_dataset_size(d);
     for (int i = 0; i < n; i++) {
@@ -41,6 +43,15 @@ static uint64_t fingerprint_data(const attend_dataset *d) {
                 for (int b = 0; b < 4; b++) le[b] = (unsigned char)(v >> (8 * b));
                 h = fnv1a(h, le, 4);
             }
+        }
+        const int32_t *links;
+        int nl;
+        if (!align || attend_dataset_get_alignment(d, i, &links, &nl, NULL) != ATTEND_OK) continue;
+        for (int j = -1; j < 2 * nl; j++) {
+            unsigned char le[4];
+            uint32_t v = (uint32_t)(j < 0 ? nl : links[j]);
+            for (int b = 0; b < 4; b++) le[b] = (unsigned char)(v >> (8 * b));
+            h = fnv1a(h, le, 4);
         }
     }
     return h;
@@ -98,7 +109,7 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     }
     attend_rng_seed(&tr->rng, seed);
     shuffle(tr);
-    tr->data_hash = fingerprint_data(train);
+    tr->data_hash = fingerprint_data(train, 0);
     tr->shards = tr->nranks = 1;
     *out = tr;
     return at_ok(err);
@@ -159,10 +170,21 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
     CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
+    CHECK(o->sampling_prob == 0 || !at_model_points(tr->m), err, ATTEND_ERR_ARG,
+          "%s: sampling_prob=%g with decoder pointer: scheduled sampling feeds back predicted tokens (a fed-back "
+          "position would mask a later target position)", who, o->sampling_prob);
     /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        CHECK(r[i].v == 0 || i == 3 /* coverage_loss: built (seq2seq/coverage.c) */, err, ATTEND_ERR_ARG,
-              "%s: %s: not built yet", who, r[i].name);
+        CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
+                  !strcmp(r[i].name, "sampling_prob") || !strcmp(r[i].name, "guided_alignment") ||
+                  !strcmp(r[i].name, "coverage_loss"),
+              err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
+    CHECK(o->guided_alignment == 0 || attend_dataset_aligned_pairs(tr->data) > 0, err, ATTEND_ERR_ARG,
+          "%s: guided_alignment=%g, but the training data carries no alignments (a TSV's third column of i-j "
+          "links)", who, o->guided_alignment);
+    TRY(attend_model_set_guided_alignment(tr->m, o->guided_alignment, err)); /* refuses decoders without attention */
+    /* with guided alignment the alignments are part of the data's fingerprint */
+    tr->data_hash = fingerprint_data(tr->data, o->guided_alignment > 0);
     CHECK(o->coverage_loss == 0 || (at_model_attentive(tr->m) && !at_model_points(tr->m)), err, ATTEND_ERR_ARG,
           "%s: coverage_loss with decoder %s: the coverage loss needs a vocabulary decoder with attention "
           "(bahdanau, luong)", who, attend_decoder_name(tr->m->cfg.decoder));
@@ -171,6 +193,30 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
 }
 
 const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
+
+/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch
+ * (row0: a shard's offset in the whole batch) with the step's switches on:
+ * dropout keyed by the seed and the step count, label smoothing, and
+ * scheduled sampling (sampling.c); switched off again after (the backward
+ * reuses the forward's copies), so evaluation and decoding between steps see
+ * none. */
+static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
+    attend_model *m = tr->m;
+    long k = attend_trainer_steps(tr);
+    m->drop_p = tr->topt.dropout;
+    m->drop_key = at_dropout_key(tr->seed, k);
+    m->drop_row0 = row0;
+    m->ls = tr->topt.label_smoothing;
+    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
+    m->ss_key = at_ss_key(tr->seed, k);
+    m->ss_row0 = row0;
+    at_mono_train_noise(m, tr->seed, k, row0); /* monotonic attention's noise (nothing otherwise) */
+    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
+    m->drop_p = m->ls = 0;
+    m->drop_row0 = 0;
+    m->ss_prob = 0;
+    return st;
+}
 
 /* A step whose loss is not finite: no update, the report's gradient norm NaN
  * and the learning rate the step would have had. */
@@ -220,6 +266,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     if (tr->shards > 1 || tr->nranks > 1) return parallel_step(tr, rep, err);
     attend_model *m = tr->m;
     int pointer = at_model_points(m);
+    m->guide = tr->topt.guided_alignment; /* the trainer's option, whatever the model was set to since */
     /* the next batch_size pairs of the epoch's order (a short last batch is kept) */
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
@@ -229,7 +276,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
     m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
-    TRY(attend_model_forward(m, &tr->batch, &r.tf, err));
+    TRY(train_forward(tr, 0, &r.tf, err));
     /* a non-finite loss skips the update without a backward pass; a non-finite
      * gradient norm is found by the optimizer, which then changes nothing */
     attend_error oerr;
@@ -328,11 +375,12 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     memset(out, 0, tr->node_len * sizeof *out);
     if (r1 == r0) return ATTEND_OK; /* a short last batch: an empty shard adds nothing */
     int pointer = at_model_points(m);
+    m->guide = tr->topt.guided_alignment; /* the trainer's option, whatever the model was set to since */
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
     m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
-    TRY(attend_model_forward(m, &tr->batch, &tf, err));
+    TRY(train_forward(tr, r0, &tf, err));
     if (isfinite(tf.loss)) {
         m->fwd_count = tr->global_count; /* the mean over the whole batch */
         TRY(attend_model_backward(m, err));
@@ -461,9 +509,14 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     int S = m->cfg.max_src_len, L = m->cfg.max_tgt_len + 1;
     attend_batch b;
     TRY(attend_batch_alloc(&b, batch_size, S, L, err));
+    double guide = m->guide;
+    m->guide = 0; /* the cross-entropy alone, without guided alignment's term */
     int32_t *out = malloc((size_t)batch_size * L * sizeof *out), *out_len = malloc((size_t)batch_size * sizeof *out_len);
     int *idx = malloc((size_t)batch_size * sizeof *idx);
     attend_status st = out && out_len && idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    /* plain cross-entropy, whatever training switches a caller left on */
+    double drop_p = m->drop_p, ls = m->ls;
+    m->drop_p = m->ls = 0;
     double loss = 0, ent = 0;
     long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
     int tf_seq = 0, g_seq = 0;
@@ -510,7 +563,10 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         stats->attn_entropy = tokens ? ent / (double)tokens : 0;
     }
     m->cov_loss = cov_loss;
+    m->drop_p = drop_p;
+    m->ls = ls;
     attend_batch_release(&b);
+    m->guide = guide;
     free(out);
     free(out_len);
     free(idx);
