@@ -47,6 +47,7 @@ typedef struct {
     int select;                        /* --select: TRAIN_SELECT_*, the dev score of the best model; -1: not given
                                           (no --patience or --select: --out is the last model) */
     int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
+    int copy;                          /* --copy: the pointer-generator output (config copy) */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

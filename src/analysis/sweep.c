@@ -28,6 +28,7 @@ static const struct {
 } sweep_suffixes[] = {
     {"monotonic", offsetof(attend_sweep_model, monotonic)},
     {"coverage", offsetof(attend_sweep_model, coverage)},
+    {"copy", offsetof(attend_sweep_model, copy)},
 };
 #define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
 
@@ -117,6 +118,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.max_tgt_len = max_tgt;
     mc.monotonic = mod.monotonic;
     mc.coverage = mod.coverage;
+    mc.copy = mod.copy;
     return mc;
 }
 
@@ -126,7 +128,10 @@ static attend_status train_one(const attend_sweep_config *c, const attend_model_
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
     TRY(attend_model_create(&m, mc, c->seed, err));
-    attend_status st = attend_trainer_create(&tr, m, &c->optim, train, c->batch, c->seed, err);
+    attend_status st = ATTEND_OK;
+    if (mc->copy && c->src_vocab_map && c->tgt_vocab_map) /* TSV mode: two vocabularies */
+        st = attend_model_set_copy_map(m, c->src_vocab_map, c->tgt_vocab_map, err);
+    if (!st) st = attend_trainer_create(&tr, m, &c->optim, train, c->batch, c->seed, err);
     double t0 = now_seconds();
     for (int s = 0; !st && s < c->steps; s++) st = attend_trainer_step(tr, NULL, err);
     row->train_seconds = now_seconds() - t0;
