@@ -26,6 +26,8 @@ static void align_usage(FILE *f) {
             "  --nbest N     print the N best hypotheses of the beam, each with its alignment\n"
             "                and score (1)\n"
             "  --alpha A     beam length normalisation, score = log p / (length+1)^A (0)\n"
+            "  --coverage-penalty B  beam: add B * sum_j log(min(total attention on source j, 1))\n"
+            "                to a finished hypothesis's score (Wu et al. 2016) (0)\n"
             "  --max-len N   longest output (the longer of the model's longest target and 2 x\n"
             "                the source length)\n"
             "  --svg PATH    also write the (best) alignment as an SVG heatmap with a colour scale\n"
@@ -142,7 +144,7 @@ static int write_files(const analysis *a, const int32_t *out, int len, const att
 int cmd_align(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
     int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT;
-    double alpha = 0;
+    double alpha = 0, cov_pen = 0;
     cli_parser p;
     cli_init(&p, "align", argc, argv);
     int rc = 0;
@@ -151,6 +153,7 @@ int cmd_align(int argc, char **argv) {
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &beam);
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 10, &alpha);
+        else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &cov_pen);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
         else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg);
         else if (cli_is(&p, "--html")) rc = cli_string(&p, &html);
@@ -168,6 +171,7 @@ int cmd_align(int argc, char **argv) {
     if (!model || !text) return cli_usage_error("align", "needs MODEL and TEXT (see attend align --help)");
     if (nbest > 1 && !beam) beam = nbest;
     if (beam && nbest > beam) return cli_usage_error("align", "--nbest %d exceeds --beam %d", nbest, beam);
+    if (cov_pen > 0 && !beam) return cli_usage_error("align", "--coverage-penalty needs --beam K");
     {
         /* the heatmaps are written in place (a FIFO or /dev/stdout works), but
          * never over the model or each other, and found unwritable before work */
@@ -197,8 +201,9 @@ int cmd_align(int argc, char **argv) {
     int got = 0, greedy_scored = 0;
     if (!rc) {
         int32_t src_len = a.S;
-        attend_status st = beam ? attend_model_beam(a.m, a.src, a.S, beam, nbest, L, alpha, out, out_len, score, align,
-                                                    &got, &err)
+        attend_beam_options bo = {alpha, cov_pen};
+        attend_status st = beam ? attend_model_beam_opts(a.m, a.src, a.S, beam, nbest, L, &bo, out, out_len, score,
+                                                         align, &got, &err)
                                 : attend_model_greedy(a.m, a.src, &src_len, 1, a.S, L, out, out_len, align, &err);
         if (st) rc = cli_lib_fail("align", &err);
         if (!beam) got = 1;

@@ -40,6 +40,7 @@ typedef struct {
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
     int dec_layers;                    /* --dec-layers: stacked decoder layers (0: one) */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
+    int coverage;                      /* --coverage: the coverage input of the additive score (model flag) */
     attend_train_options topt;         /* --dropout, --label-smoothing (cli/train_options.h), --sampling-* */
     int patience;                      /* --patience: evaluations without a better dev score that stop the run;
                                           -1: not given (0: never stop) */

@@ -24,6 +24,7 @@ typedef struct {
     const char *model, *input;
     int beam, nbest, max_len, max_src, batch, align;
     double alpha;
+    double coverage_penalty; /* --coverage-penalty: Wu et al.'s beta (beam) */
     int align_style, format, strict, skip_malformed;
     const char *models[CLI_ENSEMBLE_MAX]; /* model = models[0]; more make an ensemble */
     int n_models;
@@ -68,6 +69,8 @@ static void decode_usage(FILE *f) {
             "  --nbest N            the N best hypotheses, best first (beam search; --beam\n"
             "                       defaults to N); text: score<TAB>output lines\n"
             "  --alpha A            length normalisation: score = log p / (length+1)^A (0)\n"
+            "  --coverage-penalty B beam: add B * sum_j log(min(total attention on source j, 1))\n"
+            "                       to a finished hypothesis's score (Wu et al. 2016) (0)\n"
             "  --rescore MODEL      re-rank the n-best by (1-w) x score + w x MODEL's log-probability\n"
             "                       of the hypothesis per output token, EOS counted (log p / (length\n"
             "                       + 1)); the printed score is the combined one. MODEL reads the\n"
@@ -110,6 +113,7 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &o->beam);
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o->nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o->alpha);
+        else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &o->coverage_penalty);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &o->max_len);
         else if (cli_is(&p, "--max-src-len")) rc = cli_int(&p, 1, DECODE_MAX_SRC, &o->max_src);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 65536, &o->batch);
@@ -142,6 +146,7 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
     if (o->rescore_weight < 0) o->rescore_weight = 0.5;
     if (o->nbest && !o->beam) o->beam = o->nbest;
     if (o->nbest > o->beam) return cli_usage_error("decode", "--nbest %d is more than --beam %d", o->nbest, o->beam);
+    if (o->coverage_penalty > 0 && !o->beam) return cli_usage_error("decode", "--coverage-penalty needs --beam K");
     if (o->align && o->format == CLI_FORMAT_TSV)
         return cli_usage_error("decode", "--align with --format tsv: use --format jsonl for alignments");
     return 0;
@@ -554,10 +559,13 @@ static int decode_beam(decoder *dc, const decode_opts *o) {
         if (l->decode) {
             int L = line_limit(dc, o, l->n);
             attend_error err = {0};
+            attend_beam_options bo = {o->alpha, o->coverage_penalty};
+            if (dc->M > 1 && o->coverage_penalty > 0)
+                return cli_usage_error("decode", "--coverage-penalty with an ensemble: one model only");
             if (dc->M > 1 ? attend_ensemble_beam(dc->ms, dc->M, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out,
                                                  dc->out_len, dc->score, dc->align, &got, &err)
-                          : attend_model_beam(dc->m, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out, dc->out_len,
-                                              dc->score, dc->align, &got, &err))
+                          : attend_model_beam_opts(dc->m, l->ids, l->n, o->beam, nbest, L, &bo, dc->out, dc->out_len,
+                                                   dc->score, dc->align, &got, &err))
                 return cli_lib_fail("decode", &err);
             for (int h = 0; h < got; h++) dc->order[h] = h;
             if (dc->rm && (rc = rescore(dc, o, l, L, got))) return rc;

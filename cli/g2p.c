@@ -120,6 +120,7 @@ typedef struct {
     const char *model;
     int nbest, beam, align, max_len;
     double alpha;
+    double coverage_penalty; /* --coverage-penalty (beam) */
     int format, strict, skip_malformed;
 } say_opts;
 
@@ -150,6 +151,8 @@ static void say_usage(FILE *f) {
             "                     ..., each followed by `# ` and its log-probability (--beam\n"
             "                     defaults to max(N, %d))\n"
             "  --alpha A          beam length normalisation: score = log p / (length+1)^A (0)\n"
+            "  --coverage-penalty B  beam: add B * sum_j log(min(total attention on letter j,\n"
+            "                     1)) to a finished hypothesis's score (Wu et al. 2016) (0)\n"
             "  --align            after each pronunciation, which letters each phoneme attended\n"
             "                     to: a heatmap (letters across, phonemes down, shade by weight)\n"
             "                     with the most-attended letter per phoneme; jsonl: an\n"
@@ -260,10 +263,15 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     int nbest = o->nbest ? o->nbest : 1;
     size_t astride = (size_t)(o->beam ? nbest : 1) * sp->L * ns; /* an ensemble: member k's at align + k*astride */
     if (o->beam) {
+        attend_beam_options bo = {o->alpha, o->coverage_penalty};
+        if (sp->M > 1 && o->coverage_penalty > 0) {
+            fprintf(stderr, "attend g2p: --coverage-penalty with an ensemble: one model only\n");
+            return 2;
+        }
         st = sp->M > 1 ? attend_ensemble_beam(sp->ms, sp->M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
                                               sp->out_len, sp->score, o->align ? sp->align : NULL, &got, &err)
-                       : attend_model_beam(sp->m, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out, sp->out_len,
-                                           sp->score, o->align ? sp->align : NULL, &got, &err);
+                       : attend_model_beam_opts(sp->m, src, ns, o->beam, nbest, sp->L, &bo, sp->out, sp->out_len,
+                                                sp->score, o->align ? sp->align : NULL, &got, &err);
     } else {
         int32_t sl = ns;
         st = sp->M > 1 ? attend_ensemble_greedy(sp->ms, sp->M, src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
@@ -371,6 +379,7 @@ static int cmd_say(int argc, char **argv) {
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &o.beam);
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o.nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o.alpha);
+        else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &o.coverage_penalty);
         else if (cli_is(&p, "--align")) rc = cli_flag(&p, &o.align);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, ATTEND_G2P_MAX_LEN, &o.max_len);
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o.format);
@@ -391,6 +400,10 @@ static int cmd_say(int argc, char **argv) {
     if (o.align && o.format == CLI_FORMAT_TSV) {
         free(words);
         return cli_usage_error("g2p", "--align with --format tsv: use --format jsonl for alignments");
+    }
+    if (o.coverage_penalty > 0 && !o.beam) {
+        free(words);
+        return cli_usage_error("g2p", "--coverage-penalty needs --beam K");
     }
     if (o.beam == 1 && !o.nbest) o.beam = 0; /* a beam of one is greedy */
     if (nw && stdin_mode) {

@@ -126,6 +126,7 @@ static void eval_usage(FILE *f) {
             "  --split LIST       comma-separated parts: train, dev, test, all (dev,test)\n"
             "  --beam K           beam width of the beam rows (%d; 0 = greedy only)\n"
             "  --alpha A          beam length normalisation (0)\n"
+            "  --coverage-penalty B  beam rows: Wu et al.'s coverage penalty (0)\n"
             "  --max-words N      at most N words per part (0 = all)\n"
             "  --batch N          words per greedy batch, 1..64 (64); a quantized model reads\n"
             "                     its int8/fp16 weights in products of at most 16 rows, its\n"
@@ -141,7 +142,7 @@ int cmd_g2p_eval(int argc, char **argv) {
     cli_init(&p, cmd, argc, argv);
     const char *model = NULL, *dict = NULL, *splits = "dev,test";
     int rc = 0, help = 0, beam = G2P_BEAM_DEFAULT, max_words = 0, skip = 0, batch = 64;
-    double alpha = 0;
+    double alpha = 0, cov_pen = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
         else if (cli_is(&p, "--model")) rc = cli_string(&p, &model);
@@ -149,6 +150,7 @@ int cmd_g2p_eval(int argc, char **argv) {
         else if (cli_is(&p, "--split")) rc = cli_string(&p, &splits);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 0, 64, &beam);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &alpha);
+        else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &cov_pen);
         else if (cli_is(&p, "--max-words")) rc = cli_int(&p, 0, 100000000, &max_words);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 64, &batch);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &skip);
@@ -196,7 +198,7 @@ int cmd_g2p_eval(int argc, char **argv) {
         if (!want[s]) continue;
         for (int b = 0; b < 2 && rc == 0; b++) {
             if (b == 1 && beam < 2) continue;
-            attend_g2p_eval_options eo = {b ? beam : 0, alpha, batch, max_words};
+            attend_g2p_eval_options eo = {b ? beam : 0, alpha, batch, max_words, cov_pen};
             attend_g2p_counts c;
             attend_error err = {0};
             double t0 = cli_now();
@@ -321,7 +323,7 @@ int cmd_g2p_bench(int argc, char **argv) {
            1e3 * lat[k / 2], 1e3 * lat[(int)(0.9 * (k - 1))], 1e3 * total / k, k / total);
     printf("batch 1, greedy: CPU time per word median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words per CPU-second\n",
            1e3 * cpu[k / 2], 1e3 * cpu[(int)(0.9 * (k - 1))], 1e3 * cpu_total / k, k / cpu_total);
-    attend_g2p_eval_options eo = {0, 0, 64, k};
+    attend_g2p_eval_options eo = {0, 0, 64, k, 0};
     attend_g2p_counts c;
     attend_error err = {0};
     double t0 = cli_now(), c0 = cpu_now();

@@ -152,7 +152,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
 static int dev_eval(attend_model *m, const attend_g2p_dict *d, attend_vocab *gv, attend_vocab *pv, int batch,
                     int max_words, attend_g2p_counts *c) {
     attend_error err = {0};
-    attend_g2p_eval_options eo = {0, 0, batch, max_words};
+    attend_g2p_eval_options eo = {0, 0, batch, max_words, 0};
     if (attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, c, &err)) return cli_lib_fail("g2p train", &err);
     return 0;
 }

@@ -41,7 +41,8 @@ static void sweep_usage(FILE *f) {
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
             "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
-            "                       adds a mechanism: +monotonic, +copy (additive+monotonic)\n"
+            "                       adds a mechanism: +monotonic, +copy (additive+monotonic),\n"
+            "                       +coverage (additive entries only: additive+coverage)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -156,6 +157,9 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
                                    "or DECODER-SCORE such as bahdanau-dot)",
                                    tok);
         }
+        if (out[*n].coverage && (out[*n].decoder == ATTEND_DECODER_NONE || out[*n].score != ATTEND_SCORE_ADDITIVE))
+            return cli_usage_error("sweep", "--decoders: '%s': coverage needs attention with the additive score "
+                                   "(additive, bahdanau-additive, luong-additive)", tok);
         if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
             return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
                                    tok);

@@ -104,6 +104,9 @@ static void train_usage(FILE *f) {
             "  --dec-layers N       stacked decoder layers; attention reads the top one (1)\n"
             "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
             "  --attn N             additive attention width (64)\n"
+            "  --coverage           coverage (Tu et al. 2016, See et al. 2017): the sum of the\n"
+            "                       earlier steps' attention weights is an input of the additive\n"
+            "                       score (tensor attention.w_cov); bahdanau or luong, additive\n"
             "  --monotonic          monotonic attention (Raffel et al. 2017; bahdanau or luong):\n"
             "                       expected alignments in training, hard at decoding (the\n"
             "                       attended position never moves left)\n"
@@ -125,6 +128,10 @@ static void train_usage(FILE *f) {
             "  --weight-decay X     L2 weight decay (0)\n"
             "  --momentum X         SGD momentum (0)\n"
             "  --seed N             initialisation and shuffling seed (1)\n"
+            "  --coverage-loss X    add X * sum_t sum_j min(a_tj, cov_tj), the coverage loss of\n"
+            "                       See et al. 2017 (cov_t: the sum of the earlier weights), per\n"
+            "                       target token like the cross-entropy; with or without\n"
+            "                       --coverage; bahdanau or luong (0: off)\n"
             "  --sampling-prob P    scheduled sampling: each decoder input after the first is,\n"
             "                       with probability P, the model's own previous prediction\n"
             "                       (argmax) instead of the reference (0: teacher forcing)\n"
@@ -237,6 +244,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
         else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
+        else if (cli_is(&p, "--coverage")) rc = cli_flag(&p, &o->coverage);
+        else if (cli_is(&p, "--coverage-loss")) rc = cli_double(&p, 0, 1e6, &o->topt.coverage_loss);
         else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 1000000000, &o->patience);
         else if (cli_is(&p, "--select")) rc = cli_choice(&p, select_from_name, "loss|token|seq", &o->select);
         else if (cli_is(&p, "--guided-alignment")) rc = cli_double(&p, 0, 1e6, &o->topt.guided_alignment);
@@ -273,6 +282,17 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
+    int dec = o->decoder >= 0 ? o->decoder : sort ? ATTEND_DECODER_POINTER : ATTEND_DECODER_BAHDANAU;
+    int cov_dec = dec == ATTEND_DECODER_BAHDANAU || dec == ATTEND_DECODER_LUONG;
+    if (o->coverage && !cov_dec)
+        return cli_usage_error("train", "--coverage with --decoder %s: coverage needs bahdanau or luong",
+                               attend_decoder_name((attend_decoder_kind)dec));
+    if (o->coverage && o->score != ATTEND_SCORE_ADDITIVE)
+        return cli_usage_error("train", "--coverage with --score %s: coverage is an input of the additive score",
+                               attend_score_name((attend_score_kind)o->score));
+    if (o->topt.coverage_loss > 0 && !cov_dec)
+        return cli_usage_error("train", "--coverage-loss with --decoder %s: the coverage loss needs bahdanau or luong",
+                               attend_decoder_name((attend_decoder_kind)dec));
     if ((o->patience >= 0 || o->select >= 0) && d->tsv && !d->dev)
         return cli_usage_error("train", "%s chooses by a dev score: give --dev FILE.tsv",
                                o->patience >= 0 ? "--patience" : "--select");
@@ -365,6 +385,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
+        if (c->coverage) printf(" with coverage");
         if (c->monotonic) printf(", monotonic");
     }
     if (c->copy) printf(", copy (pointer-generator)");
@@ -374,6 +395,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
     if (o->weight_decay > 0) printf(", weight decay %g", o->weight_decay);
     if (o->optimizer == ATTEND_OPT_SGD && o->momentum > 0) printf(", momentum %g", o->momentum);
+    if (o->topt.coverage_loss > 0) printf(", coverage loss %g", o->topt.coverage_loss);
     printf(", clip %g, batch %d, %d step%s, seed %llu", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
            (unsigned long long)o->seed);
     cli_train_options_print(stdout, &o->topt);
@@ -564,6 +586,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
     mc.attn = o.attn;
+    mc.coverage = o.coverage;
     mc.copy = o.copy;
     mc.max_batch = o.batch;
     mc.max_src_len = attend_dataset_max_src_len(td.train);
@@ -590,7 +613,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
-    if (attend_trainer_set_max_nonfinite(tr, o.max_nonfinite, &err)) {
+    if (attend_trainer_set_options(tr, &o.topt, &err) || attend_trainer_set_max_nonfinite(tr, o.max_nonfinite, &err)) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }

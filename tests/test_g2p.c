@@ -370,7 +370,7 @@ static void test_evaluate_sample(void) {
     EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
     if (m) {
         attend_g2p_counts g, b;
-        attend_g2p_eval_options eo = {0, 0, 16, 0};
+        attend_g2p_eval_options eo = {0, 0, 16, 0, 0};
         EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &g, &err) == ATTEND_OK, "%s", err.msg);
         eo.beam = 4;
         EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &b, &err) == ATTEND_OK, "%s", err.msg);

@@ -528,6 +528,63 @@ static void test_copy_tensors(void) {
 }
 
 /* Every prefix of a valid model file, one byte at a time, is refused cleanly. */
+/* Coverage's tensor attention.w_cov [A] (issue 13): wrong shape, wrong
+ * dtype, missing (a config with coverage over tensors without it), extra (a
+ * config without coverage over tensors with it) are refused naming it. */
+static void test_coverage_tensor(void) {
+    small_model c, s;
+    if (!small_make(&s, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, ATTEND_CELL_GRU)) return;
+    memset(&c, 0, sizeof c);
+    attend_error err;
+    attend_model_config cc = *attend_model_get_config(s.m);
+    cc.coverage = 1;
+    attend_vocab_create(&c.v, NULL);
+    const char *sym[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) attend_vocab_add(c.v, sym[i], 1, NULL, NULL);
+    EXPECT(attend_model_create(&c.m, &cc, 3, &err) == ATTEND_OK, "%s", err.msg);
+    if (!c.m) {
+        small_free(&s);
+        attend_vocab_free(c.v);
+        return;
+    }
+    const char *p = tmp_path("coverage.safetensors");
+    EXPECT(attend_model_save(c.m, p, c.v, c.v, ATTEND_TOKENIZE_CHAR, &err) == ATTEND_OK, "%s", err.msg);
+    expect_model("valid-bahdanau-coverage.st", p, ATTEND_OK, "");
+    write_model_variant(&c, p, NULL, "attention.w_cov", NULL);
+    expect_model("coverage-shape.st", p, ATTEND_ERR_FORMAT, "tensor 'attention.w_cov' has shape [5], expected [4]");
+    char *cov_cfg = NULL;
+    attend_model_config_to_json(&cc, &cov_cfg, NULL);
+    write_model_variant(&s, p, cov_cfg, NULL, NULL);
+    expect_model("coverage-missing.st", p, ATTEND_ERR_FORMAT, "tensor 'attention.w_cov' is missing");
+    write_model_variant(&s, p, NULL, NULL, "attention.w_cov");
+    expect_model("coverage-extra.st", p, ATTEND_ERR_FORMAT, "unexpected tensor 'attention.w_cov'");
+    /* w_cov stored as F64 */
+    attend_st_entry e[64];
+    double w64[4] = {0.5, -0.5, 0.25, 1};
+    int n = attend_model_tensor_count(c.m), k = 0;
+    for (int i = 0; i < n && k < 64; i++, k++) {
+        attend_model_tensor t;
+        attend_model_tensor_get(c.m, i, &t, NULL);
+        memset(&e[k], 0, sizeof e[k]);
+        e[k].name = t.name;
+        e[k].dtype = strcmp(t.name, "attention.w_cov") ? ATTEND_DTYPE_F32 : ATTEND_DTYPE_F64;
+        e[k].ndim = t.ndim;
+        e[k].shape[0] = t.shape[0];
+        e[k].shape[1] = t.shape[1];
+        e[k].data = e[k].dtype == ATTEND_DTYPE_F64 ? (const void *)w64 : (const void *)t.data;
+    }
+    char *vj = NULL;
+    attend_vocab_to_json(c.v, &vj, NULL);
+    attend_st_meta meta[5] = {{"attend.format", "model"}, {"attend.config", cov_cfg}, {"attend.tokenizer", "char"},
+                              {"attend.src_vocab", vj}, {"attend.tgt_vocab", vj}};
+    EXPECT(attend_st_write(p, e, k, meta, 5, &err) == ATTEND_OK, "%s", err.msg);
+    expect_model("coverage-dtype.st", p, ATTEND_ERR_FORMAT, "tensor 'attention.w_cov' has dtype F64, expected F32");
+    free(vj);
+    free(cov_cfg);
+    small_free(&c);
+    small_free(&s);
+}
+
 static void test_model_truncated_everywhere(void) {
     small_model s;
     if (!small_make(&s, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, ATTEND_CELL_LSTM)) return;
@@ -914,6 +971,7 @@ int main(int argc, char **argv) {
     RUN(test_shape_overflow_and_rank);
     RUN(test_misaligned_data);
     RUN(test_model_files);
+    RUN(test_coverage_tensor);
     RUN(test_copy_tensors);
     RUN(test_model_truncated_everywhere);
     RUN(test_checkpoints);

@@ -188,6 +188,7 @@ typedef struct {
     /* mechanisms on top (model config fields; 0: off), named by a "+name"
      * suffix (attend_sweep_model_suffix): */
     int monotonic;               /* +monotonic: monotonic attention (BAHDANAU, LUONG) */
+    int coverage;                /* +coverage: the coverage input (ADDITIVE score only) */
     int copy;                    /* +copy: the copy mechanism (config copy; BAHDANAU, LUONG) */
 } attend_sweep_model;
 

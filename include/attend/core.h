@@ -192,6 +192,28 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
                                      const attend_real *kp, int N, int T, int S,
                                      attend_error *err);
 
+/*
+ * The additive score with a coverage input (Tu et al. 2016; See et al. 2017,
+ * eq. 11): scores[n,t,j] = vᵀ tanh(Wq q[n,t] + kp[n,j] + w_cov · cov[n,t,j])
+ * with kp = k Wkᵀ + b from attend_keys_forward (cfg.kind must be ADDITIVE),
+ * cov [N,T,S] the coverage of each source position before query t (in the
+ * model the sum of the earlier steps' weights) and w_cov [A] its weight
+ * (model tensor attention.w_cov). saved: attend_scores_saved_size() values,
+ * kept for backward. Backward: dq [N,T,Dq], dkp [N,S,A], dcov [N,T,S], g_wcov
+ * [A] and g (Wq, v) += (each may be NULL); saved's first N*T*A values serve
+ * as scratch, as for attend_scores_backward. Thread-safe on distinct outputs.
+ */
+attend_status attend_coverage_scores_forward(const attend_score_config *cfg, const attend_score_params *p,
+                                             const attend_real *w_cov, attend_real *scores, attend_real *saved,
+                                             const attend_real *q, const attend_real *kp, const attend_real *cov,
+                                             int N, int T, int S, attend_error *err);
+attend_status attend_coverage_scores_backward(const attend_score_config *cfg, const attend_score_params *p,
+                                              const attend_score_grads *g, const attend_real *w_cov,
+                                              attend_real *g_wcov, attend_real *dq, attend_real *dkp,
+                                              attend_real *dcov, const attend_real *dscores, attend_real *saved,
+                                              const attend_real *q, const attend_real *kp, const attend_real *cov,
+                                              int N, int T, int S, attend_error *err);
+
 /* --------------------------------------------------- masked softmax, context */
 
 /*

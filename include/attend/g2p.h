@@ -155,6 +155,7 @@ typedef struct {
     double alpha;  /* beam: length normalisation (see attend_model_beam) */
     int batch;     /* greedy: words per batch, 1..the model's max_batch (0 = max_batch) */
     int max_words; /* evaluate at most this many words of the split (0 = all) */
+    double coverage_penalty; /* beam: Wu et al.'s coverage penalty (attend_beam_options; 0 = none) */
 } attend_g2p_eval_options;
 
 /*

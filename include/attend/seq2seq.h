@@ -115,6 +115,22 @@ attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_e
 int attend_model_pointer_exclude(const attend_model *m);
 
 /*
+ * The coverage loss (See et al. 2017, eq. 12) of attend_model_forward and
+ * attend_model_backward: lambda Σ_t Σ_j min(α_tj, cov_tj), cov_t = Σ_{t'<t} α_t'
+ * (the coverage vector, with or without cfg.coverage), summed over the counted
+ * steps and divided by the counted tokens like the cross-entropy, is added to
+ * the loss; its gradient flows into every earlier step's weights. 0 (the
+ * default) = off. The trainer's steps set the trainer's coverage_loss option
+ * (attend_train_options); attend_model_evaluate and attend_model_score report
+ * the cross-entropy alone. ATTEND_ERR_ARG for lambda < 0 or not finite, or
+ * lambda > 0 with a decoder without attention or one that points. Not
+ * thread-safe with a running forward of m.
+ */
+attend_status attend_model_set_coverage_loss(attend_model *m, double lambda, attend_error *err);
+/* The coverage loss weight lambda of m (0 for NULL). */
+double attend_model_coverage_loss(const attend_model *m);
+
+/*
  * Training switches of the teacher-forced forward and backward (issue 14).
  * The trainer sets them from attend_train_options around its own forward of
  * every step and clears them after; set them yourself to differentiate a
@@ -299,6 +315,29 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
 attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int beam, int nbest,
                                 int max_len, double alpha, int32_t *out, int32_t *out_len,
                                 double *score, attend_real *align, int *n_out, attend_error *err);
+
+/*
+ * Beam search options (attend_model_beam_opts). alpha: length normalisation
+ * as above. coverage_penalty β >= 0 (Wu et al. 2016, GNMT eq. 14): a finished
+ * hypothesis's score gains β Σ_j log(min(Σ_t α_tj, 1)), the sum over the
+ * hypothesis's steps (its EOS step included) of the attention on each source
+ * position, floored at 1e-12 inside the log so the score stays finite: a
+ * source position that received less than a whole unit of attention in total
+ * is penalised. 0 = none (the search of attend_model_beam). Only the ranking of
+ * finished hypotheses changes (live ones are ranked by log-probability).
+ */
+typedef struct {
+    double alpha;
+    double coverage_penalty;
+} attend_beam_options;
+
+/* attend_model_beam with options o (NULL: all zero): score [nbest] =
+ * log p / (length+1)^alpha + the coverage penalty. ATTEND_ERR_ARG for a
+ * negative or non-finite option, or coverage_penalty > 0 with a decoder
+ * without attention. */
+attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S, int beam, int nbest, int max_len,
+                                     const attend_beam_options *o, int32_t *out, int32_t *out_len, double *score,
+                                     attend_real *align, int *n_out, attend_error *err);
 
 /*
  * Forced scoring of one pair: the teacher-forced log-probability of target

@@ -113,6 +113,10 @@ class TrainOptions(Structure):
                 ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
 
+class BeamOptions(Structure):
+    _fields_ = [("alpha", c_double), ("coverage_penalty", c_double)]
+
+
 class OptimReport(Structure):
     _fields_ = [("grad_norm", c_double), ("lr", c_double), ("clipped", c_int)]
 
@@ -243,6 +247,10 @@ _SIGNATURES = {
     "attend_model_greedy": (st, [P, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
     "attend_model_beam": (st, [P, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p, dbl_p, real_p,
                                POINTER(c_int), E]),
+    "attend_model_beam_opts": (st, [P, i32_p, c_int, c_int, c_int, c_int, POINTER(BeamOptions), i32_p, i32_p, dbl_p,
+                                    real_p, POINTER(c_int), E]),
+    "attend_model_set_coverage_loss": (st, [P, c_double, E]),
+    "attend_model_coverage_loss": (c_double, [P]),
     "attend_model_score": (st, [P, i32_p, c_int, i32_p, c_int, dbl_p, real_p, E]),
     "attend_ensemble_greedy": (st, [POINTER(P), c_int, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
     "attend_ensemble_beam": (st, [POINTER(P), c_int, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p,

@@ -14,8 +14,8 @@ import ctypes
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, AttendError, ModelConfig, ModelTensor, StepReport,
-                   TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
+from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, AttendError, BeamOptions, ModelConfig, ModelTensor,
+                   StepReport, TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
 
 __all__ = ["Vocab", "Model", "Hypothesis", "train", "TOKENIZERS"]
 
@@ -300,8 +300,10 @@ class Model(_Handle):
                 res.append(Hypothesis(ids, toks, text, align[i, :n, :sl].copy()))
         return res
 
-    def beam(self, source, beam=5, nbest=1, alpha=0.0, max_len=0):
-        """Beam search of width `beam`: the nbest best hypotheses, best first."""
+    def beam(self, source, beam=5, nbest=1, alpha=0.0, max_len=0, coverage_penalty=0.0):
+        """Beam search of width `beam`: the nbest best hypotheses, best first.
+        Scores: log p / (L+1)^alpha, plus coverage_penalty * sum_j log(min(total
+        attention on source j, 1)) (Wu et al. 2016; attend_model_beam_opts)."""
         h = self._handle()
         src = _as_ids("source", source, self.src_vocab)
         L, S = self._max_len(max_len), len(src)
@@ -309,7 +311,8 @@ class Model(_Handle):
         out, out_len = np.zeros((K, L), dtype=np.int32), np.zeros(K, dtype=np.int32)
         score, align = np.zeros(K, dtype=np.float64), ar.zeros(K, L, S)
         got = ctypes.c_int(0)
-        call("attend_model_beam", h, ar.ptr(src), S, int(beam), int(nbest), L, float(alpha), ar.ptr(out),
+        opts = BeamOptions(float(alpha), float(coverage_penalty))
+        call("attend_model_beam_opts", h, ar.ptr(src), S, int(beam), int(nbest), L, ctypes.byref(opts), ar.ptr(out),
              ar.ptr(out_len), score.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ar.ptr(align),
              ctypes.byref(got))
         res = []
@@ -391,7 +394,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
           decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
           label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
-          guided_alignment=0.0, copy=False):
+          guided_alignment=0.0, copy=False, coverage=False,
+          coverage_loss=0.0):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
     task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
@@ -410,6 +414,9 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     monotonic: monotonic attention (`attend train --monotonic`; config key
     "monotonic"): expected alignments in training, hard ones in decoding.
     copy=True is `attend train --copy` (the pointer-generator; bahdanau or luong).
+
+    coverage: the coverage input of the additive score (`--coverage`);
+    coverage_loss: λ of See et al.'s coverage loss (`--coverage-loss`).
 
     progress: None, or a function called after every step with a dict
     (step, steps, epoch, loss, tokens, grad_norm, lr, clipped, skipped);
@@ -432,6 +439,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
               "decoder": decoder if decoder is not None else ("pointer" if pointer else "bahdanau"),
               "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "emb": emb, "enc_hidden": hidden,
               "enc_layers": layers, "attn": attn, "max_batch": batch}
+        if coverage:
+            mc["coverage"] = 1
         if dec_layers > 1:
             mc["dec_layers"] = dec_layers
         if monotonic:
@@ -462,6 +471,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
         topt.dropout, topt.label_smoothing = dropout, label_smoothing
         topt.sampling_prob, topt.sampling_ramp = sampling_prob, sampling_ramp
         topt.guided_alignment = guided_alignment
+        topt.coverage_loss = float(coverage_loss)
         call("attend_trainer_set_options", trainer._handle(), ctypes.byref(topt))
         rep = StepReport()
         while lib.attend_trainer_steps(trainer._handle()) < steps:

@@ -27,6 +27,7 @@ static const struct {
     size_t off;
 } sweep_suffixes[] = {
     {"monotonic", offsetof(attend_sweep_model, monotonic)},
+    {"coverage", offsetof(attend_sweep_model, coverage)},
     {"copy", offsetof(attend_sweep_model, copy)},
 };
 #define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
@@ -87,6 +88,12 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
     for (int i = 0; i < c->n_models; i++)
         CHECK(!c->models[i].monotonic || c->models[i].decoder != ATTEND_DECODER_NONE, err, ATTEND_ERR_ARG,
               "%s: models[%d]: monotonic with decoder none, which has no attention", who, i);
+    for (int i = 0; i < c->n_models; i++)
+        CHECK(!c->models[i].coverage ||
+                  (c->models[i].decoder != ATTEND_DECODER_NONE && c->models[i].score == ATTEND_SCORE_ADDITIVE),
+              err, ATTEND_ERR_ARG, "%s: models[%d]: coverage with decoder %s and score %s: coverage needs attention "
+              "with the additive score", who, i, attend_decoder_name(c->models[i].decoder),
+              attend_score_name(c->models[i].score));
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);
@@ -110,6 +117,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
     mc.monotonic = mod.monotonic;
+    mc.coverage = mod.coverage;
     mc.copy = mod.copy;
     return mc;
 }

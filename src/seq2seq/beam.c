@@ -34,10 +34,32 @@ static int cmp_finished(const void *pa, const void *pb) {
     return a->slot - b->slot; /* stable: earlier first */
 }
 
+/* The coverage penalty of Wu et al. 2016 (eq. 14): β Σ_j log(min(Σ_t α_tj, 1))
+ * over a hypothesis's attention history hist [steps,S] and, when last != NULL,
+ * one more step last [S]; the sum is floored at 1e-12 inside the log. */
+static double coverage_penalty(double beta, const attend_real *hist, int steps, const attend_real *last, int S) {
+    if (beta == 0) return 0;
+    double cp = 0;
+    for (int j = 0; j < S; j++) {
+        double c = last ? (double)last[j] : 0;
+        for (int t = 0; t < steps; t++) c += (double)hist[(size_t)t * S + j];
+        cp += log(c < 1e-12 ? 1e-12 : c > 1 ? 1 : c);
+    }
+    return beta * cp;
+}
+
 attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int beam, int nbest, int max_len,
                                 double alpha, int32_t *out, int32_t *out_len, double *score, attend_real *align,
                                 int *n_out, attend_error *err) {
+    attend_beam_options o = {alpha, 0};
+    return attend_model_beam_opts(m, src, S, beam, nbest, max_len, &o, out, out_len, score, align, n_out, err);
+}
+
+attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S, int beam, int nbest, int max_len,
+                                     const attend_beam_options *o, int32_t *out, int32_t *out_len, double *score,
+                                     attend_real *align, int *n_out, attend_error *err) {
     const char *who = "attend_model_beam";
+    double alpha = o ? o->alpha : 0, beta = o ? o->coverage_penalty : 0;
     CHECK(m && src && out && out_len && score && n_out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !src ? "src [S]" : !out ? "out [nbest,max_len]" : !out_len ? "out_len [nbest]"
                                                   : !score ? "score [nbest]" : "n_out");
@@ -50,6 +72,10 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
           "%s: max_len=%d outside [1, max_tgt_len+1 = %d]", who, max_len, m->Tcap);
     CHECK(isfinite(alpha) && alpha >= 0, err, ATTEND_ERR_ARG, "%s: length-normalisation alpha=%g must be >= 0", who,
           alpha);
+    CHECK(isfinite(beta) && beta >= 0, err, ATTEND_ERR_ARG, "%s: coverage_penalty=%g must be >= 0", who, beta);
+    CHECK(beta == 0 || at_model_attentive(m), err, ATTEND_ERR_ARG,
+          "%s: coverage_penalty=%g with decoder %s, which has no attention", who, beta,
+          attend_decoder_name(m->cfg.decoder));
     int32_t len1 = S;
     TRY(at_model_check_source(m, src, &len1, 1, S, who, err));
     /* a pointer decoder emits one source position per step and ends after S of
@@ -151,7 +177,8 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
                 finished_hyp *f = &fin[nfin];
                 f->logp = cd->logp;
                 f->len = ends ? t + 1 : t; /* EOS is not an output; a pointer's last position is */
-                f->norm = cd->logp / pow((double)f->len + 1, alpha);
+                f->norm = cd->logp / pow((double)f->len + 1, alpha) +
+                          coverage_penalty(beta, hal + (size_t)cd->parent * L * S, t, w, S);
                 f->slot = nfin;
                 memcpy(ftok + (size_t)nfin * L, htok + (size_t)cd->parent * L, (size_t)L * sizeof(int32_t));
                 memcpy(fal + (size_t)nfin * L * S, hal + (size_t)cd->parent * L * S, (size_t)L * S * sizeof(attend_real));
@@ -182,7 +209,7 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
                 finished_hyp *f = &fin[nfin];
                 f->logp = hscore[i];
                 f->len = L;
-                f->norm = hscore[i] / pow((double)L + 1, alpha);
+                f->norm = hscore[i] / pow((double)L + 1, alpha) + coverage_penalty(beta, hal + (size_t)i * L * S, L, NULL, S);
                 f->slot = nfin;
                 memcpy(ftok + (size_t)nfin * L, htok + (size_t)i * L, (size_t)L * sizeof(int32_t));
                 memcpy(fal + (size_t)nfin * L * S, hal + (size_t)i * L * S, (size_t)L * S * sizeof(attend_real));

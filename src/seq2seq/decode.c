@@ -89,6 +89,7 @@ void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live
                     parent, n, Hd);
     at_dec_stack_reorder(m, t, parent, n, live);
     if (m->dec->reorder) m->dec->reorder(m, t, parent, n, live);
+    at_cov_reorder(m, t, parent, n, live);
     if (m->cfg.monotonic) at_mono_reorder(m, parent, n);
 }
 
@@ -195,7 +196,8 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
         }
     }
     attend_tf_stats st;
-    double drop_p = m->drop_p, ls = m->ls; /* scoring neither drops nor smooths */
+    double drop_p = m->drop_p, ls = m->ls, cov_loss = m->cov_loss; /* scoring neither drops nor smooths, no coverage loss */
+    m->cov_loss = 0;
     m->drop_p = m->ls = 0;
     m->mono_scoring = 1; /* MONOTONIC: the hard process, as decoding runs it */
     attend_status rc = attend_model_forward(m, &b, &st, err);
@@ -203,6 +205,7 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
     if (m->cfg.monotonic) m->fwd_ready = 0; /* hard choices: nothing to differentiate */
     m->drop_p = drop_p;
     m->ls = ls;
+    m->cov_loss = cov_loss;
     if (rc == ATTEND_OK) {
         *logp = -st.loss * st.tokens;
         if (align) {

@@ -58,6 +58,9 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     /* what does not combine, naming both */
     CHECK(!c->coverage || dec->attentive, err, ATTEND_ERR_ARG, "model config: coverage with decoder %s, which has no attention",
           attend_decoder_name(c->decoder));
+    CHECK(!c->coverage || !dec->points, err, ATTEND_ERR_ARG,
+          "model config: coverage with decoder %s: coverage needs a vocabulary decoder with attention (bahdanau, "
+          "luong)", attend_decoder_name(c->decoder));
     CHECK(!c->coverage || c->score == ATTEND_SCORE_ADDITIVE, err, ATTEND_ERR_ARG,
           "model config: coverage with score %s: coverage is an input of the additive score", attend_score_name(c->score));
     CHECK(!c->copy || (dec->attentive && !dec->points), err, ATTEND_ERR_ARG,
@@ -73,7 +76,8 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic") || !strcmp(flags[i].name, "copy"), err,
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic") || !strcmp(flags[i].name, "copy") ||
+                  !strcmp(flags[i].name, "coverage"), err,
               ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
     CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
           attend_normalizer_name(c->normalizer));
@@ -169,6 +173,7 @@ static void init_params(attend_model *m, uint64_t seed) {
         if (!strncmp(n, "encoder.", 8)) bound = 1.0 / sqrt((double)c->enc_hidden);
         else if (!strncmp(n, "decoder.", 8)) bound = 1.0 / sqrt((double)c->dec_hidden);
         else if (!strcmp(n, "attention.v") || !strcmp(n, "attention.b")) bound = 1.0 / sqrt((double)c->attn);
+        else if (!strcmp(n, "attention.w_cov")) bound = 1.0; /* nn.Linear(1, A)'s weight: fan_in 1 */
         else if (!strncmp(n, "copy.", 5)) bound = 1.0 / sqrt((double)(m->E + c->dec_hidden + c->emb)); /* one Linear */
         else {
             /* Linear: fan_in is the weight's second dim; a bias uses its weight's */
@@ -283,6 +288,10 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
+    /* coverage */
+    size_t cov_S = m->dec->attentive ? S : 0;
+    BUF(cov, (T + 1) * N * cov_S);
+    BUF(dcov, N * cov_S);
 #undef BUF
     if (!L.ok || L.off > SIZE_MAX / sizeof(attend_real)) return 0;
     *total = L.off;
@@ -719,6 +728,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         }
         seq_ok += all_right;
     }
+    loss += at_cov_loss(m, N, S, T); /* λ Σ min(α, cov); 0 without a coverage loss */
     loss += m->guide * at_guide_loss(m, N, S, T); /* guided alignment (guide.c); 0 when off */
     m->fwd_N = N;
     m->fwd_S = S;

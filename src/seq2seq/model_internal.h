@@ -59,6 +59,7 @@ typedef struct {
     attend_real *attn_Wk;                      /* ADDITIVE [A,E] */
     attend_real *attn_b;                       /* ADDITIVE [A] */
     attend_real *attn_v;                       /* ADDITIVE [A] */
+    attend_real *attn_wcov;                    /* ADDITIVE with coverage [A] (coverage.c) */
     attend_real *attn_r;                       /* MONOTONIC [1] the stopping bias r (monotonic.c) */
     attend_real *dec_wih;                      /* [G*Hd, Din] */
     attend_real *dec_whh;                      /* [G*Hd, Hd] */
@@ -157,6 +158,9 @@ typedef struct {
     /* inference (greedy, beam, interventions) */
     attend_real *step_feat;                      /* [N,F] one step's output features */
     attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
+    /* coverage (coverage.c; attentive kinds) */
+    attend_real *cov;                            /* [T+1,N,S] cov_t = Σ_{t'<t} α_t' */
+    attend_real *dcov;                           /* [N,S] ∂L/∂cov summed over later steps (beam: scratch) */
     /* copy (copy.c; NULL without it) */
     attend_real *copy_pgen, *copy_r, *copy_da, *copy_du; /* [T,N] p_gen and backward's coefficients */
     attend_real *copy_lpy;                       /* [N,T] log P(y) of the mixture */
@@ -197,6 +201,8 @@ struct attend_model {
     int32_t *fwd_src, *fwd_src_len, *fwd_tgt_in, *fwd_tgt_out, *fwd_tgt_len; /* [N,S] [N] [T,N] (transposed: one step is contiguous) [N,T] [N] */
     int pointer_exclude;      /* POINTER: a chosen position is masked out of later steps
                                  (attend_model_set_pointer_exclude; config JSON "pointer_exclude") */
+    double cov_loss;          /* λ of the coverage loss in forward/backward (attend_model_set_coverage_loss;
+                                 the trainer's steps set its coverage_loss option); 0 = off */
     const int32_t *step_y_in; /* [N] the last at_model_step's previous tokens (positions) */
     int step_S;               /* and its source length */
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
@@ -311,6 +317,31 @@ void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user)
 int at_model_attentive(const attend_model *m);
 int at_model_points(const attend_model *m);
 
+/* ------------------------------------------------------- coverage.c */
+
+/* Whether this pass keeps the coverage vectors (acts.cov): cfg.coverage, or
+ * a coverage loss outside inference. */
+int at_cov_on(const attend_model *m);
+/* Step t's scores [N,S] with the coverage input (cfg.coverage): saved as the
+ * additive score's (the tanh values only outside inference); cov_0 = 0. */
+void at_cov_scores_forward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *scores,
+                           attend_real *saved);
+/* Its backward from acts.dscores: dq [N,Hd] +=, dkp, w_cov's gradient, and
+ * ∂L/∂cov_t into the running acts.dcov. */
+void at_cov_scores_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq,
+                            attend_real *saved);
+/* cov_{t+1} = cov_t + α_t (after the weight hook) when at_cov_on. */
+void at_cov_step(attend_model *m, int t, int N, int S);
+/* Beam search: rows of cov_{t+1} follow their hypotheses (at_model_reorder's contract). */
+void at_cov_reorder(attend_model *m, int t, const int *parent, int n, int live);
+/* λ Σ min(α_tj, cov_tj) over the counted steps (m->active) of the last
+ * forward's T steps; 0 without a coverage loss. */
+double at_cov_loss(const attend_model *m, int N, int S, int T);
+/* Backward of step t's weights: acts.dweights += the running ∂L/∂cov of the
+ * later steps (zeroed at the last step) and the loss's ∂/∂α_t; the loss's
+ * ∂/∂cov_t joins acts.dcov. Call after the context's backward, before the
+ * softmax's. */
+void at_cov_weights_backward(attend_model *m, int t, int N, int S);
 /* ---------------------------------------------------------- guide.c */
 
 /* Guided alignment (Chen et al. 2016; Marian's "ce" cost). Before the steps

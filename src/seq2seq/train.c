@@ -182,7 +182,8 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
-                  !strcmp(r[i].name, "sampling_prob") || !strcmp(r[i].name, "guided_alignment"),
+                  !strcmp(r[i].name, "sampling_prob") || !strcmp(r[i].name, "guided_alignment") ||
+                  !strcmp(r[i].name, "coverage_loss"),
               err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
     CHECK(o->guided_alignment == 0 || attend_dataset_aligned_pairs(tr->data) > 0, err, ATTEND_ERR_ARG,
           "%s: guided_alignment=%g, but the training data carries no alignments (a TSV's third column of i-j "
@@ -190,6 +191,9 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     TRY(attend_model_set_guided_alignment(tr->m, o->guided_alignment, err)); /* refuses decoders without attention */
     /* with guided alignment the alignments are part of the data's fingerprint */
     tr->data_hash = fingerprint_data(tr->data, o->guided_alignment > 0);
+    CHECK(o->coverage_loss == 0 || (at_model_attentive(tr->m) && !at_model_points(tr->m)), err, ATTEND_ERR_ARG,
+          "%s: coverage_loss with decoder %s: the coverage loss needs a vocabulary decoder with attention "
+          "(bahdanau, luong)", who, attend_decoder_name(tr->m->cfg.decoder));
     tr->topt = *o;
     return at_ok(err);
 }
@@ -277,6 +281,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     attend_step_report r;
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
+    m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
     TRY(train_forward(tr, 0, &r.tf, err));
     /* a non-finite loss skips the update without a backward pass; a non-finite
      * gradient norm is found by the optimizer, which then changes nothing */
@@ -380,6 +385,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
+    m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
     TRY(train_forward(tr, r0, &tf, err));
     if (isfinite(tf.loss)) {
         m->fwd_count = tr->global_count; /* the mean over the whole batch */
@@ -520,6 +526,8 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     double loss = 0, ent = 0;
     long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
     int tf_seq = 0, g_seq = 0;
+    double cov_loss = m->cov_loss; /* the loss evaluated is the cross-entropy alone */
+    m->cov_loss = 0;
     for (int start = 0; !st && start < total; start += batch_size) {
         int nb = total - start < batch_size ? total - start : batch_size;
         for (int i = 0; i < nb; i++) idx[i] = start + i;
@@ -560,6 +568,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         stats->greedy_seq_acc = (double)g_seq / total;
         stats->attn_entropy = tokens ? ent / (double)tokens : 0;
     }
+    m->cov_loss = cov_loss;
     m->drop_p = drop_p;
     m->ls = ls;
     attend_batch_release(&b);

@@ -605,7 +605,7 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
     CHECK(m && d && graphemes && phonemes && c, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !d ? "dictionary" : !graphemes ? "graphemes" : !phonemes ? "phonemes" : "counts");
     memset(c, 0, sizeof *c);
-    attend_g2p_eval_options o = {0, 0, 0, 0};
+    attend_g2p_eval_options o = {0, 0, 0, 0, 0};
     if (opt) o = *opt;
     const attend_model_config *cfg = attend_model_get_config(m);
     int beam = o.beam > 1 ? o.beam : 0;
@@ -660,7 +660,8 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
         if (st != ATTEND_OK || nb == 0) break;
         if (beam) {
             int got = 0;
-            st = attend_model_beam(m, src, src_len[0], beam, 1, L, o.alpha, out, out_len, score, NULL, &got, err);
+            attend_beam_options bo = {o.alpha, o.coverage_penalty};
+            st = attend_model_beam_opts(m, src, src_len[0], beam, 1, L, &bo, out, out_len, score, NULL, &got, err);
             if (st == ATTEND_OK && got == 0) out_len[0] = 0;
         } else {
             /* repack the rows to the batch's own width Sb, padded */

@@ -10,7 +10,7 @@
 # vectors even at x86-64-v4, so its AVX-512 copies need vector code of either
 # width; under the sanitizers (build-asan/) vectorization is not expected.
 set(ATTEND_HOT_KERNELS
-  additive_forward additive_backward masked_softmax_rows first_bad_row softmax_backward_rows
+  additive_forward additive_backward coverage_forward coverage_backward masked_softmax_rows first_bad_row softmax_backward_rows
   cell_gates_forward cell_gates_backward adam_update sgd_update sum_squares scale scatter_rows tanh_rows
   gemm_run gemm_batched_small at_rows_sum at_rows_add q8_gemm f16_gemm
   at_isa_probe)

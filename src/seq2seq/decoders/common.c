@@ -44,6 +44,7 @@ void at_dec_layout_attention(at_param_layout *L) {
         at_param_add(L, v ? &v->attn_Wk : NULL, "attention.Wk", c->attn, E);
         at_param_add(L, v ? &v->attn_b : NULL, "attention.b", c->attn, 0);
         at_param_add(L, v ? &v->attn_v : NULL, "attention.v", c->attn, 0);
+        if (c->coverage) at_param_add(L, v ? &v->attn_wcov : NULL, "attention.w_cov", c->attn, 0);
     }
     if (c->monotonic) at_param_add(L, v ? &v->attn_r : NULL, "attention.r", 1, 0);
 }
@@ -142,7 +143,9 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
     size_t saved_stride = m->sc_saved_stride;
     attend_real *scores = a->scores + (size_t)t * N * S, *w = a->weights + (size_t)t * N * S;
     attend_real *saved = a->sc_saved + (size_t)(m->infer ? 0 : t) * (saved_stride ? saved_stride : 1);
-    if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->infer) /* decoding: the tanh values are not kept */
+    if (m->cfg.coverage) /* the additive score with coverage input (seq2seq/coverage.c) */
+        at_cov_scores_forward(m, t, N, S, q, scores, saved);
+    else if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->infer) /* decoding: the tanh values are not kept */
         at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0);
     else
         at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S);
@@ -159,6 +162,7 @@ void at_dec_attention_forward(attend_model *m, int t, int N, int S, const attend
     attend_real *w = a->weights + (size_t)t * N * S;
     at_dec_scores_forward(m, t, N, S, q, 0);
     if (m->weight_hook) m->weight_hook(m->weight_hook_user, w, m->valid, N, S);
+    at_cov_step(m, t, N, S); /* cov_{t+1} = cov_t + α_t: the weights read, after any edit */
     at_context_forward(a->ctx + (size_t)t * N * m->E, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
 }
 
@@ -167,8 +171,9 @@ void at_dec_scores_backward(attend_model *m, int t, int N, int S, const attend_r
     attend_score_params sp = at_model_score_params(&m->p);
     attend_score_grads sg = at_model_score_grads(&m->g);
     size_t saved_stride = m->sc_saved_stride;
-    at_scores_backward(&m->score, &sp, &sg, dq, a->dkp, a->dscores,
-                       a->sc_saved + (size_t)t * (saved_stride ? saved_stride : 1), q, a->kp, N, 1, S);
+    attend_real *saved = a->sc_saved + (size_t)t * (saved_stride ? saved_stride : 1);
+    if (m->cfg.coverage) at_cov_scores_backward(m, t, N, S, q, dq, saved);
+    else at_scores_backward(&m->score, &sp, &sg, dq, a->dkp, a->dscores, saved, q, a->kp, N, 1, S);
 }
 
 void at_dec_attention_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq) {
@@ -178,6 +183,7 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
     if (m->cfg.copy) at_copy_attention_backward(m, t, N, S); /* p_gen reads c_t, P(y) reads α_t */
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
+    at_cov_weights_backward(m, t, N, S); /* coverage: later steps' cov and the coverage loss */
     at_guide_backward(m, t, N, S, a->dweights); /* guided alignment's term, when on */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
     if (m->cfg.monotonic) at_mono_weights_backward(m, t, N, S);
