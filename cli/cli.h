@@ -39,6 +39,7 @@ typedef struct {
     int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
+    int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } train_opts;
 
 void train_opts_init(train_opts *o);

@@ -77,6 +77,9 @@ static void train_usage(FILE *f) {
             "  --layers N           encoder layers (1)\n"
             "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
             "  --attn N             additive attention width (64)\n"
+            "  --normalizer NAME    softmax, sparsemax or entmax15: what turns the attention\n"
+            "                       scores into weights (the sparse two leave exact zeros;\n"
+            "                       bahdanau and luong decoders) (softmax)\n"
             "training:\n"
             "  --steps N            total optimizer steps, one batch each (1000)\n"
             "  --batch N            pairs per batch (64)\n"
@@ -148,6 +151,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &o->attn);
+        else if (cli_is(&p, "--normalizer"))
+            rc = cli_choice(&p, attend_normalizer_from_name, "softmax|sparsemax|entmax15", &o->normalizer);
         else if (cli_is(&p, "--steps")) rc = cli_int(&p, 0, 1000000000, &o->steps);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 20, &o->batch);
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
@@ -197,6 +202,12 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
+    if (o->normalizer && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
+        return cli_usage_error("train", "--normalizer %s with --decoder %s: %s", attend_normalizer_name(o->normalizer),
+                               sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none",
+                               o->decoder == ATTEND_DECODER_NONE
+                                   ? "there is no attention to normalise"
+                                   : "the pointer's weights are its output distribution, trained with softmax");
     return 0;
 }
 
@@ -268,6 +279,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
+        if (c->normalizer) printf(" (%s)", attend_normalizer_name(c->normalizer));
     }
     printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
     printf("training: %s lr %g", o->optimizer == ATTEND_OPT_ADAM ? "adam" : "sgd", o->lr);
@@ -376,6 +388,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
     mc.attn = o.attn;
+    mc.normalizer = (attend_normalizer)o.normalizer;
     mc.max_batch = o.batch;
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);

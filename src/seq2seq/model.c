@@ -66,6 +66,10 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "(bahdanau, luong)", attend_decoder_name(c->decoder));
     CHECK(!c->normalizer || dec->attentive, err, ATTEND_ERR_ARG, "model config: normalizer %s with decoder %s, which has no attention",
           attend_normalizer_name(c->normalizer), attend_decoder_name(c->decoder));
+    CHECK(!c->normalizer || !dec->points, err, ATTEND_ERR_ARG,
+          "model config: normalizer %s with decoder %s: the pointer's weights are its output distribution, "
+          "trained by log-likelihood, which needs softmax", attend_normalizer_name(c->normalizer),
+          attend_decoder_name(c->decoder));
     CHECK(!(c->monotonic && c->normalizer), err, ATTEND_ERR_ARG,
           "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
           attend_normalizer_name(c->normalizer));
@@ -73,8 +77,6 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
-    CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
-          attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
         attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
         attend_error e2;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "seq2seq/decoders/decoder.h"
+#include "core/sparsemax.h"
 
 /* ---------------------------------------------------------------- layout */
 
@@ -99,8 +100,12 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
         at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0);
     else
         at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S);
-    /* rows always keep their valid positions (src_len >= 1 was checked) */
-    at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
+    /* rows always keep their valid positions (src_len >= 1 was checked);
+     * the weights by the model's normalizer (log_out, POINTER: softmax only) */
+    if (log_out || m->cfg.normalizer == ATTEND_NORMALIZER_SOFTMAX)
+        at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
+    else
+        at_masked_normalize_forward((int)m->cfg.normalizer, w, scores, m->valid, NULL, 0, N, 1, S, 1);
 }
 
 void at_dec_attention_forward(attend_model *m, int t, int N, int S, const attend_real *q) {
@@ -123,11 +128,11 @@ void at_dec_scores_backward(attend_model *m, int t, int N, int S, const attend_r
 void at_dec_attention_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq) {
     at_acts *a = &m->acts;
     const attend_real *w = a->weights + (size_t)t * N * S;
-    /* forward: ctx = w V (V = encoder outputs), w = masked_softmax(scores) */
+    /* forward: ctx = w V (V = encoder outputs), w = masked normalizer(scores) */
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
-    at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
+    at_normalize_backward((int)m->cfg.normalizer, a->dscores, a->dweights, w, (size_t)N, S);
     at_dec_scores_backward(m, t, N, S, q, dq);
 }
 
