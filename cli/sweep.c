@@ -40,7 +40,10 @@ static void sweep_usage(FILE *f) {
             "  --decoders LIST      from: none (no attention: the fixed-context baseline),\n"
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
-            "                       DECODER-SCORE pair (none,additive,dot,general)\n"
+            "                       DECODER-SCORE pair (none,additive,dot,general); a\n"
+            "                       suffix sets an option of an attentive entry:\n"
+            "                       +sparsemax, +entmax15 (the attention normaliser, e.g.\n"
+            "                       dot+sparsemax)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -87,8 +90,19 @@ static int parse_int_list(const char *opt, const char *s, int lo, int hi, int *o
     return 0;
 }
 
-/* one decoder name of --decoders */
-static int model_from_name(const char *name, attend_sweep_model *m) {
+/* The "+<option>" suffixes of a --decoders entry (one line each). */
+static void set_sparsemax(attend_sweep_model *m) { m->normalizer = ATTEND_NORMALIZER_SPARSEMAX; }
+static void set_entmax15(attend_sweep_model *m) { m->normalizer = ATTEND_NORMALIZER_ENTMAX15; }
+static const struct {
+    const char *suffix;
+    void (*set)(attend_sweep_model *m);
+} SUFFIXES[] = {
+    {"sparsemax", set_sparsemax},
+    {"entmax15", set_entmax15},
+};
+
+/* one decoder name of --decoders, without suffixes */
+static int model_from_base_name(const char *name, attend_sweep_model *m) {
     static const struct {
         const char *name;
         attend_decoder_kind decoder;
@@ -118,6 +132,24 @@ static int model_from_name(const char *name, attend_sweep_model *m) {
     return 1;
 }
 
+/* one entry of --decoders: a decoder name, then "+<option>" suffixes */
+static int model_from_name(char *name, attend_sweep_model *m) {
+    memset(m, 0, sizeof *m);
+    char *plus = strchr(name, '+');
+    if (plus) *plus = 0;
+    if (!model_from_base_name(name, m)) return 0;
+    while (plus) {
+        char *opt = plus + 1;
+        plus = strchr(opt, '+');
+        if (plus) *plus = 0;
+        size_t i = 0;
+        while (i < sizeof SUFFIXES / sizeof SUFFIXES[0] && strcmp(opt, SUFFIXES[i].suffix)) i++;
+        if (i == sizeof SUFFIXES / sizeof SUFFIXES[0]) return 0;
+        SUFFIXES[i].set(m);
+    }
+    return m->decoder != ATTEND_DECODER_NONE || !m->normalizer;
+}
+
 static int parse_models(const char *s, attend_sweep_model *out, int *n) {
     *n = 0;
     char buf[512];
@@ -127,11 +159,14 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         next = strchr(tok, ',');
         if (next) *next++ = 0;
         if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
+        char entry[512];
+        snprintf(entry, sizeof entry, "%s", tok);
         if (!model_from_name(tok, &out[*n]))
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
-                                   "or DECODER-SCORE such as bahdanau-dot)",
-                                   tok);
+                                   "or DECODER-SCORE such as bahdanau-dot, each optionally with +sparsemax or "
+                                   "+entmax15; none takes no suffix)",
+                                   entry);
         (*n)++;
     }
     return 0;
@@ -193,13 +228,19 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     free(svg);
 }
 
+/* Same model (by name: every option shows in it). */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[64], nb[64];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
+}
+
 /* The accuracy matrix (lengths x models, in order of first appearance). */
 static void print_matrix(const attend_sweep_row *rows, int n) {
     attend_sweep_model models[MAX_LIST];
     int lengths[MAX_LIST], nm = 0, nl = 0;
     for (int i = 0; i < n; i++) {
         int k = 0, l = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder || models[k].score != rows[i].model.score)) k++;
+        while (k < nm && !same_model(models[k], rows[i].model)) k++;
         if (k == nm && nm < MAX_LIST) models[nm++] = rows[i].model;
         while (l < nl && lengths[l] != rows[i].length) l++;
         if (l == nl && nl < MAX_LIST) lengths[nl++] = rows[i].length;
@@ -215,8 +256,7 @@ static void print_matrix(const attend_sweep_row *rows, int n) {
         for (int k = 0; k < nm; k++) {
             const attend_sweep_row *r = NULL;
             for (int i = 0; i < n && !r; i++)
-                if (rows[i].length == lengths[l] && rows[i].model.decoder == models[k].decoder &&
-                    rows[i].model.score == models[k].score)
+                if (rows[i].length == lengths[l] && same_model(rows[i].model, models[k]))
                     r = rows + i;
             if (r && r->eval.pairs) printf(" %18.4f", r->eval.greedy_seq_acc);
             else printf(" %18s", "-");

@@ -345,11 +345,71 @@ static void test_config(void) {
     EXPECT(attend_model_config_check(&mc, &err) == ATTEND_OK, "luong/entmax15: %s", err.msg);
 }
 
+/* The sweep with normaliser entries: names with "+sparsemax", separate rows
+ * and series, the CSV round trip keeps the normaliser, NONE refuses one. */
+static void test_sweep(void) {
+    const int lengths[1] = {4};
+    attend_sweep_model models[3] = {{ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT, ATTEND_NORMALIZER_SOFTMAX},
+                                    {ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT, ATTEND_NORMALIZER_SPARSEMAX},
+                                    {ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, ATTEND_NORMALIZER_ENTMAX15}};
+    attend_sweep_config c;
+    memset(&c, 0, sizeof c);
+    c.task = ATTEND_TASK_REVERSE;
+    c.symbols = 6;
+    c.train_pairs = 300;
+    c.dev_pairs = 30;
+    c.lengths = lengths;
+    c.n_lengths = 1;
+    c.models = models;
+    c.n_models = 3;
+    c.cell = ATTEND_CELL_GRU;
+    c.emb = 8;
+    c.enc_hidden = 8;
+    c.dec_hidden = 16;
+    c.attn = 8;
+    c.steps = 20;
+    c.batch = 16;
+    c.optim = attend_optim_defaults(ATTEND_OPT_ADAM);
+    c.seed = 4;
+    attend_sweep_row rows[3], back[3];
+    attend_error err;
+    EXPECT(attend_sweep_run(&c, rows, NULL, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    char name[64];
+    EXPECT(!strcmp(attend_sweep_model_name(rows[1].model, name, sizeof name), "luong-dot+sparsemax"), "name %s", name);
+    EXPECT(!strcmp(attend_sweep_model_name(rows[2].model, name, sizeof name), "bahdanau-additive+entmax15"), "name %s",
+           name);
+    EXPECT(memcmp(&rows[0].eval, &rows[1].eval, sizeof rows[0].eval) != 0, "softmax and sparsemax rows are equal");
+    char *csv = NULL, *svg = NULL;
+    EXPECT(attend_sweep_csv(rows, 3, &csv, &err) == ATTEND_OK, "%s", err.msg);
+    int n = 0;
+    EXPECT(csv && attend_sweep_csv_parse(csv, strlen(csv), "t", back, 3, &n, &err) == ATTEND_OK && n == 3, "%s",
+           err.msg);
+    for (int i = 0; i < n; i++)
+        EXPECT(back[i].model.normalizer == rows[i].model.normalizer, "csv row %d: normalizer %d", i,
+               (int)back[i].model.normalizer);
+    EXPECT(attend_sweep_plot_svg(rows, 3, NULL, &svg, &err) == ATTEND_OK && svg && strstr(svg, "luong-dot+sparsemax") &&
+               strstr(svg, ">luong-dot<"),
+           "plot series: %s", err.msg);
+    free(csv);
+    free(svg);
+    const char *bad = "model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,tf_seq_acc,"
+                      "tf_token_acc,loss,attn_entropy,uniform_entropy,samples_per_s,train_seconds,wall_seconds\n"
+                      "luong-dot+bogus,luong,dot,4,4,30,1,1,1,1,0.1,0.1,1.3,100,1,1\n";
+    EXPECT(attend_sweep_csv_parse(bad, strlen(bad), "t", back, 3, &n, &err) == ATTEND_ERR_FORMAT &&
+               strstr(err.msg, "field 1 (model)"),
+           "unknown suffix: %s", err.msg);
+    models[0].decoder = ATTEND_DECODER_NONE;
+    models[0].normalizer = ATTEND_NORMALIZER_SPARSEMAX;
+    EXPECT(attend_sweep_run(&c, rows, NULL, NULL, &err) == ATTEND_ERR_ARG && strstr(err.msg, "decoder none"),
+           "none+sparsemax: %s", err.msg);
+}
+
 int main(void) {
     RUN(test_reference);
     RUN(test_errors);
     RUN(test_explain_numbers);
     RUN(test_config);
     RUN(test_model);
+    RUN(test_sweep);
     return harness_summary();
 }

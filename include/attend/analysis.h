@@ -181,6 +181,8 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
 typedef struct {
     attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
     attend_score_kind score;     /* ignored by NONE */
+    attend_normalizer normalizer; /* of the attention (0: softmax; not with NONE); the
+                                     name gains "+sparsemax" / "+entmax15" */
 } attend_sweep_model;
 
 typedef struct {
@@ -229,7 +231,9 @@ typedef void (*attend_sweep_callback)(void *user, const attend_sweep_row *row, i
 attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row *rows, attend_sweep_callback cb,
                                void *user, attend_error *err);
 
-/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"). */
+/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"),
+ * then a "+<option>" suffix per option set ("luong-dot+sparsemax"). Two rows are
+ * the same model exactly when their names are equal. */
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
 
 /* The rows as CSV (header line first; malloc'ed into *out, caller frees):

@@ -362,7 +362,7 @@ def _tsv_data(train_tsv, dev_tsv, tokenizer):
 
 def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10, min_len=1, max_len=10,
           count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
-          layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
+          layers=1, dec_hidden=0, attn=64, normalizer="softmax", steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
           decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, progress=None):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
@@ -387,6 +387,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
               "decoder": decoder if decoder is not None else ("pointer" if pointer else "bahdanau"),
               "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "emb": emb, "enc_hidden": hidden,
               "enc_layers": layers, "attn": attn, "max_batch": batch}
+        if normalizer != "softmax":
+            mc["normalizer"] = normalizer
         dot = _name_to_int("score", score) in (0, 1)
         mc["dec_hidden"] = dec_hidden if dec_hidden else (2 * hidden if dot else 128)
         mls = [lib.attend_dataset_max_src_len(d._handle()) for d in (train_d, dev_d) if d is not None]

@@ -23,7 +23,15 @@ const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t 
     if (!buf || cap == 0) return "";
     if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
+    size_t n = strlen(buf);
+    if (model.normalizer && n < cap) snprintf(buf + n, cap - n, "+%s", attend_normalizer_name(model.normalizer));
     return buf;
+}
+
+/* Same model (by name: every option shows in it). */
+static int same_model(attend_sweep_model a, attend_sweep_model b) {
+    char na[64], nb[64];
+    return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 
 static attend_status check_config(const attend_sweep_config *c, attend_error *err) {
@@ -46,6 +54,11 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
                   c->models[i].decoder == ATTEND_DECODER_NONE,
               err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
               attend_decoder_name(c->models[i].decoder));
+    for (int i = 0; i < c->n_models; i++)
+        CHECK((unsigned)c->models[i].normalizer <= ATTEND_NORMALIZER_ENTMAX15 &&
+                  !(c->models[i].normalizer && c->models[i].decoder == ATTEND_DECODER_NONE),
+              err, ATTEND_ERR_ARG, "%s: models[%d]: normalizer %d with decoder %s (none has no attention)", who, i,
+              (int)c->models[i].normalizer, attend_decoder_name(c->models[i].decoder));
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);
@@ -58,6 +71,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.cell = c->cell;
     mc.decoder = mod.decoder;
     mc.score = mod.decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : mod.score;
+    mc.normalizer = mod.normalizer;
     mc.src_vocab = vs;
     mc.tgt_vocab = vt;
     mc.emb = c->emb;
@@ -278,9 +292,7 @@ attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, co
     double xmin = INFINITY, xmax = -INFINITY;
     for (int i = 0; !st && i < n_rows; i++) {
         int k = 0;
-        while (k < nm && (models[k].decoder != rows[i].model.decoder ||
-                          (rows[i].model.decoder != ATTEND_DECODER_NONE && models[k].score != rows[i].model.score)))
-            k++;
+        while (k < nm && !same_model(models[k], rows[i].model)) k++;
         if (k == nm) {
             models[nm] = rows[i].model;
             series[nm].label = attend_sweep_model_name(rows[i].model, names + (size_t)nm * 64, 64);
@@ -391,6 +403,20 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                     if (sc < 0) bad = 2;
                     else r->model.score = (attend_score_kind)sc;
                 }
+            }
+            /* options from the model name's "+<option>" suffixes */
+            for (const char *c = memchr(f[0], '+', (size_t)(f[1] - 1 - f[0])); bad < 0 && c; ) {
+                const char *e = memchr(c + 1, '+', (size_t)(f[1] - 1 - (c + 1)));
+                size_t ol = (size_t)((e ? e : f[1] - 1) - (c + 1));
+                int nz = -1;
+                if (ol < sizeof name) {
+                    memcpy(name, c + 1, ol);
+                    name[ol] = 0;
+                    nz = attend_normalizer_from_name(name);
+                }
+                if (nz <= 0) bad = 0;
+                else r->model.normalizer = (attend_normalizer)nz;
+                c = e;
             }
             double *dst[10] = {&r->eval.greedy_seq_acc, &r->eval.greedy_token_acc, &r->eval.tf_seq_acc,
                                &r->eval.tf_token_acc,   &r->eval.loss,             &r->eval.attn_entropy,
