@@ -24,24 +24,27 @@ from attend import _lib
 
 
 def share(alignments):
-    z = n = 0
+    """(exact zeros, weights, mean nonzero weights per output step)"""
+    z = n = rows = 0
     for a in alignments:
         a = np.asarray(a)
         z += int((a == 0.0).sum())
         n += a.size
-    return z, n
+        rows += a.shape[0]
+    return z, n, (n - z) / max(rows, 1)
 
 
 def reverse(paths):
     rng = random.Random(20261201)
     srcs = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(5, 12))) for _ in range(500)]
-    print("model\tnormalizer\tzeros\tweights\tzero_share\texact")
+    print("model\tnormalizer\tzeros\tweights\tzero_share\tnonzero_per_step\texact")
     for p in paths:
         m = attend.Model.load(p)
         hs = m.greedy(srcs)
-        z, n = share(h.alignment for h in hs)
+        z, n, nz = share(h.alignment for h in hs)
         exact = sum(h.text == s[::-1] for h, s in zip(hs, srcs)) / len(srcs)
-        print("%s\t%s\t%d\t%d\t%.4f\t%.4f" % (p, m.config.get("normalizer", "softmax"), z, n, z / n, exact))
+        print("%s\t%s\t%d\t%d\t%.4f\t%.2f\t%.4f" % (p, m.config.get("normalizer", "softmax"), z, n, z / n, nz,
+                                                     exact))
         m.close()
 
 
@@ -62,7 +65,7 @@ def g2p(dict_path, paths):
                 words.append(w)
             if len(words) == 1000:
                 break
-    print("model\tnormalizer\tzeros\tweights\tzero_share\twords")
+    print("model\tnormalizer\tzeros\tweights\tzero_share\tnonzero_per_step\twords")
     for p in paths:
         g = attend.g2p.G2P(p)
         al = []
@@ -71,8 +74,9 @@ def g2p(dict_path, paths):
                 al.append(g.align(w).alignment)
             except attend.AttendError:
                 pass
-        z, n = share(al)
-        print("%s\t%s\t%d\t%d\t%.4f\t%d" % (p, g.model.config.get("normalizer", "softmax"), z, n, z / n, len(al)))
+        z, n, nz = share(al)
+        print("%s\t%s\t%d\t%d\t%.4f\t%.2f\t%d" % (p, g.model.config.get("normalizer", "softmax"), z, n, z / n, nz,
+                                                   len(al)))
         g.close()
 
 
