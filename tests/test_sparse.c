@@ -9,9 +9,11 @@
  * attention entropy finite, interventions, and the model file keeping the
  * normaliser.
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, close */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attend.h"
 #include "harness.h"
@@ -296,7 +298,10 @@ static void check_model(attend_decoder_kind dec, attend_score_kind score, attend
         EXPECT(isfinite(res.tv_mean) && res.tv_mean >= 0 && res.tv_mean <= 1, "%s: tv %g", what, res.tv_mean);
     }
     /* the model file keeps the normaliser; the loaded model decodes the same */
-    const char *path = "sparse_model.tmp.safetensors";
+    char path[64] = "/tmp/attend-test-sparse-XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0, "mkstemp");
+    if (fd >= 0) close(fd);
     EXPECT(attend_model_save(m, path, vocab, vocab, ATTEND_TOKENIZE_CHAR, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     attend_model *m2 = NULL;
     attend_model_config cap;
@@ -310,6 +315,29 @@ static void check_model(attend_decoder_kind dec, attend_score_kind score, attend
         EXPECT(attend_model_greedy(m2, &src[0][0], len, 2, 7, L, out2, out_len2, al2, &err) == ATTEND_OK, "%s", err.msg);
         EXPECT(out_len2[0] == out_len[0] && !memcmp(al2, al, (size_t)out_len[0] * 7 * sizeof *al),
                "%s: the loaded model aligns differently", what);
+    }
+    /* a file naming an unknown normaliser is refused, naming the key */
+    FILE *fp = fopen(path, "rb");
+    static char bytes[1 << 20];
+    size_t nbytes = fp ? fread(bytes, 1, sizeof bytes, fp) : 0;
+    if (fp) fclose(fp);
+    char *key = NULL;
+    /* the config is a JSON string in the metadata: its quotes are escaped */
+    const char *pat = "normalizer\\\":\\\"";
+    const size_t pl = strlen(pat);
+    for (size_t i = 0; i + pl < nbytes && !key; i++)
+        if (!memcmp(bytes + i, pat, pl)) key = bytes + i;
+    EXPECT(key != NULL, "%s: no normalizer key in the file", what);
+    if (key) {
+        key[pl] = 'X'; /* "sparsemax" -> "Xparsemax": an unknown name, same length */
+        fp = fopen(path, "wb");
+        fwrite(bytes, 1, nbytes, fp);
+        fclose(fp);
+        attend_model *m3 = NULL;
+        attend_status st = attend_model_load(&m3, path, &cap, NULL, NULL, NULL, &err);
+        EXPECT(st != ATTEND_OK && strstr(err.msg, "normalizer"), "%s: unknown normaliser in the file: %s %s", what,
+               attend_status_name(st), err.msg);
+        attend_model_free(m3);
     }
     remove(path);
     attend_model_free(m2);
