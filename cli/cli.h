@@ -39,8 +39,16 @@ typedef struct {
     int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
+    attend_train_options topt;         /* --dropout, --label-smoothing (cli/train_options.h) */
+    int patience;                      /* --patience: evaluations without a better dev score that stop the run;
+                                          -1: not given (0: never stop) */
+    int select;                        /* --select: TRAIN_SELECT_*, the dev score of the best model; -1: not given
+                                          (no --patience or --select: --out is the last model) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } train_opts;
+
+/* --select: the dev score the best model is chosen by (attend_eval_stats) */
+enum { TRAIN_SELECT_LOSS = 0, TRAIN_SELECT_TOKEN = 1, TRAIN_SELECT_SEQ = 2 };
 
 void train_opts_init(train_opts *o);
 

@@ -14,6 +14,7 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "ensemble.h"
 #include "heatmap.h"
 
 /* ================================================================ decode */
@@ -23,6 +24,11 @@ typedef struct {
     int beam, nbest, max_len, max_src, batch, align;
     double alpha;
     int align_style, format, strict, skip_malformed;
+    const char *models[CLI_ENSEMBLE_MAX]; /* model = models[0]; more make an ensemble */
+    int n_models;
+    const char *rescore;     /* --rescore MODEL, or NULL */
+    double rescore_weight;   /* w in (1 - w) * score + w * rescore */
+    int rescore_reverse;
 } decode_opts;
 
 /* The default source capacity: this many times the model's longest training
@@ -35,7 +41,14 @@ typedef struct {
 
 static void decode_usage(FILE *f) {
     fprintf(f,
-            "usage: attend decode MODEL [FILE|-] [options]\n"
+            "usage: attend decode MODEL [MODEL...] [FILE|-] [options]\n"
+            "\n"
+            "Several models make an ensemble: each step's distribution is the mean of the\n"
+            "models' log-probabilities (as OpenNMT and Marian average them), in greedy and beam\n"
+            "search; the models must have the same tokenizer and source and target\n"
+            "vocabularies (token by token), and none may be a pointer model. A positional\n"
+            "argument that is a model file (safetensors) is one more model; the first that is\n"
+            "not is the input. --align shows each model's own alignment in turn.\n"
             "\n"
             "Decodes one source per input line (the text before a TAB, if any, so TSV files\n"
             "work as input) with the model's tokenizer, in batches as the lines arrive, so any\n"
@@ -54,6 +67,14 @@ static void decode_usage(FILE *f) {
             "  --nbest N            the N best hypotheses, best first (beam search; --beam\n"
             "                       defaults to N); text: score<TAB>output lines\n"
             "  --alpha A            length normalisation: score = log p / (length+1)^A (0)\n"
+            "  --rescore MODEL      re-rank the n-best by (1-w) x score + w x MODEL's log-probability\n"
+            "                       of the hypothesis per output token, EOS counted (log p / (length\n"
+            "                       + 1)); the printed score is the combined one. MODEL reads the\n"
+            "                       same tokenizer (its vocabularies may differ: tokens are looked\n"
+            "                       up by name)\n"
+            "  --rescore-weight W   w above, in [0,1] (0.5)\n"
+            "  --rescore-reverse    MODEL is right-to-left (trained on reversed targets): it\n"
+            "                       scores each hypothesis reversed\n"
             "  --max-len N          longest output in tokens (per line: the longer of the\n"
             "                       model's longest training target and twice the line's\n"
             "                       length; a pointer model emits one position per source token)\n"
@@ -97,13 +118,27 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o->format);
         else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o->strict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip_malformed);
-        else if (cli_positional(&p) && npos < 2) {
-            if (npos++ == 0) o->model = p.arg;
-            else o->input = p.arg;
-        } else rc = cli_unknown(&p);
+        else if (cli_is(&p, "--rescore")) rc = cli_string(&p, &o->rescore);
+        else if (cli_is(&p, "--rescore-weight")) rc = cli_double(&p, 0, 1, &o->rescore_weight);
+        else if (cli_is(&p, "--rescore-reverse")) rc = cli_flag(&p, &o->rescore_reverse);
+        else if (cli_positional(&p) && !o->input && (npos == 0 || cli_is_model_file(p.arg))) {
+            if (npos == 0 || o->n_models < CLI_ENSEMBLE_MAX) {
+                o->models[o->n_models++] = p.arg;
+                npos++;
+            } else {
+                rc = cli_usage_error("decode", "more than %d models in an ensemble", CLI_ENSEMBLE_MAX);
+            }
+        } else if (cli_positional(&p) && !o->input) o->input = p.arg;
+        else rc = cli_unknown(&p);
     }
     if (rc || *help) return rc;
-    if (!o->model) return cli_usage_error("decode", "which model? usage: attend decode MODEL [FILE|-]");
+    o->model = o->models[0];
+    if (!o->model) return cli_usage_error("decode", "which model? usage: attend decode MODEL [MODEL...] [FILE|-]");
+    if (o->rescore && !o->nbest)
+        return cli_usage_error("decode", "--rescore re-ranks an n-best list: give --nbest N");
+    if ((o->rescore_weight >= 0 || o->rescore_reverse) && !o->rescore)
+        return cli_usage_error("decode", "--rescore-weight and --rescore-reverse need --rescore MODEL");
+    if (o->rescore_weight < 0) o->rescore_weight = 0.5;
     if (o->nbest && !o->beam) o->beam = o->nbest;
     if (o->nbest > o->beam) return cli_usage_error("decode", "--nbest %d is more than --beam %d", o->nbest, o->beam);
     if (o->align && o->format == CLI_FORMAT_TSV)
@@ -125,7 +160,14 @@ typedef struct {
 } src_line;
 
 typedef struct {
-    attend_model *m;
+    attend_model *m;         /* ms[0] */
+    attend_model *ms[CLI_ENSEMBLE_MAX]; /* [M] the ensemble's members (M = 1: one model) */
+    int M;
+    attend_model *rm;        /* --rescore's model, its vocabularies and tokenizer */
+    attend_vocab *rsv, *rtv;
+    int32_t *rsrc, *rhyp;    /* [S_cap + 1], [nbest,L_cap] the n-best in rm's ids */
+    double *rscore;          /* [nbest] */
+    int *order;              /* [nbest] print order */
     attend_vocab *sv, *tv;
     attend_tokenizer tok;
     attend_model_config cfg; /* as trained */
@@ -293,10 +335,22 @@ static void print_number(double x) {
     else printf("%.6f", x);
 }
 
+/* a [rows,cols] as a JSON array of arrays */
+static void print_matrix(const attend_real *a, int rows, int cols) {
+    printf("[");
+    for (int t = 0; t < rows; t++) {
+        printf("%s[", t ? "," : "");
+        for (int j = 0; j < cols; j++) printf("%s%.4f", j ? "," : "", (double)a[(size_t)t * cols + j]);
+        printf("]");
+    }
+    printf("]");
+}
+
 /* Prints hypothesis `rank` (1-based) of line l: out [len], its alignment
- * [len,S] or NULL, its score or NULL (greedy without a score). */
+ * [len,S] or NULL (an ensemble: member k's at align + k * astride), its score
+ * or NULL (greedy without a score). */
 static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int rank, const int32_t *out, int len,
-                     const attend_real *align, const double *score) {
+                     const attend_real *align, size_t astride, const double *score) {
     const int32_t *src = l->ids;
     int S = l->n;
     int rc = output_text(dc, src, S, out, len);
@@ -326,14 +380,17 @@ static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int r
             for (int t = 0; t < len; t++) printf("%s%d", t ? "," : "", (int)out[t]);
             printf("]");
         }
-        if (o->align && align) {
-            printf(",\"alignment\":[");
-            for (int t = 0; t < len; t++) {
-                printf("%s[", t ? "," : "");
-                for (int j = 0; j < S; j++) printf("%s%.4f", j ? "," : "", (double)align[(size_t)t * S + j]);
+        if (o->align && align) { /* an ensemble: "alignment" is model 1's, "alignments" every member's */
+            printf(",\"alignment\":");
+            print_matrix(align, len, S);
+            if (dc->M > 1) {
+                printf(",\"alignments\":[");
+                for (int k = 0; k < dc->M; k++) {
+                    if (k) printf(",");
+                    print_matrix(align + (size_t)k * astride, len, S);
+                }
                 printf("]");
             }
-            printf("]");
         }
         printf("}");
         return 0;
@@ -352,8 +409,12 @@ static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int r
                                          : attend_vocab_token(dc->tv, out[t]);
             dc->out_tok[t] = tk ? tk : "?";
         }
-        heatmap_print(stdout, align, len, S, dc->src_tok, dc->out_tok, (heatmap_style)o->align_style);
-        printf("\n");
+        for (int k = 0; k < dc->M; k++) {
+            if (dc->M > 1) printf("model %d (%s):\n", k + 1, o->models[k]);
+            heatmap_print(stdout, align + (size_t)k * astride, len, S, dc->src_tok, dc->out_tok,
+                          (heatmap_style)o->align_style);
+            printf("\n");
+        }
     }
     return 0;
 }
@@ -403,8 +464,12 @@ static int decode_greedy(decoder *dc, const decode_opts *o) {
         for (int j = 0; j < S; j++) dc->src[(size_t)k * S + j] = j < l->n ? l->ids[j] : ATTEND_PAD;
     }
     attend_error err = {0};
-    if (nb && attend_model_greedy(dc->m, dc->src, dc->src_len, nb, S, maxl, dc->out, dc->out_len, dc->align, &err))
+    if (nb && (dc->M > 1 ? attend_ensemble_greedy(dc->ms, dc->M, dc->src, dc->src_len, nb, S, maxl, dc->out,
+                                                  dc->out_len, dc->align, &err)
+                         : attend_model_greedy(dc->m, dc->src, dc->src_len, nb, S, maxl, dc->out, dc->out_len,
+                                               dc->align, &err)))
         return cli_lib_fail("decode", &err);
+    size_t astride = (size_t)nb * maxl * S; /* an ensemble's members' alignments [M,nb,maxl,S] */
     int rc = 0;
     for (int i = 0, k = 0; rc == 0 && i < dc->n_lines; i++) {
         const src_line *l = &dc->lines[i];
@@ -417,18 +482,61 @@ static int decode_greedy(decoder *dc, const decode_opts *o) {
         int sl = l->n, len = dc->out_len[k];
         int lim = line_limit(dc, o, sl);
         if (len > lim) len = lim; /* as if decoded alone */
-        if (a) /* rows of this line's own length [len,sl], in place: row t moves down to t*sl */
-            for (int t = 0; t < len; t++) memmove(a + (size_t)t * sl, a + (size_t)t * S, sl * sizeof *a);
-        const int32_t *out = dc->out + (size_t)k * maxl;
-        double score, *sp = NULL;
-        if (o->format != CLI_FORMAT_TEXT && !(len == lim && !dc->pointer)) {
-            if (attend_model_score(dc->m, l->ids, sl, out, len, &score, NULL, &err) == ATTEND_OK) sp = &score;
+        for (int e = 0; a && e < dc->M; e++) { /* rows of this line's own length [len,sl], in place: row t moves down to t*sl */
+            attend_real *ae = a + (size_t)e * astride;
+            for (int t = 0; t < len; t++) memmove(ae + (size_t)t * sl, ae + (size_t)t * S, sl * sizeof *ae);
         }
-        rc = print_hyp(dc, o, l, 1, out, len, a, sp);
+        const int32_t *out = dc->out + (size_t)k * maxl;
+        double score = 0, *sp = NULL;
+        if (o->format != CLI_FORMAT_TEXT && !(len == lim && !dc->pointer)) { /* an ensemble: the members' mean */
+            int ok = 1;
+            for (int e = 0; ok && e < dc->M; e++) {
+                double s1;
+                ok = attend_model_score(dc->ms[e], l->ids, sl, out, len, &s1, NULL, &err) == ATTEND_OK;
+                score += s1;
+            }
+            if (ok) {
+                score /= dc->M;
+                sp = &score;
+            }
+        }
+        rc = print_hyp(dc, o, l, 1, out, len, a, astride, sp);
         line_end(o, l, 1);
         k++;
     }
     return rc;
+}
+
+/* --rescore: the `got` hypotheses of line l (dc->out [got,L]) in the rescoring
+ * model's ids (tokens looked up by name, unknown ones <unk>) scored by it;
+ * dc->score becomes (1 - w) score + w rescore and dc->order the ranks by it
+ * (stable: the beam's order among equals). */
+static int rescore(decoder *dc, const decode_opts *o, const src_line *l, int L, int got) {
+    attend_error err = {0};
+    int n = 0;
+    if (attend_vocab_encode(dc->rsv, dc->tok, 0, l->text, l->text_len, dc->rsrc, dc->S_cap + 1, &n, &err))
+        return cli_lib_fail("decode", &err);
+    for (int h = 0; h < got; h++)
+        for (int t = 0; t < L; t++) {
+            int32_t id = dc->out[(size_t)h * L + t];
+            const char *tk = t < dc->out_len[h] ? attend_vocab_token(dc->tv, id) : NULL;
+            int32_t r = tk ? attend_vocab_find(dc->rtv, tk, strlen(tk)) : ATTEND_PAD;
+            dc->rhyp[(size_t)h * L + t] = tk && r < 0 ? ATTEND_UNK : r;
+        }
+    if (attend_model_rescore(dc->rm, dc->rsrc, n, dc->rhyp, dc->out_len, got, L, o->rescore_reverse, dc->rscore,
+                             &err))
+        return cli_lib_fail("decode", &err);
+    double w = o->rescore_weight;
+    for (int h = 0; h < got; h++) dc->score[h] = (1 - w) * dc->score[h] + w * dc->rscore[h];
+    for (int i = 1; i < got; i++) { /* insertion sort: stable, n-best lists are short */
+        int h = dc->order[i], j = i;
+        while (j > 0 && dc->score[dc->order[j - 1]] < dc->score[h]) {
+            dc->order[j] = dc->order[j - 1];
+            j--;
+        }
+        dc->order[j] = h;
+    }
+    return 0;
 }
 
 /* Beam search of the batch in hand, one line at a time. */
@@ -441,13 +549,21 @@ static int decode_beam(decoder *dc, const decode_opts *o) {
         if (l->decode) {
             int L = line_limit(dc, o, l->n);
             attend_error err = {0};
-            if (attend_model_beam(dc->m, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out, dc->out_len, dc->score,
-                                  dc->align, &got, &err))
+            if (dc->M > 1 ? attend_ensemble_beam(dc->ms, dc->M, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out,
+                                                 dc->out_len, dc->score, dc->align, &got, &err)
+                          : attend_model_beam(dc->m, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out, dc->out_len,
+                                              dc->score, dc->align, &got, &err))
                 return cli_lib_fail("decode", &err);
+            for (int h = 0; h < got; h++) dc->order[h] = h;
+            if (dc->rm && (rc = rescore(dc, o, l, L, got))) return rc;
             int show_score = o->nbest || o->format != CLI_FORMAT_TEXT;
-            for (int h = 0; rc == 0 && h < got; h++)
-                rc = print_hyp(dc, o, l, h + 1, dc->out + (size_t)h * L, dc->out_len[h],
-                               dc->align ? dc->align + (size_t)h * L * l->n : NULL, show_score ? &dc->score[h] : NULL);
+            size_t astride = (size_t)nbest * L * l->n; /* an ensemble's members' alignments [M,nbest,L,S] */
+            for (int r = 0; rc == 0 && r < got; r++) {
+                int h = dc->order[r];
+                rc = print_hyp(dc, o, l, r + 1, dc->out + (size_t)h * L, dc->out_len[h],
+                               dc->align ? dc->align + (size_t)h * L * l->n : NULL, astride,
+                               show_score ? &dc->score[h] : NULL);
+            }
         }
         line_end(o, l, got);
     }
@@ -463,7 +579,14 @@ static int load_sized(decoder *dc, const decode_opts *o) {
     cap.max_batch = dc->B;
     cap.max_src_len = dc->S_cap;
     cap.max_tgt_len = dc->L_cap;
-    attend_status st = attend_model_load(&dc->m, o->model, &cap, NULL, NULL, NULL, &err);
+    attend_status st = ATTEND_OK;
+    for (int k = 0; st == ATTEND_OK && k < dc->M; k++)
+        st = attend_model_load(&dc->ms[k], o->models[k], &cap, NULL, NULL, NULL, &err);
+    dc->m = dc->ms[0];
+    if (st == ATTEND_OK && o->rescore) {
+        cap.max_batch = 1; /* it scores one hypothesis at a time */
+        st = attend_model_load(&dc->rm, o->rescore, &cap, NULL, NULL, NULL, &err);
+    }
     if (st == ATTEND_ERR_ALLOC) {
         fprintf(stderr,
                 "attend decode: not enough memory for batches of %d lines of up to %d source and %d output tokens: "
@@ -487,9 +610,16 @@ static int decoder_alloc(decoder *dc, const decode_opts *o) {
     dc->out = malloc(rows * L * sizeof *dc->out);
     dc->out_len = malloc(rows * sizeof *dc->out_len);
     dc->score = malloc(rows * sizeof *dc->score);
-    dc->align = o->align ? malloc(rows * L * S * sizeof *dc->align) : NULL;
+    dc->align = o->align ? malloc((size_t)dc->M * rows * L * S * sizeof *dc->align) : NULL;
+    dc->order = malloc(rows * sizeof *dc->order);
+    if (o->rescore) {
+        dc->rsrc = malloc((S + 1) * sizeof *dc->rsrc);
+        dc->rhyp = malloc(rows * L * sizeof *dc->rhyp);
+        dc->rscore = malloc(rows * sizeof *dc->rscore);
+    }
     if (!dc->text || !dc->src_tok || !dc->out_tok || !dc->src || !dc->src_len || !dc->which || !dc->out ||
-        !dc->out_len || !dc->score || (o->align && !dc->align)) {
+        !dc->out_len || !dc->score || (o->align && !dc->align) || !dc->order ||
+        (o->rescore && (!dc->rsrc || !dc->rhyp || !dc->rscore))) {
         fprintf(stderr, "attend decode: out of memory\n");
         return 1;
     }
@@ -500,6 +630,7 @@ int cmd_decode(int argc, char **argv) {
     decode_opts o;
     memset(&o, 0, sizeof o);
     o.batch = 64;
+    o.rescore_weight = -1; /* not given */
     o.align_style = HEATMAP_SHADE;
     int help = 0;
     int rc = decode_parse(&o, argc, argv, &help);
@@ -512,12 +643,45 @@ int cmd_decode(int argc, char **argv) {
     memset(&dc, 0, sizeof dc);
     dc.probs.cmd = "decode";
     dc.probs.strict = o.strict;
-    /* first load: the vocabularies and the trained lengths (a batch of one) */
+    /* first load: the vocabularies and the trained lengths (a batch of one);
+     * an ensemble's members must agree with the first (cli/ensemble.h), and
+     * its trained lengths are the longest of any member's */
+    dc.M = o.n_models;
     if ((rc = cli_load_model("decode", o.model, 1, 0, 0, &dc.m, &dc.sv, &dc.tv, &dc.tok))) return rc;
     dc.cfg = *attend_model_get_config(dc.m);
     attend_model_free(dc.m);
     dc.m = NULL;
     dc.pointer = dc.cfg.decoder == ATTEND_DECODER_POINTER;
+    cli_member first = {o.models[0], dc.cfg, dc.sv, dc.tv, dc.tok};
+    for (int k = 1; rc == 0 && k < dc.M; k++) {
+        cli_member b = {o.models[k], {0}, NULL, NULL, ATTEND_TOKENIZE_CHAR};
+        attend_model *mk = NULL;
+        if ((rc = cli_load_model("decode", o.models[k], 1, 0, 0, &mk, &b.sv, &b.tv, &b.tok))) break;
+        b.cfg = *attend_model_get_config(mk);
+        attend_model_free(mk);
+        rc = cli_ensemble_check("decode", &first, &b, k + 1);
+        if (b.cfg.max_src_len > dc.cfg.max_src_len) dc.cfg.max_src_len = b.cfg.max_src_len;
+        if (b.cfg.max_tgt_len > dc.cfg.max_tgt_len) dc.cfg.max_tgt_len = b.cfg.max_tgt_len;
+        attend_vocab_free(b.sv);
+        attend_vocab_free(b.tv);
+    }
+    if (rc == 0 && o.rescore) {
+        cli_member r = {o.rescore, {0}, NULL, NULL, ATTEND_TOKENIZE_CHAR};
+        attend_model *mr = NULL;
+        if ((rc = cli_load_model("decode", o.rescore, 1, 0, 0, &mr, &dc.rsv, &dc.rtv, &r.tok)) == 0) {
+            r.cfg = *attend_model_get_config(mr);
+            attend_model_free(mr);
+            if (dc.pointer || r.cfg.decoder == ATTEND_DECODER_POINTER)
+                rc = cli_usage_error("decode", "--rescore: pointer models score positions, not output tokens (%s)",
+                                     dc.pointer ? o.model : o.rescore);
+            else if (r.tok != dc.tok) {
+                fprintf(stderr, "attend decode: --rescore %s: tokenizer %s, model 1 (%s) has %s\n", o.rescore,
+                        attend_tokenizer_name(r.tok), o.model, attend_tokenizer_name(dc.tok));
+                rc = 1;
+            }
+        }
+    }
+    if (rc) goto done;
     int want = o.batch; /* lines per batch */
     int S_limit = o.max_src ? o.max_src : DECODE_SRC_FACTOR * dc.cfg.max_src_len;
     if (!o.max_src && S_limit < DECODE_MIN_SRC) S_limit = DECODE_MIN_SRC;
@@ -562,7 +726,14 @@ flush:
 done:
     lines_clear(&dc);
     cli_lines_close(&dc.in);
-    attend_model_free(dc.m);
+    for (int k = 0; k < dc.M; k++) attend_model_free(dc.ms[k]);
+    attend_model_free(dc.rm);
+    attend_vocab_free(dc.rsv);
+    attend_vocab_free(dc.rtv);
+    free(dc.rsrc);
+    free(dc.rhyp);
+    free(dc.rscore);
+    free(dc.order);
     attend_vocab_free(dc.sv);
     attend_vocab_free(dc.tv);
     free(dc.lines);

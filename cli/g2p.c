@@ -23,6 +23,7 @@
 #include "attend.h"
 #include "cli.h"
 #include "mpirun.h"
+#include "ensemble.h"
 #include "g2p.h"
 #include "outputs.h" /* issue 17: output checks */
 
@@ -140,7 +141,10 @@ static void say_usage(FILE *f) {
             "pronounced). A word with white space or control characters is an error (exit 1).\n"
             "\n"
             "  --model PATH       the G2P model (default: $ATTEND_G2P_MODEL, else the shipped\n"
-            "                     models/" G2P_MODEL_NAME ")\n"
+            "                     models/" G2P_MODEL_NAME "). PATH,PATH,... is an ensemble:\n"
+            "                     each step's distribution is the mean of the models'\n"
+            "                     log-probabilities (greedy and beam); the models must have the\n"
+            "                     same letters and phonemes; --align shows each one's alignment\n"
             "  --beam K           beam search with K hypotheses (default: greedy)\n"
             "  --nbest N          the N best pronunciations, as `word PH ...`, `word(2) PH ...`,\n"
             "                     ..., each followed by `# ` and its log-probability (--beam\n"
@@ -164,13 +168,16 @@ static void say_usage(FILE *f) {
 }
 
 typedef struct {
-    attend_model *m;
+    attend_model *m;      /* ms[0] */
+    attend_model *ms[CLI_ENSEMBLE_MAX]; /* [M] an ensemble's members (--model A,B,...) */
+    int M;
+    const char *paths[CLI_ENSEMBLE_MAX];
     attend_vocab *gv, *pv;
     int L, S, K;          /* longest output, longest word, rows */
     int trained_S;        /* the model's longest training word */
     int32_t *out, *out_len; /* [K,L], [K] */
     double *score;        /* [K] */
-    attend_real *align;   /* [K,L,S] */
+    attend_real *align;   /* [M,K,L,S] */
     char *text;           /* [text_cap] */
     size_t text_cap;
     cli_problems probs;
@@ -250,20 +257,32 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                     word, ns, sp->trained_S))
         return 1;
     attend_status st;
+    int nbest = o->nbest ? o->nbest : 1;
+    size_t astride = (size_t)(o->beam ? nbest : 1) * sp->L * ns; /* an ensemble: member k's at align + k*astride */
     if (o->beam) {
-        st = attend_model_beam(sp->m, src, ns, o->beam, o->nbest ? o->nbest : 1, sp->L, o->alpha, sp->out,
-                               sp->out_len, sp->score, o->align ? sp->align : NULL, &got, &err);
+        st = sp->M > 1 ? attend_ensemble_beam(sp->ms, sp->M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
+                                              sp->out_len, sp->score, o->align ? sp->align : NULL, &got, &err)
+                       : attend_model_beam(sp->m, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out, sp->out_len,
+                                           sp->score, o->align ? sp->align : NULL, &got, &err);
     } else {
         int32_t sl = ns;
-        st = attend_model_greedy(sp->m, src, &sl, 1, ns, sp->L, sp->out, sp->out_len, o->align ? sp->align : NULL,
-                                 &err);
+        st = sp->M > 1 ? attend_ensemble_greedy(sp->ms, sp->M, src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
+                                                o->align ? sp->align : NULL, &err)
+                       : attend_model_greedy(sp->m, src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
+                                             o->align ? sp->align : NULL, &err);
         got = 1;
         /* a structured format gives greedy outputs their forced log-probability
-         * (phonemes and end); an output cut at the length limit has none */
-        if (o->format != CLI_FORMAT_TEXT && !st &&
-            (sp->out_len[0] >= sp->L ||
-             attend_model_score(sp->m, src, ns, sp->out, sp->out_len[0], &sp->score[0], NULL, &err)))
-            sp->score[0] = NAN;
+         * (phonemes and end; an ensemble: the members' mean); an output cut at
+         * the length limit has none */
+        if (o->format != CLI_FORMAT_TEXT && !st) {
+            double sum = 0, one = 0;
+            int ok = sp->out_len[0] < sp->L;
+            for (int k = 0; ok && k < sp->M; k++) {
+                ok = attend_model_score(sp->ms[k], src, ns, sp->out, sp->out_len[0], &one, NULL, &err) == ATTEND_OK;
+                sum += one;
+            }
+            sp->score[0] = ok ? sum / sp->M : NAN;
+        }
     }
     if (st) return cli_lib_fail("g2p", &err);
     word_begin(o, index, word, len, unknown, NULL);
@@ -287,14 +306,17 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             cli_json_string(stdout, sp->text, strlen(sp->text));
             if (isfinite(sc)) printf(",\"score\":%.6f", sc);
             else printf(",\"score\":null");
-            if (o->align) {
-                printf(",\"alignment\":[");
+            /* an ensemble: "alignment" is model 1's, "alignments" every member's */
+            for (int k = 0; o->align && k <= (sp->M > 1 ? sp->M : 0); k++) {
+                const attend_real *ak = a + (size_t)(k ? k - 1 : 0) * astride;
+                printf("%s", k == 0 ? ",\"alignment\":[" : k == 1 ? ",\"alignments\":[[" : ",[");
                 for (int t = 0; t < sp->out_len[h]; t++) {
                     printf("%s[", t ? "," : "");
-                    for (int j = 0; j < ns; j++) printf("%s%.4f", j ? "," : "", (double)a[(size_t)t * ns + j]);
+                    for (int j = 0; j < ns; j++) printf("%s%.4f", j ? "," : "", (double)ak[(size_t)t * ns + j]);
                     printf("]");
                 }
                 printf("]");
+                if (k > 0 && k == sp->M) printf("]");
             }
             printf("}");
             continue;
@@ -309,12 +331,15 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             int T = sp->out_len[h] < ATTEND_G2P_MAX_LEN ? sp->out_len[h] : ATTEND_G2P_MAX_LEN;
             for (int j = 0; j < ns; j++) src_tok[j] = attend_vocab_token(sp->gv, src[j]);
             for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->pv, ph[t]);
-            char *pic = NULL;
-            if (T > 0 && attend_render_heatmap_text(&pic, a, T, ns, src_tok, out_tok, &err))
-                return cli_lib_fail("g2p", &err);
-            if (pic) fputs(pic, stdout);
-            free(pic);
-            printf("\n");
+            for (int k = 0; k < sp->M; k++) {
+                char *pic = NULL;
+                if (sp->M > 1) printf("model %d (%s):\n", k + 1, sp->paths[k]);
+                if (T > 0 && attend_render_heatmap_text(&pic, a + (size_t)k * astride, T, ns, src_tok, out_tok, &err))
+                    return cli_lib_fail("g2p", &err);
+                if (pic) fputs(pic, stdout);
+                free(pic);
+                printf("\n");
+            }
         }
     }
     if (got == 0 && o->format == CLI_FORMAT_TEXT) {
@@ -377,14 +402,37 @@ static int cmd_say(int argc, char **argv) {
         say_usage(stderr);
         return 2;
     }
+    speaker sp;
+    memset(&sp, 0, sizeof sp);
+    /* --model A,B,...: an ensemble (cli/ensemble.h) */
+    char *model_list = NULL;
+    if (o.model && strchr(o.model, ',')) {
+        model_list = strdup(o.model);
+        if (!model_list) {
+            free(words);
+            fprintf(stderr, "attend g2p: out of memory\n");
+            return 1;
+        }
+        for (char *tok = model_list, *next; tok; tok = next) {
+            next = strchr(tok, ',');
+            if (next) *next++ = '\0';
+            if (!*tok || sp.M == CLI_ENSEMBLE_MAX) {
+                free(words);
+                free(model_list);
+                return cli_usage_error("g2p", !*tok ? "--model %s: an empty path in the list"
+                                                    : "--model %s: more than 16 models",
+                                       o.model);
+            }
+            sp.paths[sp.M++] = tok;
+        }
+    }
     char buf[PATH_MAX + 64];
-    const char *path = g2p_find_model("g2p", o.model, buf, sizeof buf);
+    const char *path = sp.M ? sp.paths[0] : g2p_find_model("g2p", o.model, buf, sizeof buf);
     if (!path) {
         free(words);
         return 1;
     }
-    speaker sp;
-    memset(&sp, 0, sizeof sp);
+    if (!sp.M) sp.paths[sp.M++] = path;
     sp.probs.cmd = "g2p";
     sp.probs.unit = "word";
     sp.probs.strict = o.strict;
@@ -394,21 +442,43 @@ static int cmd_say(int argc, char **argv) {
     if ((rc = g2p_load_model("g2p", path, 1, 0, 0, &sp.m, &sp.gv, &sp.pv))) goto done;
     attend_model_config cfg = *attend_model_get_config(sp.m);
     attend_model_free(sp.m);
+    sp.m = NULL;
+    cli_member first = {path, cfg, sp.gv, sp.pv, ATTEND_TOKENIZE_CHAR};
+    for (int k = 1; rc == 0 && k < sp.M; k++) {
+        cli_member b = {sp.paths[k], {0}, NULL, NULL, ATTEND_TOKENIZE_CHAR};
+        attend_model *mk = NULL;
+        if ((rc = g2p_load_model("g2p", sp.paths[k], 1, 0, 0, &mk, &b.sv, &b.tv))) break;
+        b.cfg = *attend_model_get_config(mk);
+        attend_model_free(mk);
+        rc = cli_ensemble_check("g2p", &first, &b, k + 1);
+        if (b.cfg.max_src_len > cfg.max_src_len) cfg.max_src_len = b.cfg.max_src_len;
+        if (b.cfg.max_tgt_len > cfg.max_tgt_len) cfg.max_tgt_len = b.cfg.max_tgt_len;
+        attend_vocab_free(b.sv);
+        attend_vocab_free(b.tv);
+    }
     attend_vocab_free(sp.gv);
     attend_vocab_free(sp.pv);
-    sp.m = NULL;
     sp.gv = sp.pv = NULL;
+    if (rc) goto done;
     sp.S = ATTEND_G2P_MAX_LEN;
     sp.trained_S = cfg.max_src_len;
     sp.L = o.max_len ? o.max_len : cfg.max_tgt_len + 1;
     if (sp.L > ATTEND_G2P_MAX_LEN) sp.L = ATTEND_G2P_MAX_LEN;
     sp.K = o.beam ? o.beam : 1;
-    if ((rc = g2p_load_model("g2p", path, sp.K, sp.S, sp.L, &sp.m, &sp.gv, &sp.pv))) goto done;
+    if ((rc = g2p_load_model("g2p", path, sp.K, sp.S, sp.L, &sp.ms[0], &sp.gv, &sp.pv))) goto done;
+    sp.m = sp.ms[0];
+    for (int k = 1; k < sp.M; k++) {
+        attend_vocab *gk = NULL, *pk = NULL; /* checked equal above */
+        rc = g2p_load_model("g2p", sp.paths[k], sp.K, sp.S, sp.L, &sp.ms[k], &gk, &pk);
+        attend_vocab_free(gk);
+        attend_vocab_free(pk);
+        if (rc) goto done;
+    }
     sp.text_cap = (size_t)sp.L * (ATTEND_MAX_TOKEN_BYTES + 1) + 1;
     sp.out = malloc((size_t)sp.K * sp.L * sizeof *sp.out);
     sp.out_len = malloc((size_t)sp.K * sizeof *sp.out_len);
     sp.score = malloc((size_t)sp.K * sizeof *sp.score);
-    sp.align = malloc((size_t)sp.K * sp.L * sp.S * sizeof *sp.align);
+    sp.align = malloc((size_t)sp.M * sp.K * sp.L * sp.S * sizeof *sp.align);
     sp.text = malloc(sp.text_cap);
     if (!sp.out || !sp.out_len || !sp.score || !sp.align || !sp.text) {
         fprintf(stderr, "attend g2p: out of memory\n");
@@ -465,7 +535,8 @@ static int cmd_say(int argc, char **argv) {
 done:
     free(words);
     cli_lines_close(&in);
-    attend_model_free(sp.m);
+    for (int k = 0; k < sp.M; k++) attend_model_free(sp.ms[k]);
+    free(model_list);
     attend_vocab_free(sp.gv);
     attend_vocab_free(sp.pv);
     free(sp.out);

@@ -19,6 +19,7 @@
 #include "g2p.h"
 #include "outputs.h" /* issue 17: output checks */
 #include "train_loop.h"
+#include "train_options.h"
 
 /* ===================================================================== train */
 
@@ -31,6 +32,7 @@ typedef struct {
     double lr, min_lr, clip, max_minutes;
     uint64_t seed;
     int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
+    attend_train_options topt; /* --dropout, --label-smoothing (cli/train_options.h) */
     int normalizer;  /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } g2p_train_opts;
 
@@ -104,6 +106,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr (a bar on a terminal), results to stdout.\n",
             d.emb, d.hidden, d.layers, d.dec_hidden, d.attn, d.epochs, d.batch, d.lr, d.warmup, d.min_lr, d.clip,
             d.patience, d.max_minutes, (unsigned long long)d.seed, d.out, d.checkpoint_every, d.log_every);
+    cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
 
@@ -113,6 +116,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
     int rc = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) *help = 1;
+        else if (cli_train_option(&p, &o->topt, &rc)) continue;
         else if (cli_is(&p, "--dict")) rc = cli_string(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
@@ -165,8 +169,7 @@ typedef struct {
     attend_vocab *gv, *pv;
     long steps_per_epoch, total;
     int writer;
-    double best_wer;
-    int bad_epochs;
+    train_best best; /* dev WER; patience in epochs (one evaluation each) */
 } g2p_hook;
 
 static int epoch_of(const g2p_hook *h, long step) { return (int)((step - 1) / h->steps_per_epoch) + 1; }
@@ -193,24 +196,19 @@ static int after_step(void *user, train_loop *lp, const attend_step_report *r, i
     double te = cli_now();
     if ((rc = dev_eval(h->m, h->d, h->gv, h->pv, o->batch, o->eval_words, &c))) return rc;
     double wer = attend_g2p_wer(&c), per = attend_g2p_per(&c);
-    int better = wer < h->best_wer;
-    if (better) {
-        h->best_wer = wer;
-        h->bad_epochs = 0;
-        if (h->writer && attend_model_save(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
-            train_loop_clear(lp);
-            return cli_lib_fail(h->cmd, &err);
-        }
-    } else {
-        h->bad_epochs++;
+    int patience_out = 0;
+    int better = train_best_update(&h->best, wer, step, &patience_out);
+    if (better && h->writer && attend_model_save(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
+        train_loop_clear(lp);
+        return cli_lib_fail(h->cmd, &err);
     }
     train_loop_clear(lp);
     printf("epoch %d step %ld: dev PER %.2f%% WER %.2f%% (%ld words, %.1f s)%s; %.1f min trained\n",
            epoch_of(h, step), step, 100 * per, 100 * wer, c.words, cli_now() - te, better ? ", best: saved" : "",
            lp->t_train / 60);
     fflush(stdout);
-    if (o->patience && h->bad_epochs >= o->patience) {
-        printf("early stop: no better dev WER for %d epochs\n", h->bad_epochs);
+    if (patience_out) {
+        printf("early stop: no better dev WER for %d epochs\n", h->best.bad);
         *stop = 1;
     }
     if (out_of_time) {
@@ -298,6 +296,7 @@ int cmd_g2p_train(int argc, char **argv) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d%s%s, emb %d: %zu "
            "parameters (%.2f MB)\n",
@@ -306,9 +305,11 @@ int cmd_g2p_train(int argc, char **argv) {
            attend_model_param_count(m),
            4.0 * (double)attend_model_param_count(m) / 1e6);
     printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
-           "%ld steps, patience %d, seed %llu\n",
+           "%ld steps, patience %d, seed %llu",
            o.lr, o.warmup, o.min_lr, total, o.clip, o.batch, o.epochs, steps_per_epoch, o.patience,
            (unsigned long long)o.seed);
+    cli_train_options_print(stdout, &o.topt);
+    printf("\n");
     double best_wer = 2;
     if (o.resume) {
         if (attend_trainer_resume(tr, o.resume, &err)) {
@@ -337,12 +338,13 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     fflush(stdout);
 
-    g2p_hook h = {cmd, &o, m, tr, d, gv, pv, steps_per_epoch, total, writer, best_wer, 0};
+    g2p_hook h = {cmd, &o, m, tr, d, gv, pv, steps_per_epoch, total, writer, {0}};
+    train_best_init(&h.best, o.patience, best_wer);
     train_loop_config lc = {cmd, tr, total, o.log_every, 0, o.checkpoint, after_step, epoch_tag, &h};
     train_loop lp;
     double t_begin = cli_now();
     if ((rc = train_loop_run(&lc, &lp))) goto done;
-    best_wer = h.best_wer;
+    best_wer = h.best.best;
     if (o.checkpoint && attend_trainer_save(tr, o.checkpoint, gv, pv, ATTEND_TOKENIZE_CHAR, &err)) {
         rc = cli_lib_fail(cmd, &err);
         goto done;

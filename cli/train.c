@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "mpirun.h"
 #include "outputs.h"
 #include "train_loop.h"
+#include "train_options.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
 
@@ -41,7 +43,29 @@ void train_opts_init(train_opts *o) {
     o->warmup = o->decay = o->eval_every = o->checkpoint_every = -1; /* from --steps */
     o->log_every = 100;
     o->max_nonfinite = 100;
+    o->patience = -1;
+    o->select = -1;
 }
+
+static const char *const SELECT_NAMES[] = {"loss", "token", "seq"};
+/* How a --select score reads in messages */
+static const char *const SELECT_LABELS[] = {"dev loss", "dev greedy token accuracy", "dev greedy sequence accuracy"};
+
+static int select_from_name(const char *name) {
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, SELECT_NAMES[i])) return i;
+    return -1;
+}
+
+/* The selected value of an evaluation, and the score to minimise. */
+static double select_value(int select, const attend_eval_stats *s) {
+    return select == TRAIN_SELECT_LOSS ? s->loss : select == TRAIN_SELECT_TOKEN ? s->greedy_token_acc
+                                                                                : s->greedy_seq_acc;
+}
+static double select_score(int select, const attend_eval_stats *s) {
+    return select == TRAIN_SELECT_LOSS ? s->loss : -select_value(select, s);
+}
+static void print_select(int select, double v) { printf(select == TRAIN_SELECT_LOSS ? "%.6f" : "%.4f", v); }
 
 static void train_usage(FILE *f) {
     fprintf(f,
@@ -112,6 +136,16 @@ static void train_usage(FILE *f) {
             "                       least %d; 0: only at the end)\n"
             "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
             "                       on a terminal a progress bar is redrawn instead\n"
+            "  --select WHAT        keep the best model by a dev score, evaluated every\n"
+            "                       --eval-every steps and at the end: loss (teacher-forced),\n"
+            "                       token or seq (greedy token or sequence accuracy). --out is\n"
+            "                       then the best model, written (atomically) whenever an\n"
+            "                       evaluation beats the best so far; --checkpoint stays the\n"
+            "                       last state (loss when only --patience is given; needs --dev\n"
+            "                       with --train; with --resume, --out's dev score is the one to\n"
+            "                       beat)\n"
+            "  --patience N         stop after N evaluations in a row without a better --select\n"
+            "                       score (0: never stop, only keep the best)\n"
             "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
             "                       or gradients are NaN/Inf; such steps are skipped and counted\n"
             "                       (100; 0: never stop)\n"
@@ -120,6 +154,7 @@ static void train_usage(FILE *f) {
             "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
             "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n",
             CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+    cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
 
@@ -141,6 +176,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         int d = cli_data_option(&p, &o->data, "--train");
         if (d >= 0) rc = d;
         else if (cli_is_help(&p)) *help = 1;
+        else if (cli_train_option(&p, &o->topt, &rc)) continue;
         else if (cli_is(&p, "--cell")) rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &o->cell);
         else if (cli_is(&p, "--decoder"))
             rc = cli_choice(&p, attend_decoder_from_name, "bahdanau|luong|none|pointer", &o->decoder);
@@ -175,6 +211,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
         else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
+        else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 1000000000, &o->patience);
+        else if (cli_is(&p, "--select")) rc = cli_choice(&p, select_from_name, "loss|token|seq", &o->select);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -202,6 +240,11 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
+    if ((o->patience >= 0 || o->select >= 0) && d->tsv && !d->dev)
+        return cli_usage_error("train", "%s chooses by a dev score: give --dev FILE.tsv",
+                               o->patience >= 0 ? "--patience" : "--select");
+    if (o->patience > 0 && o->eval_every == 0)
+        return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
     if (o->normalizer && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
         return cli_usage_error("train", "--normalizer %s with --decoder %s: %s", attend_normalizer_name(o->normalizer),
                                sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none",
@@ -287,8 +330,10 @@ static void print_model(const attend_model *m, const train_opts *o) {
     if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
     if (o->weight_decay > 0) printf(", weight decay %g", o->weight_decay);
     if (o->optimizer == ATTEND_OPT_SGD && o->momentum > 0) printf(", momentum %g", o->momentum);
-    printf(", clip %g, batch %d, %d step%s, seed %llu\n", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
+    printf(", clip %g, batch %d, %d step%s, seed %llu", o->clip, o->batch, o->steps, o->steps == 1 ? "" : "s",
            (unsigned long long)o->seed);
+    cli_train_options_print(stdout, &o->topt);
+    printf("\n");
 }
 
 static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
@@ -327,6 +372,43 @@ static int check_paths(const char *cmd, const train_opts *o) {
                                  "(--write-special writes a device or FIFO given as --out in place)");
 }
 
+/* Writes the model to --out (atomically; in place for a device or FIFO with --write-special). */
+static int save_model(const char *cmd, const attend_model *m, const train_opts *o, const train_data *td) {
+    attend_error err = {0};
+    char tmp[4096];
+    const char *wp;
+    int rc = cli_output_begin(cmd, o->out, tmp, sizeof tmp, &wp);
+    if (rc) return rc;
+    int bad = attend_model_save(m, wp, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, &err) != ATTEND_OK;
+    if (bad) rc = cli_lib_fail(cmd, &err);
+    if (cli_output_finish(cmd, o->out, wp, !bad)) rc = 1;
+    return rc;
+}
+
+/* Resuming with --select: 1 when --out is a model file that loads and
+ * evaluates on the dev set (into *s), else 0 (no file yet, or another model:
+ * this run's first evaluation then starts the selection). */
+static int resume_best(const char *cmd, const train_opts *o, const train_data *td, const attend_model_config *mc,
+                       attend_eval_stats *s) {
+    struct stat sb;
+    if (stat(o->out, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    attend_error err = {0};
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = mc->max_batch;
+    cap.max_src_len = mc->max_src_len;
+    cap.max_tgt_len = mc->max_tgt_len;
+    attend_model *bm = NULL;
+    int ok = attend_model_load(&bm, o->out, &cap, NULL, NULL, NULL, &err) == ATTEND_OK &&
+             attend_model_evaluate(bm, td->dev ? td->dev : td->train, o->batch, td->dev ? 0 : 1000, s, &err) ==
+                 ATTEND_OK;
+    if (!ok)
+        fprintf(stderr, "attend %s: note: %s is not this run's best so far (%s): the first evaluation replaces it\n",
+                cmd, o->out, err.msg);
+    attend_model_free(bm);
+    return ok;
+}
+
 /* What the step hook of `attend train` needs. */
 typedef struct {
     const char *cmd;
@@ -335,24 +417,68 @@ typedef struct {
     const train_data *td;
     attend_trainer *tr;
     attend_eval_stats *ev;
+    int selecting;     /* --select or --patience: --out is the best model */
+    train_best best;   /* select_score of each evaluation (cli/train_loop.h) */
+    attend_eval_stats best_ev;
+    long checkpoint_step; /* the step of the last checkpoint written by the hook */
 } run_hook;
+
+/* "step S", or "before this run" for a resumed run's --out not beaten since. */
+static void best_when(const run_hook *h, char *buf, size_t n) {
+    if (h->best.best_step == 0 && h->o->resume) snprintf(buf, n, "before this run");
+    else snprintf(buf, n, "step %ld", h->best.best_step);
+}
+
+/* With --select / --patience: the evaluation at step just printed (h->ev)
+ * against the best so far: a better one is saved to --out; *stop when the
+ * patience has run out. */
+static int select_best(run_hook *h, long step, int *stop) {
+    const train_opts *o = h->o;
+    int out_of_patience = 0;
+    if (!train_best_update(&h->best, select_score(o->select, h->ev), step, &out_of_patience)) {
+        if (out_of_patience) {
+            char when[48];
+            best_when(h, when, sizeof when);
+            printf("early stop: no better %s for %d evaluations (--patience %d); the best: %s\n",
+                   SELECT_LABELS[o->select], h->best.bad, o->patience, when);
+            *stop = 1;
+        }
+        fflush(stdout);
+        return 0;
+    }
+    h->best_ev = *h->ev;
+    if (o->out) {
+        int rc = save_model(h->cmd, h->m, o, h->td);
+        if (rc) return rc;
+    }
+    printf("best: step %ld, %s ", step, SELECT_LABELS[o->select]);
+    print_select(o->select, select_value(o->select, h->ev));
+    printf("%s%s\n", o->out ? ": saved to " : "", o->out ? o->out : "");
+    fflush(stdout);
+    return 0;
+}
 
 /* After every step: a checkpoint every --checkpoint-every steps and an
  * evaluation every --eval-every steps, but not at the last step (the run's
  * end does both). */
 static int after_step(void *user, train_loop *lp, const attend_step_report *r, int *stop) {
-    const run_hook *h = user;
+    run_hook *h = user;
     const train_opts *o = h->o;
     long step = r->step, total = o->steps;
     int rc = 0;
-    (void)stop;
     if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total &&
         (rc = save_checkpoint(h->cmd, h->tr, o, h->td, lp)))
         return rc;
+    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total)
+        h->checkpoint_step = step;
     if (o->eval_every && step % o->eval_every == 0 && step < total) {
         char label[64];
         snprintf(label, sizeof label, "eval step %ld", step);
         rc = evaluate(h->cmd, h->m, h->td, o->batch, label, h->ev, lp);
+        if (!rc && h->selecting) {
+            rc = select_best(h, step, stop);
+            *stop = cli_mpi_any(*stop); /* every rank evaluates here: one decision for all */
+        }
     }
     return rc;
 }
@@ -417,6 +543,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
     print_model(m, &o);
     if (o.resume) {
@@ -443,7 +570,29 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
 
     attend_eval_stats ev;
     memset(&ev, 0, sizeof ev);
-    run_hook h = {cmd, m, &o, &td, tr, &ev};
+    run_hook h;
+    memset(&h, 0, sizeof h);
+    h.cmd = cmd;
+    h.m = m;
+    h.o = &o;
+    h.td = &td;
+    h.tr = tr;
+    h.ev = &ev;
+    h.selecting = o.select >= 0 || o.patience >= 0;
+    if (h.selecting && o.select < 0) o.select = TRAIN_SELECT_LOSS;
+    train_best_init(&h.best, o.patience > 0 ? o.patience : 0, INFINITY);
+    if (h.selecting && o.resume) { /* the best model so far is --out: its dev score is the one to beat */
+        double best = INFINITY;
+        if (o.out && resume_best(cmd, &o, &td, &mc, &h.best_ev)) {
+            best = select_score(o.select, &h.best_ev);
+            printf("best so far: %s, %s ", o.out, SELECT_LABELS[o.select]);
+            print_select(o.select, select_value(o.select, &h.best_ev));
+            printf("\n");
+            fflush(stdout);
+        }
+        cli_mpi_share(&best); /* rank 0's --out decides for all */
+        h.best.best = best;
+    }
     train_loop_config lc = {cmd, tr, o.steps, o.log_every, o.max_nonfinite, o.checkpoint, after_step, NULL, &h};
     train_loop pg;
     long start_step = attend_trainer_steps(tr);
@@ -461,16 +610,29 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
                o.steps);
     else
         printf("trained: no steps (--steps 0)\n");
-    if (o.checkpoint && (rc = save_checkpoint(cmd, tr, &o, &td, &pg))) goto done;
+    /* the last state (an early stop may just have written it) */
+    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(cmd, tr, &o, &td, &pg)))
+        goto done;
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
-    if (o.out) {
-        char tmp[4096];
-        const char *wp;
-        if ((rc = cli_output_begin(cmd, o.out, tmp, sizeof tmp, &wp))) goto done;
-        int bad = attend_model_save(m, wp, td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, &err) != ATTEND_OK;
-        if (bad) rc = cli_lib_fail(cmd, &err);
-        if (cli_output_finish(cmd, o.out, wp, !bad)) rc = 1;
-        if (rc) goto done;
+    if (h.selecting) { /* the final evaluation competes too, unless it was the last one recorded */
+        int ignored = 0;
+        long now = attend_trainer_steps(tr);
+        if ((h.best.last_step != now || now == 0) && (rc = select_best(&h, now, &ignored))) goto done;
+        if (!isfinite(h.best.best)) {
+            fprintf(stderr, "attend %s: no evaluation gave a finite %s: no model saved\n", cmd,
+                    SELECT_LABELS[o.select]);
+            rc = 1;
+            goto done;
+        }
+        if (o.out) {
+            char when[48];
+            best_when(&h, when, sizeof when);
+            printf("saved: %s (the best model: %s, %s ", o.out, when, SELECT_LABELS[o.select]);
+            print_select(o.select, select_value(o.select, &h.best_ev));
+            printf(")\n");
+        }
+    } else if (o.out) {
+        if ((rc = save_model(cmd, m, &o, &td))) goto done;
         printf("saved: %s\n", o.out);
     }
     if (res) {
@@ -497,6 +659,10 @@ int cmd_train(int argc, char **argv) {
     }
     if ((rc = check_combination(&o))) return rc;
     if ((rc = cli_mpi_begin("train", argc, argv, o.batch, &o.grad_shards))) return cli_mpi_end("train", rc);
-    if (cli_mpi_rank() > 0) o.checkpoint = o.out = NULL, o.eval_every = 0; /* rank 0 alone writes */
+    if (cli_mpi_rank() > 0) { /* rank 0 alone writes; with --select/--patience every rank evaluates (the
+                                 same weights give the same scores) so that all stop at the same step */
+        o.checkpoint = o.out = NULL;
+        if (o.patience < 0 && o.select < 0) o.eval_every = 0;
+    }
     return cli_mpi_end("train", cli_finish("train", train_run("train", &o, NULL)));
 }

@@ -1,7 +1,8 @@
 /*
  * train_loop.c — the one CLI training loop and its progress display
  * (train_loop.h), used by `attend train` (cli/train.c) and `attend g2p
- * train` (cli/g2p_train.c).
+ * train` (cli/g2p_train.c), and their best-model selection and early
+ * stopping (train_best).
  */
 #define _POSIX_C_SOURCE 200809L /* fileno */
 #include "train_loop.h"
@@ -95,6 +96,26 @@ static void show_step(train_loop *lp, const attend_step_report *r, double dt) {
         lp->loss_sum = lp->gnorm_sum = lp->train_time = 0;
         lp->tokens = lp->samples = lp->good_steps = 0;
     }
+}
+
+void train_best_init(train_best *b, int patience, double best) {
+    memset(b, 0, sizeof *b);
+    b->patience = patience;
+    b->best = best;
+}
+
+int train_best_update(train_best *b, double score, long step, int *stop) {
+    b->last_step = step;
+    int better = score < b->best;
+    if (better) {
+        b->best = score;
+        b->best_step = step;
+        b->bad = 0;
+    } else {
+        b->bad++;
+    }
+    if (b->patience && b->bad >= b->patience) *stop = 1;
+    return better;
 }
 
 int train_loop_run(const train_loop_config *c, train_loop *lp) {

@@ -53,6 +53,25 @@ struct train_loop {
     long run_samples;   /* pairs trained on */
 };
 
+/* Best-model selection and early stopping, one implementation for `attend
+ * train` (dev loss or greedy accuracy) and `attend g2p train` (dev WER): each
+ * evaluation gives a score, lower is better; a strictly lower one is the new
+ * best (the caller saves the model), any other counts as a bad evaluation,
+ * and `patience` bad evaluations in a row stop the run. */
+typedef struct {
+    int patience;   /* bad evaluations in a row that stop the run; 0: never stop */
+    double best;    /* the best score so far (the one to beat) */
+    long best_step; /* the step it was reached at (0: before this run, or none) */
+    int bad;        /* bad evaluations since the best */
+    long last_step; /* the step of the last evaluation recorded (0: none) */
+} train_best;
+
+/* Starts with `best` as the score to beat (INFINITY, or a resumed run's). */
+void train_best_init(train_best *b, int patience, double best);
+/* Records the score of the evaluation at step: 1 when it is a new best, else
+ * 0; *stop = 1 when patience has run out (else unchanged). */
+int train_best_update(train_best *b, double score, long step, int *stop);
+
 /* Runs the loop; 0 when it reached total or a hook stopped it, else the
  * failing status (the message printed). lp receives the run's numbers. */
 int train_loop_run(const train_loop_config *c, train_loop *lp);

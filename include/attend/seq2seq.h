@@ -108,6 +108,36 @@ attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_e
 /* 1 when m excludes chosen positions (above), else 0 (and for NULL). */
 int attend_model_pointer_exclude(const attend_model *m);
 
+/*
+ * Training switches of the teacher-forced forward and backward (issue 14).
+ * The trainer sets them from attend_train_options around its own forward of
+ * every step and clears them after; set them yourself to differentiate a
+ * regularised loss (finite-difference tests, your own loop). Greedy, beam,
+ * scoring and attend_model_evaluate never drop or smooth.
+ *
+ * Dropout p in [0,1), inverted (kept values scaled by 1/(1-p)), at four
+ * sites: the source embeddings, the input of every encoder layer above the
+ * first, the decoder's input embeddings, and the output features (the vector
+ * the output layer reads: [s_t; c_t] for bahdanau and none, h̃_t for luong;
+ * pointer has none). The mask of an element is a hash of (key, site, row,
+ * position, element), so every forward with one key drops the same elements
+ * and backward multiplies by the same mask. The trainer's key is a hash of its
+ * seed and step count. While dropout is on, the per-token input-projection
+ * tables are not used (the embeddings are dropped first).
+ *
+ * Label smoothing ε in [0,1): the loss of a target step becomes
+ * −Σ_c q_c log p_c with q = (1−ε) onehot(y) + ε/C: PyTorch's
+ * F.cross_entropy(label_smoothing=ε) over the C = tgt_vocab classes (every
+ * special included). POINTER: C is the number of source positions the step
+ * may choose (not padding, not excluded). attend_tf_stats.loss is then that
+ * smoothed loss (attend_model_evaluate's is plain cross-entropy).
+ *
+ * ATTEND_ERR_ARG for a value outside [0,1) or NaN. Not thread-safe with other
+ * calls on m.
+ */
+attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err);
+attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err);
+
 /* Parameter tensors, in a fixed order. */
 int attend_model_tensor_count(const attend_model *m);
 typedef struct {
@@ -154,7 +184,8 @@ attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const 
 
 /* Teacher-forced statistics of one forward pass. */
 typedef struct {
-    double loss;           /* mean cross-entropy over counted target tokens */
+    double loss;           /* mean cross-entropy over counted target tokens (with label smoothing on,
+                              attend_model_set_label_smoothing: the smoothed loss) */
     int tokens;            /* counted target tokens */
     int correct_tokens;    /* argmax == target */
     int seqs;              /* rows */
@@ -203,6 +234,49 @@ attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int 
  */
 attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
                                  double *logp, attend_real *align, attend_error *err);
+
+/* ------------------------------------------------------------- ensembles */
+/*
+ * Decoding with an ensemble of M models (1..64; src/seq2seq/ensemble.c). The
+ * step distribution is the mean of the models' log-softmax outputs,
+ * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
+ * renormalised). Each model keeps its own encoder output, decoder state and
+ * attention, so alignments come out per model. The models must be distinct
+ * handles (each runs its own activations: attend_model_clone for two copies),
+ * vocabulary decoders (POINTER is refused) with the same target vocabulary
+ * size (otherwise ATTEND_ERR_ARG naming the first model that differs); the
+ * library cannot compare tokens: callers holding vocabularies compare them
+ * (the CLI and Python do, naming the first differing id). Capacities are each
+ * model's (N or beam <= max_batch, max_len <= max_tgt_len + 1). With M = 1
+ * the output is exactly attend_model_greedy's / attend_model_beam's.
+ *
+ * attend_ensemble_greedy: as attend_model_greedy (src [N,S], src_len [N],
+ * out [N,max_len], out_len [N]); align NULL or [M,N,max_len,S], model k's
+ * weights of each emitted step.
+ * attend_ensemble_beam: as attend_model_beam (score = summed mean
+ * log-probability / (length+1)^alpha); align NULL or [M,nbest,max_len,S].
+ * Not thread-safe with other calls on any of the models.
+ */
+attend_status attend_ensemble_greedy(attend_model *const *models, int M, const int32_t *src,
+                                     const int32_t *src_len, int N, int S, int max_len, int32_t *out,
+                                     int32_t *out_len, attend_real *align, attend_error *err);
+attend_status attend_ensemble_beam(attend_model *const *models, int M, const int32_t *src, int S, int beam,
+                                   int nbest, int max_len, double alpha, int32_t *out, int32_t *out_len,
+                                   double *score, attend_real *align, int *n_out, attend_error *err);
+
+/*
+ * N-best rescoring: score [n] receives, for each hypothesis hyp [n,max_len]
+ * of length hyp_len [n] (tokens of m's target vocabulary, EOS excluded), m's
+ * length-normalised log-probability given src [S]: attend_model_score / (len
+ * + 1), the EOS step counted. reverse = 1 scores the reversed hypothesis (a
+ * right-to-left model, trained on reversed targets). A caller re-ranks by
+ * (1 - w) * first score + w * this one (`attend decode --rescore`).
+ * ATTEND_ERR_ARG for a pointer model or a length outside [0, max_len]; a
+ * hypothesis m cannot score (capacity) fails naming it.
+ */
+attend_status attend_model_rescore(attend_model *m, const int32_t *src, int S, const int32_t *hyp,
+                                   const int32_t *hyp_len, int n, int max_len, int reverse, double *score,
+                                   attend_error *err);
 
 /* ------------------------------------------------------------ model files */
 /*

@@ -8,6 +8,7 @@ ctypes over libattend.so and numpy; no other dependency.
     m = attend.Model.load("reverse.safetensors")
     h = m.greedy("abcd")[0]; h.text, h.alignment          # 'dcba', [4,4] float32
     attend.g2p.pronounce("hello")                        # 'HH EH L OW'
+    attend.ensemble.greedy([m, m2], "abcd")              # an ensemble: mean log-probabilities
     import attend.kernels as K                           # the attention kernels on numpy arrays
 
 Errors raise attend.AttendError (.code, .status, .message: the library's
@@ -16,7 +17,7 @@ message). README.md, "From Python", has more.
 from ._lib import (ERR_ALLOC, ERR_ARG, ERR_CAPACITY, ERR_FORMAT, ERR_IO, ERR_MASKED_ROW, ERR_NONFINITE, ERR_NULL,
                    ERR_SHAPE, OK, AttendError, lib)
 from .model import Hypothesis, Model, Vocab, train
-from . import kernels, g2p  # noqa: E402  (submodules)
+from . import kernels, g2p, ensemble  # noqa: E402  (submodules)
 
 
 def version():
@@ -35,6 +36,6 @@ def isa():
 
 
 __version__ = version()
-__all__ = ["AttendError", "Model", "Vocab", "Hypothesis", "train", "kernels", "g2p", "version", "gemm_backend",
+__all__ = ["AttendError", "Model", "Vocab", "Hypothesis", "train", "kernels", "g2p", "ensemble", "version", "gemm_backend",
            "isa", "OK", "ERR_NULL", "ERR_SHAPE", "ERR_MASKED_ROW", "ERR_ARG", "ERR_ALLOC", "ERR_NONFINITE",
            "ERR_IO", "ERR_FORMAT", "ERR_CAPACITY"]

@@ -116,6 +116,12 @@ class TfStats(Structure):
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
 
 
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h)."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+
+
 class StepReport(Structure):
     _fields_ = [("step", c_long), ("epoch", c_int), ("tf", TfStats), ("opt", OptimReport), ("skipped", c_int)]
 
@@ -242,6 +248,10 @@ _SIGNATURES = {
     "attend_model_beam": (st, [P, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p, dbl_p, real_p,
                                POINTER(c_int), E]),
     "attend_model_score": (st, [P, i32_p, c_int, i32_p, c_int, dbl_p, real_p, E]),
+    "attend_ensemble_greedy": (st, [POINTER(P), c_int, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
+    "attend_ensemble_beam": (st, [POINTER(P), c_int, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p,
+                                  dbl_p, real_p, POINTER(c_int), E]),
+    "attend_model_rescore": (st, [P, i32_p, c_int, i32_p, i32_p, c_int, c_int, c_int, dbl_p, E]),
     "attend_model_evaluate": (st, [P, P, c_int, c_int, POINTER(EvalStats), E]),
     "attend_cell_name": (c_char_p, [c_int]),
     "attend_decoder_name": (c_char_p, [c_int]),
@@ -261,6 +271,7 @@ _SIGNATURES = {
     "attend_trainer_steps": (c_long, [P]),
     "attend_trainer_skipped": (c_long, [P]),
     "attend_trainer_set_max_nonfinite": (st, [P, c_long, E]),
+    "attend_trainer_set_options": (st, [P, POINTER(TrainOptions), E]),
     # G2P
     "attend_g2p_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), E]),
     "attend_g2p_encode_word": (st, [P, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _arrays as ar
 from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, AttendError, ModelConfig, ModelTensor, StepReport,
-                   TaskConfig, TsvOptions, call, cstr, lib)
+                   TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
 
 __all__ = ["Vocab", "Model", "Hypothesis", "train", "TOKENIZERS"]
 
@@ -362,12 +362,16 @@ def _tsv_data(train_tsv, dev_tsv, tokenizer):
 
 def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10, min_len=1, max_len=10,
           count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
-          layers=1, dec_hidden=0, attn=64, normalizer="softmax", steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
-          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, progress=None):
+          layers=1, dec_hidden=0, attn=64, normalizer="softmax", steps=1000, batch=64, optimizer="adam", lr=0.0,
+          clip=1.0, warmup=None, decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100,
+          dropout=0.0, label_smoothing=0.0, progress=None):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
     task ("copy", "reverse", "sort") or TSV files. With the same options the
     saved model is byte-identical to the command's --out file.
+
+    dropout, label_smoothing: in [0, 1), as --dropout and --label-smoothing
+    (training only; the model returned never drops or smooths).
 
     progress: None, or a function called after every step with a dict
     (step, steps, epoch, loss, tokens, grad_norm, lr, clipped, skipped);
@@ -409,6 +413,9 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
              seed)
         trainer = _Trainer(t.value)
         call("attend_trainer_set_max_nonfinite", trainer._handle(), max_nonfinite)
+        topt = TrainOptions()
+        topt.dropout, topt.label_smoothing = dropout, label_smoothing
+        call("attend_trainer_set_options", trainer._handle(), ctypes.byref(topt))
         rep = StepReport()
         while lib.attend_trainer_steps(trainer._handle()) < steps:
             call("attend_trainer_step", trainer._handle(), ctypes.byref(rep))

@@ -67,3 +67,25 @@ def test_pointer_model_equals_cli(tmp_path):
     m.save(tmp_path / "py.safetensors")
     m.close()
     assert (tmp_path / "py.safetensors").read_bytes() == (tmp_path / "cli.safetensors").read_bytes()
+
+
+def test_dropout_label_smoothing_equal_cli(tmp_path):
+    """train(dropout=, label_smoothing=) is `attend train --dropout --label-smoothing`, byte for byte; the
+    options change the model; values outside [0, 1) are refused naming the option."""
+    opts = dict(REVERSE, steps=60, dropout=0.2, label_smoothing=0.1)
+    run_cli("train", *cli_args(opts), "--out", tmp_path / "cli.safetensors", cwd=tmp_path)
+    m = attend.train(**opts)
+    m.save(tmp_path / "py.safetensors")
+    m.close()
+    assert (tmp_path / "py.safetensors").read_bytes() == (tmp_path / "cli.safetensors").read_bytes()
+    plain = attend.train(**dict(opts, dropout=0.0, label_smoothing=0.0))
+    plain.save(tmp_path / "plain.safetensors")
+    plain.close()
+    assert (tmp_path / "plain.safetensors").read_bytes() != (tmp_path / "py.safetensors").read_bytes()
+    for key, bad in (("dropout", 1.0), ("dropout", -0.5), ("label_smoothing", 1.0)):
+        try:
+            attend.train(**dict(opts, steps=1, **{key: bad}))
+        except attend.AttendError as e:
+            assert key in str(e)
+        else:
+            raise AssertionError("%s=%g accepted" % (key, bad))

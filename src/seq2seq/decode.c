@@ -182,7 +182,11 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
         }
     }
     attend_tf_stats st;
+    double drop_p = m->drop_p, ls = m->ls; /* scoring neither drops nor smooths */
+    m->drop_p = m->ls = 0;
     attend_status rc = attend_model_forward(m, &b, &st, err);
+    m->drop_p = drop_p;
+    m->ls = ls;
     if (rc == ATTEND_OK) {
         *logp = -st.loss * st.tokens;
         if (align) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "seq2seq/model_internal.h"
+#include "seq2seq/dropout.h"
 #include "core/vmath.h"
 
 #ifdef _OPENMP
@@ -69,8 +70,12 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
             memcpy(a->emb_src + ((size_t)n * S + j) * D, m->p.src_emb + (size_t)id * D, D * sizeof(attend_real));
             m->valid[(size_t)n * S + j] = j < src_len[n];
         }
-    m->enc_tab_on = m->enc_tab_cap && c->src_vocab < N * S;
+    /* training with dropout: the embeddings are dropped, so no per-token table */
+    if (m->dropping) at_dropout_grid(m, a->emb_src, N, S, D, 1, AT_DROP_SRC_EMB);
+    m->enc_tab_on = m->enc_tab_cap && c->src_vocab < N * S && !m->dropping;
     for (int l = 0; l < c->enc_layers; l++) {
+        /* dropout between layers: in place (layer l-1's backward does not read its output) */
+        if (l > 0 && m->dropping) at_dropout_grid(m, a->enc_out[l - 1], N, S, E, 1, AT_DROP_ENC_LAYER + l);
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
         int threaded = 0;
 #ifdef _OPENMP
@@ -194,9 +199,14 @@ void at_encoder_backward(attend_model *m, const attend_real *ds0, int N, int S) 
                                   m->fwd_src, m->fwd_src_len, S, (size_t)N * S, c->src_vocab, G * He, m->p.src_emb,
                                   m->p.enc_wih[0][dir]);
         }
+        /* forward: x = mask ⊙ enc_out[l-1] (layers l >= 1) */
+        if (l > 0) at_dropout_grid(m, dx, N, S, E, 1, AT_DROP_ENC_LAYER + l);
         attend_real *tmp = dout;
         dout = dnext;
         dnext = tmp;
     }
-    if (!m->enc_tab_on) at_embedding_backward(m->g.src_emb, a->demb, m->fwd_src, (size_t)N * S, D);
+    if (!m->enc_tab_on) {
+        at_dropout_grid(m, a->demb, N, S, D, 1, AT_DROP_SRC_EMB); /* forward: x = mask ⊙ emb */
+        at_embedding_backward(m->g.src_emb, a->demb, m->fwd_src, (size_t)N * S, D);
+    }
 }

@@ -14,6 +14,7 @@
 
 #include "seq2seq/model_internal.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/dropout.h"
 
 /* ------------------------------------------------------------ parameters */
 
@@ -354,6 +355,15 @@ attend_status attend_model_set_pointer_exclude(attend_model *m, int on, attend_e
 }
 
 int attend_model_pointer_exclude(const attend_model *m) { return m ? m->pointer_exclude : 0; }
+
+attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err) {
+    CHECK(m, err, ATTEND_ERR_NULL, "attend_model_set_label_smoothing: model is NULL");
+    CHECK(isfinite(eps) && eps >= 0 && eps < 1, err, ATTEND_ERR_ARG,
+          "attend_model_set_label_smoothing: label_smoothing=%g, must be in [0, 1)", eps);
+    m->ls = eps;
+    m->fwd_ready = 0;
+    return at_ok(err);
+}
 int attend_model_tensor_count(const attend_model *m) { return m ? m->ntensors : 0; }
 size_t attend_model_param_count(const attend_model *m) { return m ? m->nparams : 0; }
 attend_real *attend_model_params(attend_model *m) { return m ? m->params : NULL; }
@@ -426,7 +436,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
      * decode of up to Tcap steps projects more rows than the table has
      * (attend_model_forward decides again for its T) */
     int D = c->emb, Vt = c->tgt_vocab, GHd = m->G * c->dec_hidden;
-    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap;
+    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap && !m->dropping; /* dropout: the embeddings are dropped */
     if (m->dec_tab_on) {
         for (int v = 0; v < Vt; v++) memcpy(a->dec_tab + (size_t)v * GHd, m->p.dec_bih, (size_t)GHd * sizeof(attend_real));
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
@@ -543,6 +553,12 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     at_acts *a = &m->acts;
     int N = b->N, S = b->S, T = b->T, D = c->emb, F = m->F, GHd = m->G * c->dec_hidden;
     int pointer = m->dec->points;
+    /* the training switches of this forward, kept for its backward */
+    m->fwd_drop_p = m->drop_p;
+    m->fwd_drop_key = m->drop_key;
+    m->fwd_drop_row0 = m->drop_row0;
+    m->fwd_ls = m->ls;
+    m->dropping = m->fwd_drop_p > 0;
     memcpy(m->fwd_src, b->src, (size_t)N * S * sizeof(int32_t));
     memcpy(m->fwd_src_len, b->src_len, (size_t)N * sizeof(int32_t));
     memcpy(m->fwd_tgt_out, b->tgt_out, (size_t)N * T * sizeof(int32_t));
@@ -557,6 +573,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
      * xg_emb [T*N,G*Hd] = emb_tgt [T*N,D] W_ih[:, :D]ᵀ + b_ih */
     for (int t = 0; t < T; t++)
         gather_dec_inputs(m, a->emb_tgt + (size_t)t * N * D, m->fwd_tgt_in + (size_t)t * N, b->src, N, S);
+    if (m->dropping) at_dropout_grid(m, a->emb_tgt, T, N, D, 0, AT_DROP_DEC_IN); /* dec_tab_on is 0 */
     m->dec_tab_on = m->dec_tab_on && c->tgt_vocab < T * N;
     if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
         for (size_t r = 0; r < (size_t)T * N; r++)
@@ -568,8 +585,11 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     for (int t = 0; t < T; t++)
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
                       a->feat + (size_t)t * F, (size_t)T * F, 1);
+    if (m->dropping && !pointer) at_dropout_grid(m, a->feat, N, T, F, 1, AT_DROP_FEAT);
+    m->dropping = 0;
 
     double loss = 0, entropy = 0;
+    double ls = m->fwd_ls; /* label smoothing: the loss of the target (1-ε) onehot + ε uniform */
     int count = 0, correct = 0, seq_ok = 0, ent_rows = 0;
     if (!pointer) {
         int V = c->tgt_vocab;
@@ -603,7 +623,15 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                 lp = a->scores + ((size_t)t * N + n) * S;
                 width = S;
             }
-            loss -= lp[y];
+            if (ls > 0) { /* uniform over the classes (POINTER: over the positions not masked) */
+                double sum = 0;
+                int k = 0;
+                for (int v = 0; v < width; v++)
+                    if (isfinite(lp[v])) sum += (double)lp[v], k++;
+                loss -= (1 - ls) * (double)lp[y] + ls * sum / k;
+            } else {
+                loss -= lp[y];
+            }
             int best = 0;
             for (int v = 1; v < width; v++)
                 if (lp[v] > lp[best]) best = v;
@@ -646,7 +674,10 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
     int pointer = m->dec->points;
     attend_real inv = (attend_real)(1.0 / count);
 
-    /* loss = −(1/count) Σ logp[y] over counted steps ⇒ dlogits = (p − onehot)/count */
+    /* loss = −(1/count) Σ logp[y] over counted steps ⇒ dlogits = (p − onehot)/count;
+     * with label smoothing ε: −(1/count) Σ_v q_v logp[v], q = (1−ε) onehot + ε/V,
+     * ⇒ dlogits = (p − q)/count */
+    double ls = m->fwd_ls;
     if (!pointer) {
         int V = c->tgt_vocab;
         attend_real *dlogits = a->logp; /* p − onehot in place; logp is not needed again */
@@ -658,13 +689,20 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
                     continue;
                 }
                 int32_t y = m->fwd_tgt_out[(size_t)n * T + t];
-                for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * inv;
-                z[y] -= inv;
+                if (ls > 0) {
+                    attend_real qv = (attend_real)(ls / V);
+                    for (int v = 0; v < V; v++) z[v] = ((attend_real)exp((double)z[v]) - qv) * inv;
+                    z[y] -= (attend_real)(1 - ls) * inv;
+                } else {
+                    for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * inv;
+                    z[y] -= inv;
+                }
             }
         /* forward: logits = feat W_oᵀ + b_o */
         at_gemm(1, 0, V, F, N * T, 1, dlogits, V, a->feat, F, 1, m->g.out_w, F);
         at_rows_sum(m->g.out_b, dlogits, (size_t)N * T, V);
         at_gemm(0, 0, N * T, F, V, 1, dlogits, V, m->p.out_w, F, 0, a->dfeat, F);
+        at_dropout_grid(m, a->dfeat, N, T, F, 1, AT_DROP_FEAT); /* forward: feat = mask ⊙ features */
     }
     memset(a->ds, 0, (size_t)N * Hd * sizeof(attend_real));
     memset(a->dcs, 0, (size_t)N * Hd * sizeof(attend_real));
@@ -699,11 +737,13 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
         at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
         at_rows_sum(m->g.dec_bih, a->dxg_all, (size_t)T * N, GHd);
         at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
+        at_dropout_grid(m, a->demb, T, N, D, 0, AT_DROP_DEC_IN); /* forward: x = mask ⊙ emb */
         at_embedding_backward(m->g.tgt_emb, a->demb, m->fwd_tgt_in, (size_t)T * N, D);
     } else {
         at_gemm(1, 0, GHd, D, T * N, 1, a->dxg_all, GHd, a->emb_tgt, D, 1, m->g.dec_wih, Din);
         at_rows_sum(m->g.dec_bih, a->dxg_all, (size_t)T * N, GHd);
         at_gemm(0, 0, T * N, D, GHd, 1, a->dxg_all, GHd, m->p.dec_wih, Din, 0, a->demb, D);
+        at_dropout_grid(m, a->demb, T, N, D, 0, AT_DROP_DEC_IN); /* forward: x = mask ⊙ emb */
         /* x_t = src_emb[src[n, y_{t-1}]] or src_emb[BOS] at the start */
         for (int t = 0; t < T; t++)
             for (int n = 0; n < N; n++) {

@@ -178,6 +178,18 @@ struct attend_model {
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
     void *weight_hook_user;
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
+    /* training switches of the teacher-forced forward (attend_model_set_dropout,
+     * attend_model_set_label_smoothing; the trainer sets them around its own
+     * forward only), and the copies the last forward used, which its backward
+     * reuses: dropout p, the masks' key and the batch's first row in the whole
+     * batch (a gradient shard's offset; dropout.h), label smoothing ε */
+    double drop_p, ls;
+    uint64_t drop_key;
+    long drop_row0;
+    double fwd_drop_p, fwd_ls;
+    uint64_t fwd_drop_key;
+    long fwd_drop_row0;
+    int dropping; /* inside attend_model_forward with dropout: the encoder drops (greedy never) */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
      * quantized copy in qmem, described by qw[i] (i the desc index; dtype F32

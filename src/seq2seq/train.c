@@ -14,6 +14,7 @@
 #include "seq2seq/model_internal.h"
 
 #include "seq2seq/train_internal.h"
+#include "seq2seq/dropout.h"
 
 
 /* FNV-1a 64 over bytes, continuing from h. */
@@ -159,14 +160,32 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
     CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
-    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet
+     * (dropout and label_smoothing, r[0] and r[1], are built) */
+    for (size_t i = 2; i < sizeof r / sizeof r[0]; i++)
         CHECK(r[i].v == 0, err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
     tr->topt = *o;
     return at_ok(err);
 }
 
 const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
+
+/* The teacher-forced forward of a training step with its switches on:
+ * dropout keyed by the seed and the step count, row0 the batch's first row in
+ * the whole batch (a shard's offset), label smoothing; switched off again
+ * after (the backward reuses the forward's copies), so evaluation and
+ * decoding between steps see none. */
+static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
+    attend_model *m = tr->m;
+    m->drop_p = tr->topt.dropout;
+    m->drop_key = at_dropout_key(tr->seed, attend_trainer_steps(tr));
+    m->drop_row0 = row0;
+    m->ls = tr->topt.label_smoothing;
+    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
+    m->drop_p = m->ls = 0;
+    m->drop_row0 = 0;
+    return st;
+}
 
 /* A step whose loss is not finite: no update, the report's gradient norm NaN
  * and the learning rate the step would have had. */
@@ -224,7 +243,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     attend_step_report r;
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
-    TRY(attend_model_forward(m, &tr->batch, &r.tf, err));
+    TRY(train_forward(tr, 0, &r.tf, err));
     /* a non-finite loss skips the update without a backward pass; a non-finite
      * gradient norm is found by the optimizer, which then changes nothing */
     attend_error oerr;
@@ -326,7 +345,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
-    TRY(attend_model_forward(m, &tr->batch, &tf, err));
+    TRY(train_forward(tr, r0, &tf, err));
     if (isfinite(tf.loss)) {
         m->fwd_count = tr->global_count; /* the mean over the whole batch */
         TRY(attend_model_backward(m, err));
@@ -458,6 +477,9 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     int32_t *out = malloc((size_t)batch_size * L * sizeof *out), *out_len = malloc((size_t)batch_size * sizeof *out_len);
     int *idx = malloc((size_t)batch_size * sizeof *idx);
     attend_status st = out && out_len && idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    /* plain cross-entropy, whatever training switches a caller left on */
+    double drop_p = m->drop_p, ls = m->ls;
+    m->drop_p = m->ls = 0;
     double loss = 0, ent = 0;
     long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
     int tf_seq = 0, g_seq = 0;
@@ -501,6 +523,8 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         stats->greedy_seq_acc = (double)g_seq / total;
         stats->attn_entropy = tokens ? ent / (double)tokens : 0;
     }
+    m->drop_p = drop_p;
+    m->ls = ls;
     attend_batch_release(&b);
     free(out);
     free(out_len);

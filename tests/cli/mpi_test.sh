@@ -5,7 +5,8 @@
 #   sh tests/cli/mpi_test.sh CASE ATTEND WORK_DIR
 #
 #   same      -np 1, 2, 4 with the same --grad-shards 4: the same model bytes
-#             as one plain process with --grad-shards 4; only rank 0 prints;
+#             as one plain process with --grad-shards 4 (also with --dropout
+#             and --label-smoothing, -np 2); only rank 0 prints;
 #             -np 3 with 6 shards likewise
 #   resume    -np 2 for 6 steps with a checkpoint, resumed with -np 1 and with
 #             -np 4 to 12 steps: the bytes of an uninterrupted -np 2 run
@@ -66,6 +67,12 @@ same)
         [ "$(lines err)" -eq 1 ] || fail "-np $np: stderr has more than rank 0's progress line"
         ok "-np $np: the same bytes, rank 0 alone printed"
     done
+    # dropout masks follow a row's place in the whole batch, not its rank (issue 14)
+    R="--dropout 0.2 --label-smoothing 0.1"
+    run 0 "$A" train $TASK --steps 10 --grad-shards 4 $R --out rplain.st
+    run 0 $MPI -np 2 "$A" train $TASK --steps 10 --grad-shards 4 $R --out rnp2.st
+    cmp -s rplain.st rnp2.st || fail "--dropout, --label-smoothing, -np 2: the model differs from one process's"
+    ok "with --dropout and --label-smoothing: -np 2 gives one process's bytes"
     # 3 ranks of 6 shards: rank blocks that are not tree nodes (several nodes
     # per rank, chunks of uneven length)
     run 0 "$A" train $TASK --batch 12 --steps 6 --grad-shards 6 --out six.st

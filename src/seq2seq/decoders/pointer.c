@@ -58,14 +58,21 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
     const uint8_t *active = m->active + (size_t)t * N;
     attend_real *s_next = a->states + (size_t)(t + 1) * N * m->cfg.dec_hidden;
     /* forward: loss −= logp[y], logp = masked log-softmax(scores) */
+    /* with label smoothing ε the target is q = (1−ε) onehot + ε/k over the k
+     * positions not masked: dscores = (p − q)/count */
     const attend_real *lp = a->scores + (size_t)t * N * S;
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
     for (int n = 0; n < N; n++) {
         if (!active[n]) continue;
         int32_t y = m->fwd_tgt_out[(size_t)n * T + t];
+        int k = 0;
+        if (m->fwd_ls > 0)
+            for (int j = 0; j < S; j++) k += isfinite(lp[(size_t)n * S + j]) != 0;
+        attend_real q_other = k ? (attend_real)(m->fwd_ls / k) : 0, q_y = (attend_real)(1 - m->fwd_ls) + q_other;
         for (int j = 0; j < S; j++) {
-            attend_real p = isfinite(lp[(size_t)n * S + j]) ? (attend_real)exp((double)lp[(size_t)n * S + j]) : 0;
-            a->dscores[(size_t)n * S + j] = (p - (j == y ? 1 : 0)) * inv;
+            int ok = isfinite(lp[(size_t)n * S + j]);
+            attend_real p = ok ? (attend_real)exp((double)lp[(size_t)n * S + j]) : 0;
+            a->dscores[(size_t)n * S + j] = (p - (j == y ? q_y : ok ? q_other : 0)) * inv;
         }
     }
     at_dec_scores_backward(m, t, N, S, s_next, a->ds); /* query s_t */
