@@ -38,12 +38,14 @@ typedef struct {
     int write_special;                 /* --write-special: --out may be a device or FIFO, written in place */
     int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
+    int dec_layers;                    /* --dec-layers: stacked decoder layers (0: one) */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
-    attend_train_options topt;         /* --dropout, --label-smoothing (cli/train_options.h) */
+    attend_train_options topt;         /* --dropout, --label-smoothing (cli/train_options.h), --sampling-* */
     int patience;                      /* --patience: evaluations without a better dev score that stop the run;
                                           -1: not given (0: never stop) */
     int select;                        /* --select: TRAIN_SELECT_*, the dev score of the best model; -1: not given
                                           (no --patience or --select: --out is the last model) */
+    int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } train_opts;
 

@@ -27,12 +27,13 @@
 typedef struct {
     const char *dict, *out, *checkpoint, *resume;
     int skip;
-    int emb, hidden, dec_hidden, attn, layers;
+    int emb, hidden, dec_hidden, attn, layers, dec_layers;
     int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
     double lr, min_lr, clip, max_minutes;
     uint64_t seed;
     int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
     attend_train_options topt; /* --dropout, --label-smoothing (cli/train_options.h) */
+    int monotonic;   /* --monotonic: monotonic attention (config monotonic) */
     int normalizer;  /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } g2p_train_opts;
 
@@ -80,7 +81,10 @@ static void train_usage(FILE *f) {
             "  --hidden N             encoder GRU width per direction (%d)\n"
             "  --layers N             stacked bidirectional encoder layers (%d)\n"
             "  --dec-hidden N         decoder GRU width (%d)\n"
+            "  --dec-layers N         stacked decoder GRU layers; attention reads the top one (1)\n"
             "  --attn N               additive attention width (%d)\n"
+            "  --monotonic            monotonic attention (Raffel et al. 2017): the decoder\n"
+            "                         reads the letters left to right, never back\n"
             "  --normalizer NAME      softmax, sparsemax or entmax15: the attention weights'\n"
             "                         map (sparse ones leave exact zeros) (softmax)\n"
             "training:\n"
@@ -122,8 +126,10 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
         else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 4096, &o->hidden);
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
+        else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
         else if (cli_is(&p, "--normalizer"))
             rc = cli_choice(&p, attend_normalizer_from_name, "softmax|sparsemax|entmax15", &o->normalizer);
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
@@ -270,11 +276,13 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.cell = ATTEND_CELL_GRU;
     mc.decoder = ATTEND_DECODER_BAHDANAU;
     mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.monotonic = o.monotonic;
     mc.src_vocab = attend_vocab_size(gv);
     mc.tgt_vocab = attend_vocab_size(pv);
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     mc.dec_hidden = o.dec_hidden;
     mc.attn = o.attn;
     mc.normalizer = (attend_normalizer)o.normalizer;
@@ -298,6 +306,9 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
+    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d, emb %d: %zu "
+           "parameters (%.2f MB)\n",
+           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.emb, attend_model_param_count(m),
     printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d%s%s, emb %d: %zu "
            "parameters (%.2f MB)\n",
            o.layers, o.hidden, o.dec_hidden, o.attn, o.normalizer ? " " : "",

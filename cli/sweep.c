@@ -40,9 +40,9 @@ static void sweep_usage(FILE *f) {
             "  --decoders LIST      from: none (no attention: the fixed-context baseline),\n"
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
-            "                       DECODER-SCORE pair (none,additive,dot,general); a\n"
-            "                       suffix sets an option of an attentive entry:\n"
-            "                       +sparsemax, +entmax15 (the attention normaliser, e.g.\n"
+            "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
+            "                       adds a mechanism: +monotonic (additive+monotonic),\n"
+            "                       +sparsemax or +entmax15 (the attention normaliser,\n"
             "                       dot+sparsemax)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
@@ -90,19 +90,8 @@ static int parse_int_list(const char *opt, const char *s, int lo, int hi, int *o
     return 0;
 }
 
-/* The "+<option>" suffixes of a --decoders entry (one line each). */
-static void set_sparsemax(attend_sweep_model *m) { m->normalizer = ATTEND_NORMALIZER_SPARSEMAX; }
-static void set_entmax15(attend_sweep_model *m) { m->normalizer = ATTEND_NORMALIZER_ENTMAX15; }
-static const struct {
-    const char *suffix;
-    void (*set)(attend_sweep_model *m);
-} SUFFIXES[] = {
-    {"sparsemax", set_sparsemax},
-    {"entmax15", set_entmax15},
-};
-
-/* one decoder name of --decoders, without suffixes */
-static int model_from_base_name(const char *name, attend_sweep_model *m) {
+/* one decoder name of --decoders, before its "+name" suffixes */
+static int base_from_name(const char *name, attend_sweep_model *m) {
     static const struct {
         const char *name;
         attend_decoder_kind decoder;
@@ -132,22 +121,24 @@ static int model_from_base_name(const char *name, attend_sweep_model *m) {
     return 1;
 }
 
-/* one entry of --decoders: a decoder name, then "+<option>" suffixes */
-static int model_from_name(char *name, attend_sweep_model *m) {
+/* one entry of --decoders: a decoder name, then "+name" suffixes (the
+ * library's table: attend_sweep_model_suffix); 0 and a message in err when
+ * a suffix is unknown, 0 and err->msg empty when the decoder is */
+static int model_from_name(char *name, attend_sweep_model *m, attend_error *err) {
     memset(m, 0, sizeof *m);
+    err->msg[0] = 0;
     char *plus = strchr(name, '+');
     if (plus) *plus = 0;
-    if (!model_from_base_name(name, m)) return 0;
-    while (plus) {
-        char *opt = plus + 1;
-        plus = strchr(opt, '+');
-        if (plus) *plus = 0;
-        size_t i = 0;
-        while (i < sizeof SUFFIXES / sizeof SUFFIXES[0] && strcmp(opt, SUFFIXES[i].suffix)) i++;
-        if (i == sizeof SUFFIXES / sizeof SUFFIXES[0]) return 0;
-        SUFFIXES[i].set(m);
+    int ok = base_from_name(name, m);
+    if (plus) *plus = '+';
+    while (ok && plus) {
+        char *next = strchr(plus + 1, '+');
+        if (next) *next = 0;
+        ok = attend_sweep_model_suffix(m, plus + 1, err) == ATTEND_OK;
+        if (next) *next = '+';
+        plus = next;
     }
-    return m->decoder != ATTEND_DECODER_NONE || !m->normalizer;
+    return ok;
 }
 
 static int parse_models(const char *s, attend_sweep_model *out, int *n) {
@@ -159,14 +150,20 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         next = strchr(tok, ',');
         if (next) *next++ = 0;
         if (*n == MAX_LIST) return cli_usage_error("sweep", "--decoders: more than %d values", MAX_LIST);
-        char entry[512];
-        snprintf(entry, sizeof entry, "%s", tok);
-        if (!model_from_name(tok, &out[*n]))
+        attend_error err;
+        if (!model_from_name(tok, &out[*n], &err)) {
+            if (err.msg[0]) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, err.msg);
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
-                                   "or DECODER-SCORE such as bahdanau-dot, each optionally with +sparsemax or "
-                                   "+entmax15; none takes no suffix)",
-                                   entry);
+                                   "or DECODER-SCORE such as bahdanau-dot)",
+                                   tok);
+        }
+        if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
+                                   tok);
+        if (out[*n].normalizer && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +%s with decoder none, which has no attention", tok,
+                                   attend_normalizer_name((attend_normalizer)out[*n].normalizer));
         (*n)++;
     }
     return 0;
@@ -228,9 +225,9 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     free(svg);
 }
 
-/* Same model (by name: every option shows in it). */
+/* Two rows of the same model: the same name (decoder, score, suffixes). */
 static int same_model(attend_sweep_model a, attend_sweep_model b) {
-    char na[64], nb[64];
+    char na[96], nb[96];
     return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 

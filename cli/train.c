@@ -99,8 +99,12 @@ static void train_usage(FILE *f) {
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
             "  --layers N           encoder layers (1)\n"
+            "  --dec-layers N       stacked decoder layers; attention reads the top one (1)\n"
             "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
             "  --attn N             additive attention width (64)\n"
+            "  --monotonic          monotonic attention (Raffel et al. 2017; bahdanau or luong):\n"
+            "                       expected alignments in training, hard at decoding (the\n"
+            "                       attended position never moves left)\n"
             "  --normalizer NAME    softmax, sparsemax or entmax15: what turns the attention\n"
             "                       scores into weights (the sparse two leave exact zeros;\n"
             "                       bahdanau and luong decoders) (softmax)\n"
@@ -117,6 +121,11 @@ static void train_usage(FILE *f) {
             "  --weight-decay X     L2 weight decay (0)\n"
             "  --momentum X         SGD momentum (0)\n"
             "  --seed N             initialisation and shuffling seed (1)\n"
+            "  --sampling-prob P    scheduled sampling: each decoder input after the first is,\n"
+            "                       with probability P, the model's own previous prediction\n"
+            "                       (argmax) instead of the reference (0: teacher forcing)\n"
+            "  --sampling-ramp N    steps over which that probability rises linearly from 0\n"
+            "                       to P (0: P from the first step)\n"
             "output:\n"
             "  --out PATH           model file written at the end (model.safetensors)\n"
             "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
@@ -185,6 +194,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &o->emb);
         else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &o->hidden);
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
+        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &o->attn);
         else if (cli_is(&p, "--normalizer"))
@@ -200,12 +210,19 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
         else if (cli_is(&p, "--momentum")) rc = cli_double(&p, 0, 0.999999, &o->momentum);
         else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
+        else if (cli_is(&p, "--sampling-prob")) rc = cli_double(&p, 0, 1, &o->topt.sampling_prob);
+        else if (cli_is(&p, "--sampling-ramp")) {
+            int ramp = 0;
+            rc = cli_int(&p, 0, 1000000000, &ramp);
+            o->topt.sampling_ramp = ramp;
+        }
         else if (cli_is(&p, "--out")) rc = cli_string(&p, &o->out);
         else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
         else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
         else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
+        else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
         else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
@@ -232,6 +249,12 @@ static int check_combination(const train_opts *o) {
     if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
+    if (o->monotonic && (o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
+        return cli_usage_error("train", "--monotonic with --decoder %s: monotonic attention needs a decoder that "
+                               "attends over a vocabulary (bahdanau, luong)", attend_decoder_name(o->decoder));
+    if (o->monotonic && sort)
+        return cli_usage_error("train", "--monotonic with --task sort: sort is a pointer task (--decoder pointer), "
+                               "and monotonic attention needs bahdanau or luong");
     if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
         return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
     if (!sort && o->decoder == ATTEND_DECODER_POINTER)
@@ -245,6 +268,9 @@ static int check_combination(const train_opts *o) {
                                o->patience >= 0 ? "--patience" : "--select");
     if (o->patience > 0 && o->eval_every == 0)
         return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
+    if (o->normalizer && o->monotonic)
+        return cli_usage_error("train", "--normalizer %s with --monotonic: monotonic attention has its own weights",
+                               attend_normalizer_name(o->normalizer));
     if (o->normalizer && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
         return cli_usage_error("train", "--normalizer %s with --decoder %s: %s", attend_normalizer_name(o->normalizer),
                                sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none",
@@ -319,9 +345,11 @@ static void print_model(const attend_model *m, const train_opts *o) {
     const attend_model_config *c = attend_model_get_config(m);
     printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
            c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
+    if (c->dec_layers > 1) printf(" (%d layers)", c->dec_layers);
     if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
+        if (c->monotonic) printf(", monotonic");
         if (c->normalizer) printf(" (%s)", attend_normalizer_name(c->normalizer));
     }
     printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
@@ -506,11 +534,13 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.decoder = (attend_decoder_kind)(o.decoder >= 0 ? o.decoder
                                                      : td.pointer ? ATTEND_DECODER_POINTER : ATTEND_DECODER_BAHDANAU);
     mc.score = (attend_score_kind)o.score;
+    mc.monotonic = o.monotonic;
     mc.src_vocab = attend_vocab_size(td.src_vocab);
     mc.tgt_vocab = attend_vocab_size(td.tgt_vocab);
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
     mc.attn = o.attn;

@@ -42,4 +42,5 @@ int cli_train_options_set(const char *cmd, attend_trainer *tr, const attend_trai
 void cli_train_options_print(FILE *f, const attend_train_options *o) {
     if (o->dropout > 0) fprintf(f, ", dropout %g", o->dropout);
     if (o->label_smoothing > 0) fprintf(f, ", label smoothing %g", o->label_smoothing);
+    if (o->sampling_prob > 0) fprintf(f, ", scheduled sampling %g (ramp %ld)", o->sampling_prob, o->sampling_ramp);
 }

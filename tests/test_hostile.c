@@ -396,6 +396,12 @@ static void expect_model(const char *name, const char *path, attend_status want,
     ",\"tgt_vocab\":" #vocab ",\"emb\":" #emb ",\"enc_hidden\":" #hid ",\"enc_layers\":1,\"dec_hidden\":" #dec \
     ",\"attn\":4,\"max_batch\":" #batch ",\"max_src_len\":" #src ",\"max_tgt_len\":" #tgt "}"
 
+/* the same with "dec_layers":2 (a two-layer decoder) */
+#define CFG_DL2(vocab, emb, hid, dec, batch, src, tgt)                                                    \
+    "{\"cell\":\"gru\",\"decoder\":\"bahdanau\",\"score\":\"additive\",\"src_vocab\":" #vocab            \
+    ",\"tgt_vocab\":" #vocab ",\"emb\":" #emb ",\"enc_hidden\":" #hid ",\"enc_layers\":1,\"dec_hidden\":" #dec \
+    ",\"attn\":4,\"max_batch\":" #batch ",\"max_src_len\":" #src ",\"max_tgt_len\":" #tgt ",\"dec_layers\":2}"
+
 static void test_model_files(void) {
     small_model s;
     if (!small_make(&s, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, ATTEND_CELL_GRU)) return;
@@ -431,6 +437,12 @@ static void test_model_files(void) {
     /* a tensor the configuration has no place for */
     write_model_variant(&s, p, NULL, NULL, "encoder.weight_ih_l1");
     expect_model("unexpected-tensor.st", p, ATTEND_ERR_FORMAT, "unexpected tensor 'encoder.weight_ih_l1'");
+    /* a stacked decoder (dec_layers): the configuration claims a second layer
+     * the file lacks; the file has one the configuration does not */
+    write_model_variant(&s, p, CFG_DL2(8, 4, 3, 5, 4, 6, 6), NULL, NULL);
+    expect_model("dec-layers-missing.st", p, ATTEND_ERR_FORMAT, "tensor 'decoder.weight_ih_l1' is missing");
+    write_model_variant(&s, p, NULL, NULL, "decoder.weight_hh_l1");
+    expect_model("dec-layers-unexpected.st", p, ATTEND_ERR_FORMAT, "unexpected tensor 'decoder.weight_hh_l1'");
     /* configurations claiming huge sizes, in a file of a few kilobytes: refused
      * from the sizes before anything that large is allocated */
     write_model_variant(&s, p, CFG(10000000, 65536, 3, 5, 4, 6, 6), NULL, NULL);

@@ -425,8 +425,8 @@ static int count_of(const char *s, const char *needle) {
 
 static void test_sweep(void) {
     const int lengths[2] = {3, 6};
-    const attend_sweep_model models[2] = {{ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE, ATTEND_NORMALIZER_SOFTMAX},
-                                          {ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, ATTEND_NORMALIZER_SOFTMAX}};
+    const attend_sweep_model models[2] = {{.decoder = ATTEND_DECODER_NONE, .score = ATTEND_SCORE_ADDITIVE},
+                                          {.decoder = ATTEND_DECODER_LUONG, .score = ATTEND_SCORE_GENERAL}};
     attend_sweep_config c;
     memset(&c, 0, sizeof c);
     c.task = ATTEND_TASK_REVERSE;

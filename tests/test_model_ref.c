@@ -230,6 +230,14 @@ static void test_gru_luong_general(void) { run_model("gru_luong_general"); }
 static void test_lstm_bahdanau_scaled_dot(void) { run_model("lstm_bahdanau_scaled_dot"); }
 static void test_lstm_pointer_additive(void) { run_model("lstm_pointer_additive"); }
 static void test_gru_none(void) { run_model("gru_none"); }
+/* two-layer decoders (decoders/stack.c): tests/ref/model_dl2_*, from
+ * /usr/bin/python3 tools/ref_model.py --only dl2_ */
+static void test_dec_layers_2(void) {
+    run_model("dl2_gru_bahdanau_additive");
+    run_model("dl2_lstm_bahdanau_additive");
+    run_model("dl2_gru_luong_general");
+    run_model("dl2_lstm_luong_general");
+}
 
 /* A file whose configuration says dec_hidden 8 while its tensors were made
  * with 7: the loader must refuse it, naming the first misshapen tensor. */
@@ -258,6 +266,7 @@ int main(void) {
     RUN(test_lstm_bahdanau_scaled_dot);
     RUN(test_lstm_pointer_additive);
     RUN(test_gru_none);
+    RUN(test_dec_layers_2);
     RUN(test_config_width_mismatch);
     rmdir(g_dir);
     return harness_summary();

@@ -377,9 +377,10 @@ static void test_config(void) {
  * and series, the CSV round trip keeps the normaliser, NONE refuses one. */
 static void test_sweep(void) {
     const int lengths[1] = {4};
-    attend_sweep_model models[3] = {{ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT, ATTEND_NORMALIZER_SOFTMAX},
-                                    {ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT, ATTEND_NORMALIZER_SPARSEMAX},
-                                    {ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, ATTEND_NORMALIZER_ENTMAX15}};
+    attend_sweep_model models[3] = {
+        {.decoder = ATTEND_DECODER_LUONG, .score = ATTEND_SCORE_DOT},
+        {.decoder = ATTEND_DECODER_LUONG, .score = ATTEND_SCORE_DOT, .normalizer = ATTEND_NORMALIZER_SPARSEMAX},
+        {.decoder = ATTEND_DECODER_BAHDANAU, .score = ATTEND_SCORE_ADDITIVE, .normalizer = ATTEND_NORMALIZER_ENTMAX15}};
     attend_sweep_config c;
     memset(&c, 0, sizeof c);
     c.task = ATTEND_TASK_REVERSE;

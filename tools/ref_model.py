@@ -33,6 +33,15 @@ For every model in MODELS the script
      gradients are far from zero): the mean loss, teacher-forcing statistics,
      the gradient of every parameter, and greedy decodes of a few sources,
      and writes them to tests/ref/model_<name>.txt.
+Models with a stacked decoder (DEC_LAYER_MODELS, "dl2_*": dec_layers = 2,
+layer 0 the cell above as decoder.weight_ih ..., layer l > 0 an
+nn.GRUCell/nn.LSTMCell(Hd, Hd) on layer l-1's new state whose parameters are
+registered as decoder.weight_ih_l<l> ..., every layer starting from the
+bridge's s_0, the attention query and the features the top layer's state)
+are written the same way; only those:
+
+    /usr/bin/python3 tools/ref_model.py --only dl2_
+
 It also writes tests/ref/model_bad_width.safetensors: the first model's
 tensors under a configuration whose dec_hidden is one wider, which the loader
 must reject naming 'bridge.weight'.
@@ -58,6 +67,7 @@ import json
 import math
 import os
 import struct
+import sys
 
 import numpy as np
 import torch
@@ -99,6 +109,23 @@ MODELS = [
      dict(cell="gru", decoder="none", score="additive", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4),
      4005, 300),
 ]
+# (6)-(9) a two-layer decoder (src/seq2seq/decoders/stack.c): GRU and LSTM,
+# Bahdanau (query: the top layer's s_{t-1}) and Luong (query: the top s_t)
+DEC_LAYER_MODELS = [
+    ("dl2_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4,
+          dec_layers=2), 4011, 300),
+    ("dl2_lstm_bahdanau_additive",
+     dict(cell="lstm", decoder="bahdanau", score="additive", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4,
+          dec_layers=2), 4012, 300),
+    ("dl2_gru_luong_general",
+     dict(cell="gru", decoder="luong", score="general", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4,
+          dec_layers=2), 4013, 300),
+    ("dl2_lstm_luong_general",
+     dict(cell="lstm", decoder="luong", score="general", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4,
+          dec_layers=2), 4014, 300),
+]
+
 CONFIG_FIELDS = ["cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                  "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len"]
 
@@ -188,6 +215,16 @@ class Seq2Seq(nn.Module):
         Din = {"bahdanau": D + E, "none": D + E, "luong": D + Hd, "pointer": D}[self.kind]
         cell = nn.LSTMCell if self.lstm else nn.GRUCell
         self.decoder = cell(Din, Hd)
+        # a stacked decoder: layer l > 0 is a cell on layer l-1's new state;
+        # its parameters are registered on self.decoder as <name>_l<l> (the
+        # cells themselves are kept out of the module tree)
+        self.dec_layers = max(1, cfg.get("dec_layers", 0))
+        self.upper = []
+        for l in range(1, self.dec_layers):
+            up = cell(Hd, Hd)
+            for pn in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                self.decoder.register_parameter("%s_l%d" % (pn, l), getattr(up, pn))
+            self.upper.append(up)
         if self.kind == "luong":
             self.combine = nn.Linear(E + Hd, Hd, bias=False)
         if not self.pointer:
@@ -209,6 +246,10 @@ class Seq2Seq(nn.Module):
         st = {"s": s0}
         if self.lstm:
             st["c"] = torch.zeros_like(s0)                               # decoder cell state starts at zero
+        if self.dec_layers > 1:                                          # every layer starts from s_0 (c 0)
+            st["hs"] = [s0] * self.dec_layers
+            if self.lstm:
+                st["cs"] = [torch.zeros_like(s0)] * self.dec_layers
         if self.kind == "luong":
             st["ht"] = torch.zeros_like(s0)                              # h̃_0 = 0
         ctx = {"src": src, "enc": enc, "fin": fin, "valid": valid,
@@ -224,6 +265,20 @@ class Seq2Seq(nn.Module):
         return w, torch.bmm(w[:, None, :], ctx["enc"]).squeeze(1)
 
     def cell(self, x, st):
+        if self.dec_layers > 1:                                          # layer l's input: layer l-1's new state
+            hs, cs, inp = [], [], x
+            for l, c in enumerate([self.decoder] + self.upper):
+                if self.lstm:
+                    h, cc = c(inp, (st["hs"][l], st["cs"][l]))
+                    cs.append(cc)
+                else:
+                    h = c(inp, st["hs"][l])
+                hs.append(h)
+                inp = h
+            new = {"s": hs[-1], "hs": hs}                                # "s": the top layer's state
+            if self.lstm:
+                new["c"], new["cs"] = cs[-1], cs
+            return new
         if self.lstm:
             s, c = self.decoder(x, (st["s"], st["c"]))
             return {"s": s, "c": c}
@@ -391,11 +446,17 @@ def safetensors_bytes(tensors, metadata, metadata_first=True):
     return struct.pack("<Q", len(h)) + h + b"".join(blobs)
 
 
+def config_fields(cfg):
+    """The keys of attend.config in attend_model_config_to_json's order (the
+    later fields only when set)."""
+    return CONFIG_FIELDS + (["dec_layers"] if cfg.get("dec_layers", 0) else [])
+
+
 def file_metadata(cfg):
     pointer = cfg["decoder"] == "pointer"
     return {
         "attend.format": "model",
-        "attend.config": json.dumps({k: cfg[k] for k in CONFIG_FIELDS}, separators=(",", ":")),
+        "attend.config": json.dumps({k: cfg[k] for k in config_fields(cfg)}, separators=(",", ":")),
         "attend.tokenizer": "char",
         "attend.src_vocab": json.dumps(SPECIALS + SRC_SYMBOLS, separators=(",", ":")),
         "attend.tgt_vocab": "[]" if pointer else json.dumps(SPECIALS + TGT_SYMBOLS, separators=(",", ":")),
@@ -421,6 +482,8 @@ def expected_names(cfg):
         names += {"general": ["attention.W"], "additive": ["attention.Wq", "attention.Wk", "attention.b",
                                                            "attention.v"]}.get(cfg["score"], [])
     names += ["decoder.weight_ih", "decoder.weight_hh", "decoder.bias_ih", "decoder.bias_hh"]
+    for l in range(1, max(1, cfg.get("dec_layers", 0))):
+        names += ["decoder.%s_l%d" % (p, l) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
     if cfg["decoder"] == "luong":
         names.append("combine.weight")
     if cfg["decoder"] != "pointer":
@@ -486,7 +549,7 @@ def make(name, arch, seed, steps):
     parts = [
         "# model reference: %s; tools/ref_model.py (torch %s, float64 from float32 weights)\n"
         % (name, torch.__version__.split("+")[0]),
-        "# config %s\n" % json.dumps({k: cfg[k] for k in CONFIG_FIELDS}, separators=(",", ":")),
+        "# config %s\n" % json.dumps({k: cfg[k] for k in config_fields(cfg)}, separators=(",", ":")),
         "# torch seed %d, %d Adam steps (lr 0.02) on the %s task before rounding to float32\n"
         % (seed, steps, "sort" if pointer else "reverse"),
         "# smallest argmax gap: teacher-forced %.3g, greedy %.3g\n" % (tf_gap, g_gap),
@@ -522,14 +585,19 @@ def write(path, data):
 
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     first = None
-    for name, arch, seed, steps in MODELS:
+    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS:
+        if only is not None and not name.startswith(only):
+            continue
         cfg, tensors, st_bytes, text, summary = make(name, arch, seed, steps)
         write(os.path.join(OUT_DIR, "model_%s.safetensors" % name), st_bytes)
         write(os.path.join(OUT_DIR, "model_%s.txt" % name), text.encode("utf-8"))
         print("  " + summary)
         if first is None:
             first = (cfg, tensors)
+    if only is not None:
+        return
     # config wider than the tensors: dec_hidden + 1 makes bridge.weight the
     # first misshapen tensor ([Hd,E] in the file, [Hd+1,E] expected)
     cfg, tensors = first

@@ -24,6 +24,9 @@ what torch.save wrote for a dict
 by loading it strictly into ref_model.Seq2Seq(config) (every name, every
 shape), and writes the file as attend_model_save lays it out, so attend
 loads it and saves it again byte for byte. Weights are stored as float32.
+A stacked decoder ("dec_layers": N > 1 in the config) has layer l > 0's
+parameters as decoder.weight_ih_l<l> ... in the state_dict, as Seq2Seq
+registers them.
 
 Example (python/tests/test_torch_convert.py does this and compares the
 log-probabilities and alignments of both sides):
@@ -109,7 +112,7 @@ def to_attend(src, dst, meta=None):
     cfg = b["config"]
     metadata = collections.OrderedDict([
         ("attend.format", "model"),
-        ("attend.config", _json({k: cfg[k] for k in CONFIG_FIELDS})),
+        ("attend.config", _json({k: cfg[k] for k in ref_model.config_fields(cfg)})),
         ("attend.tokenizer", b["tokenizer"]),
         ("attend.src_vocab", _json(list(b["src_vocab"]))),
         ("attend.tgt_vocab", _json(list(b["tgt_vocab"]))),

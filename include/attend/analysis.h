@@ -181,8 +181,11 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
 typedef struct {
     attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
     attend_score_kind score;     /* ignored by NONE */
-    attend_normalizer normalizer; /* of the attention (0: softmax; not with NONE); the
-                                     name gains "+sparsemax" / "+entmax15" */
+    /* mechanisms on top (model config fields; 0: off), named by a "+name"
+     * suffix (attend_sweep_model_suffix): */
+    int monotonic;               /* +monotonic: monotonic attention (BAHDANAU, LUONG) */
+    int normalizer;              /* +sparsemax, +entmax15: the attention normaliser (an
+                                    attend_normalizer; BAHDANAU, LUONG) */
 } attend_sweep_model;
 
 typedef struct {
@@ -232,9 +235,12 @@ attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row 
                                void *user, attend_error *err);
 
 /* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"),
- * then a "+<option>" suffix per option set ("luong-dot+sparsemax"). Two rows are
- * the same model exactly when their names are equal. */
+ * then "+name" for each mechanism on ("bahdanau-additive+monotonic"). */
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
+
+/* Turns on the mechanism of one "+name" suffix (name without the '+', e.g.
+ * "monotonic") in *m; an unknown name is ATTEND_ERR_ARG listing the known ones. */
+attend_status attend_sweep_model_suffix(attend_sweep_model *m, const char *name, attend_error *err);
 
 /* The rows as CSV (header line first; malloc'ed into *out, caller frees):
  * model,decoder,score,length,min_length,pairs,greedy_seq_acc,greedy_token_acc,

@@ -504,6 +504,43 @@ attend_status attend_pointer_nll_backward(attend_real *dscores, const attend_rea
                                           const int32_t *targets, int N, int T, int S,
                                           attend_error *err);
 
+/* ---------------------------------------------------- monotonic attention */
+/*
+ * Monotonic attention (Raffel et al. 2017): at step t the decoder scans the
+ * source from the position where it stopped at step t−1 and stops at
+ * position j with probability p_tj = σ(e_tj + r) (e: energies [N,T,S] from a
+ * score function, r a scalar bias). Positions j >= len[n] (len [N], each in
+ * [1,S]; NULL: all S) have p = 0 and α = 0.
+ *
+ * attend_monotonic_forward: the expected alignment of that process
+ * (their eq. 9, the stable recurrence), for t = 0..T−1:
+ *   q_tj = (1 − p_t,j−1) q_t,j−1 + α_t−1,j     (q_t,−1 = 0)
+ *   α_tj = p_tj q_tj
+ * with α_−1 the one-hot at position 0. alpha, p, q [N,T,S] out (p and q are
+ * what the backward reads). A row's α sums to at most 1: the rest of the mass
+ * has passed the end. Non-finite e or r is ATTEND_ERR_NONFINITE.
+ */
+attend_status attend_monotonic_forward(attend_real *alpha, attend_real *p, attend_real *q,
+                                       const attend_real *e, attend_real r, const int32_t *len,
+                                       int N, int T, int S, attend_error *err);
+
+/* Backward of attend_monotonic_forward through the recurrence over j and over
+ * t: from dalpha [N,T,S] into de [N,T,S] += and dr [1] += (either NULL: not
+ * needed); p, q [N,T,S] as the forward returned them; work [2,N,S] scratch. */
+attend_status attend_monotonic_backward(attend_real *de, attend_real *dr, const attend_real *dalpha,
+                                        const attend_real *p, const attend_real *q, const int32_t *len,
+                                        int N, int T, int S, attend_real *work, attend_error *err);
+
+/* Hard monotonic attention, as decoding runs it: from the previous position
+ * (0 at t = 0) attend to the first j with p_tj >= 0.5 (e_tj + r >= 0 up to
+ * rounding): alpha[n,t] is the one-hot at j and pos[n,t] = j; with no such j
+ * before len[n], alpha's row is 0 (a zero context) and pos[n,t] = S, and
+ * every later step of the row attends to nothing. alpha [N,T,S], pos [N,T]
+ * out. A NaN energy is ATTEND_ERR_NONFINITE. */
+attend_status attend_monotonic_hard_forward(attend_real *alpha, const attend_real *e, attend_real r,
+                                            const int32_t *len, int N, int T, int S, int32_t *pos,
+                                            attend_error *err);
+
 
 /* Recurrent cell kinds (PyTorch gate order and equations). */
 typedef enum {

@@ -107,6 +107,12 @@ class OptimConfig(Structure):
                 ("warmup_steps", c_int), ("decay_steps", c_int), ("min_lr", c_double)]
 
 
+class TrainOptions(Structure):
+    """attend_train_options (include/attend/seq2seq.h), field for field."""
+    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+
+
 class OptimReport(Structure):
     _fields_ = [("grad_norm", c_double), ("lr", c_double), ("clipped", c_int)]
 

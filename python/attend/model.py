@@ -362,9 +362,10 @@ def _tsv_data(train_tsv, dev_tsv, tokenizer):
 
 def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10, min_len=1, max_len=10,
           count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
-          layers=1, dec_hidden=0, attn=64, normalizer="softmax", steps=1000, batch=64, optimizer="adam", lr=0.0,
-          clip=1.0, warmup=None, decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100,
-          dropout=0.0, label_smoothing=0.0, progress=None):
+          layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
+          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
+          label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
+          normalizer="softmax"):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
     task ("copy", "reverse", "sort") or TSV files. With the same options the
@@ -372,6 +373,10 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
 
     dropout, label_smoothing: in [0, 1), as --dropout and --label-smoothing
     (training only; the model returned never drops or smooths).
+    dec_layers: stacked decoder layers (--dec-layers); sampling_prob and
+    sampling_ramp: scheduled sampling (--sampling-prob, --sampling-ramp).
+    monotonic: monotonic attention (`attend train --monotonic`; config key
+    "monotonic"): expected alignments in training, hard ones in decoding.
 
     progress: None, or a function called after every step with a dict
     (step, steps, epoch, loss, tokens, grad_norm, lr, clipped, skipped);
@@ -391,6 +396,10 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
               "decoder": decoder if decoder is not None else ("pointer" if pointer else "bahdanau"),
               "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "emb": emb, "enc_hidden": hidden,
               "enc_layers": layers, "attn": attn, "max_batch": batch}
+        if dec_layers > 1:
+            mc["dec_layers"] = dec_layers
+        if monotonic:
+            mc["monotonic"] = 1
         if normalizer != "softmax":
             mc["normalizer"] = normalizer
         dot = _name_to_int("score", score) in (0, 1)
@@ -415,6 +424,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
         call("attend_trainer_set_max_nonfinite", trainer._handle(), max_nonfinite)
         topt = TrainOptions()
         topt.dropout, topt.label_smoothing = dropout, label_smoothing
+        topt.sampling_prob, topt.sampling_ramp = sampling_prob, sampling_ramp
         call("attend_trainer_set_options", trainer._handle(), ctypes.byref(topt))
         rep = StepReport()
         while lib.attend_trainer_steps(trainer._handle()) < steps:

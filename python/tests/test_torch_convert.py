@@ -24,6 +24,11 @@ ARCHS = [
     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4),
     dict(cell="lstm", decoder="luong", score="general", enc_hidden=4, enc_layers=2, dec_hidden=6, attn=4),
     dict(cell="lstm", decoder="bahdanau", score="scaled_dot", enc_hidden=4, enc_layers=1, dec_hidden=8, attn=4),
+    # stacked decoders (dec_layers): decoder.*_l1, decoder.*_l2
+    dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=5, enc_layers=1, dec_hidden=7, attn=4,
+         dec_layers=2),
+    dict(cell="lstm", decoder="luong", score="general", enc_hidden=4, enc_layers=1, dec_hidden=6, attn=4,
+         dec_layers=3),
 ]
 PAIRS = [("abc", "CBA"), ("fedcba", "AB"), ("a", "GGGG"), ("cafe", "EFAC")]
 
@@ -61,7 +66,8 @@ def torch_logp(model, vocab_src, vocab_tgt, src, tgt):
     return float(logp), np.stack([w[0].numpy() for w in ws])
 
 
-@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: "%s_%s_%s" % (a["cell"], a["decoder"], a["score"]))
+@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: "%s_%s_%s%s" % (a["cell"], a["decoder"], a["score"],
+                                                                    "_dl%d" % a["dec_layers"] if "dec_layers" in a else ""))
 def test_torch_to_attend(arch, tmp_path):
     cfg = dict(arch, src_vocab=len(VOCAB_SRC), tgt_vocab=len(VOCAB_TGT), emb=6, max_batch=4, max_src_len=6,
                max_tgt_len=7)

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +20,50 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The "+name" suffixes of a model name: one line per value of an int field
+ * of attend_sweep_model (the suffix sets it; the name shows it when the field
+ * holds it), in the order the names list them. */
+static const struct {
+    const char *name;
+    size_t off;
+    int value;
+} sweep_suffixes[] = {
+    {"monotonic", offsetof(attend_sweep_model, monotonic), 1},
+    {"sparsemax", offsetof(attend_sweep_model, normalizer), ATTEND_NORMALIZER_SPARSEMAX},
+    {"entmax15", offsetof(attend_sweep_model, normalizer), ATTEND_NORMALIZER_ENTMAX15},
+};
+#define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
+
+static int *suffix_field(attend_sweep_model *m, size_t i) { return (int *)(void *)((char *)m + sweep_suffixes[i].off); }
+
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap) {
     if (!buf || cap == 0) return "";
     if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
-    size_t n = strlen(buf);
-    if (model.normalizer && n < cap) snprintf(buf + n, cap - n, "+%s", attend_normalizer_name(model.normalizer));
+    for (size_t i = 0; i < N_SUFFIXES; i++) {
+        size_t used = strlen(buf);
+        if (*suffix_field(&model, i) == sweep_suffixes[i].value && used < cap) snprintf(buf + used, cap - used, "+%s", sweep_suffixes[i].name);
+    }
     return buf;
 }
 
-/* Same model (by name: every option shows in it). */
+attend_status attend_sweep_model_suffix(attend_sweep_model *m, const char *name, attend_error *err) {
+    CHECK(m && name, err, ATTEND_ERR_NULL, "attend_sweep_model_suffix: %s is NULL", !m ? "model" : "name");
+    char known[256] = "";
+    for (size_t i = 0; i < N_SUFFIXES; i++) {
+        if (!strcmp(name, sweep_suffixes[i].name)) {
+            *suffix_field(m, i) = sweep_suffixes[i].value;
+            return at_ok(err);
+        }
+        size_t used = strlen(known);
+        snprintf(known + used, sizeof known - used, "%s+%s", i ? ", " : "", sweep_suffixes[i].name);
+    }
+    return at_fail(err, ATTEND_ERR_ARG, "attend_sweep_model_suffix: unknown suffix '+%s' (known: %s)", name, known);
+}
+
+/* Two rows of the same model: the same name. */
 static int same_model(attend_sweep_model a, attend_sweep_model b) {
-    char na[64], nb[64];
+    char na[96], nb[96];
     return !strcmp(attend_sweep_model_name(a, na, sizeof na), attend_sweep_model_name(b, nb, sizeof nb));
 }
 
@@ -55,10 +88,13 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
               err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
               attend_decoder_name(c->models[i].decoder));
     for (int i = 0; i < c->n_models; i++)
+        CHECK(!c->models[i].monotonic || c->models[i].decoder != ATTEND_DECODER_NONE, err, ATTEND_ERR_ARG,
+              "%s: models[%d]: monotonic with decoder none, which has no attention", who, i);
+    for (int i = 0; i < c->n_models; i++)
         CHECK((unsigned)c->models[i].normalizer <= ATTEND_NORMALIZER_ENTMAX15 &&
                   !(c->models[i].normalizer && c->models[i].decoder == ATTEND_DECODER_NONE),
               err, ATTEND_ERR_ARG, "%s: models[%d]: normalizer %d with decoder %s (none has no attention)", who, i,
-              (int)c->models[i].normalizer, attend_decoder_name(c->models[i].decoder));
+              c->models[i].normalizer, attend_decoder_name(c->models[i].decoder));
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);
@@ -71,7 +107,6 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.cell = c->cell;
     mc.decoder = mod.decoder;
     mc.score = mod.decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : mod.score;
-    mc.normalizer = mod.normalizer;
     mc.src_vocab = vs;
     mc.tgt_vocab = vt;
     mc.emb = c->emb;
@@ -82,6 +117,8 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.max_batch = c->batch;
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
+    mc.monotonic = mod.monotonic;
+    mc.normalizer = (attend_normalizer)mod.normalizer;
     return mc;
 }
 
@@ -404,19 +441,18 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                     else r->model.score = (attend_score_kind)sc;
                 }
             }
-            /* options from the model name's "+<option>" suffixes */
-            for (const char *c = memchr(f[0], '+', (size_t)(f[1] - 1 - f[0])); bad < 0 && c; ) {
-                const char *e = memchr(c + 1, '+', (size_t)(f[1] - 1 - (c + 1)));
-                size_t ol = (size_t)((e ? e : f[1] - 1) - (c + 1));
-                int nz = -1;
-                if (ol < sizeof name) {
-                    memcpy(name, c + 1, ol);
-                    name[ol] = 0;
-                    nz = attend_normalizer_from_name(name);
+            /* the model's "+name" suffixes (field 1 names only the decoder) */
+            const char *plus = memchr(f[0], '+', (size_t)(f[1] - 1 - f[0]));
+            while (bad < 0 && plus) {
+                const char *next = memchr(plus + 1, '+', (size_t)(f[1] - 1 - (plus + 1)));
+                size_t nl = (size_t)((next ? next : f[1] - 1) - (plus + 1));
+                if (nl >= sizeof name) bad = 0;
+                else {
+                    memcpy(name, plus + 1, nl);
+                    name[nl] = 0;
+                    if (attend_sweep_model_suffix(&r->model, name, NULL)) bad = 0;
                 }
-                if (nz <= 0) bad = 0;
-                else r->model.normalizer = (attend_normalizer)nz;
-                c = e;
+                plus = next;
             }
             double *dst[10] = {&r->eval.greedy_seq_acc, &r->eval.greedy_token_acc, &r->eval.tf_seq_acc,
                                &r->eval.tf_token_acc,   &r->eval.loss,             &r->eval.attn_entropy,

@@ -339,6 +339,7 @@ static double min_params(const attend_model_config *c) {
                + 2 * G * H * (D + H)           /* first encoder layer, both directions */
                + Hd * E                        /* bridge */
                + G * Hd * (Hd + D);            /* decoder cell */
+    if (c->dec_layers > 1) n += (c->dec_layers - 1) * 2 * G * Hd * Hd; /* a stacked decoder's upper layers */
     if (c->decoder != ATTEND_DECODER_POINTER) n += (double)c->tgt_vocab * (D + Hd); /* target embedding, output */
     if (c->decoder != ATTEND_DECODER_NONE && c->score == ATTEND_SCORE_ADDITIVE) n += (double)c->attn * (Hd + E);
     return n;

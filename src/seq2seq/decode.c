@@ -80,7 +80,9 @@ void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live
     if (m->cfg.cell == ATTEND_CELL_LSTM)
         gather_rows(a->cstates + (size_t)(t + 1) * n * Hd, a->cstates + (size_t)(t + 1) * live * Hd, a->row_tmp,
                     parent, n, Hd);
+    at_dec_stack_reorder(m, t, parent, n, live);
     if (m->dec->reorder) m->dec->reorder(m, t, parent, n, live);
+    if (m->cfg.monotonic) at_mono_reorder(m, parent, n);
 }
 
 attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S,
@@ -184,7 +186,10 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
     attend_tf_stats st;
     double drop_p = m->drop_p, ls = m->ls; /* scoring neither drops nor smooths */
     m->drop_p = m->ls = 0;
+    m->mono_scoring = 1; /* MONOTONIC: the hard process, as decoding runs it */
     attend_status rc = attend_model_forward(m, &b, &st, err);
+    m->mono_scoring = 0;
+    if (m->cfg.monotonic) m->fwd_ready = 0; /* hard choices: nothing to differentiate */
     m->drop_p = drop_p;
     m->ls = ls;
     if (rc == ATTEND_OK) {

@@ -49,6 +49,17 @@ void at_dropout_grid(const attend_model *m, attend_real *x, int A, int B, int W,
     });
 }
 
+void at_dropout_rows(const attend_model *m, attend_real *x, int N, int pos, int W, int site) {
+    double p = m->fwd_drop_p;
+    if (!(p > 0)) return;
+    attend_real scale = (attend_real)(1.0 / (1.0 - p));
+    for (int n = 0; n < N; n++) {
+        uint64_t base = vector_base(m->fwd_drop_key, site, m->fwd_drop_row0 + n, pos);
+        attend_real *v = x + (size_t)n * W;
+        for (int e = 0; e < W; e++) v[e] = uniform(base, e) >= p ? v[e] * scale : 0;
+    }
+}
+
 attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err) {
     CHECK(m, err, ATTEND_ERR_NULL, "attend_model_set_dropout: model is NULL");
     CHECK(isfinite(p) && p >= 0 && p < 1, err, ATTEND_ERR_ARG, "attend_model_set_dropout: dropout=%g, must be in [0, 1)",

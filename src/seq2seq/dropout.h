@@ -38,5 +38,8 @@ attend_real at_dropout_factor(double p, uint64_t key, int site, long row, long p
  * the row index from the first dimension (rows_first) or the second; the
  * other is the position. Nothing when m->fwd_drop_p is 0. */
 void at_dropout_grid(const attend_model *m, attend_real *x, int A, int B, int W, int rows_first, int site);
+/* The dropout of one position pos of N rows, x [N,W] (rows first): what
+ * at_dropout_grid does to that position's slice of the grid. */
+void at_dropout_rows(const attend_model *m, attend_real *x, int N, int pos, int W, int site);
 
 #endif

@@ -75,9 +75,9 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
-    CHECK(c->dec_layers <= 1, err, ATTEND_ERR_ARG, "model config: dec_layers=%d: not built yet", c->dec_layers);
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v, err, ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic"), err, ATTEND_ERR_ARG,
+              "model config: %s: not built yet", flags[i].name);
     if (dec->attentive) {
         attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
         attend_error e2;
@@ -124,6 +124,7 @@ static size_t layout_tensors(attend_model *m, attend_real *base, at_model_tensor
     REG(dec_whh, "decoder.weight_hh", G * Hd, Hd);
     REG(dec_bih, "decoder.bias_ih", G * Hd, 0);
     REG(dec_bhh, "decoder.bias_hh", G * Hd, 0);
+    at_dec_stack_layout_params(&L); /* layers 1 .. dec_layers-1 */
     if (dec->layout_params) dec->layout_params(&L);
     if (!dec->points) {
         REG(out_w, "out.weight", c->tgt_vocab, m->F);
@@ -153,6 +154,10 @@ static void init_params(attend_model *m, uint64_t seed) {
                 if (j + 1 < td->numel) x[j + 1] = (attend_real)(r * sin(6.283185307179586 * u2));
             }
             for (int d = 0; d < c->emb; d++) x[(size_t)ATTEND_PAD * c->emb + d] = 0;
+            continue;
+        }
+        if (!strcmp(n, "attention.r")) { /* monotonic attention's stopping bias */
+            x[0] = (attend_real)AT_MONO_R_INIT;
             continue;
         }
         double bound;
@@ -254,6 +259,13 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(dtab, tab_e > tab_d ? tab_e : tab_d);
     /* the decoder kind's own buffers */
     if (m->dec->layout_acts) m->dec->layout_acts(m, &L);
+    at_dec_stack_layout_acts(m, &L); /* a stacked decoder's lower layers */
+    /* monotonic attention (monotonic.c) */
+    size_t mono = c->monotonic ? 1 : 0;
+    BUF(mono_p, mono * T * N * S);
+    BUF(mono_q, mono * T * N * S);
+    BUF(mono_dcarry, mono * N * S);
+    BUF(mono_noise, mono * N * S);
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -277,6 +289,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->dec = at_decoders[c->decoder];
     m->pointer_exclude = m->dec->points; /* a new pointer model decodes permutations (loading sets the file's) */
     m->G = at_cell_gates(c->cell);
+    m->Ld = c->dec_layers > 1 ? c->dec_layers : 1;
     m->E = 2 * c->enc_hidden;
     m->dec->dims(c, m->E, &m->Din, &m->F);
     attend_score_config sc = {c->score, c->dec_hidden, m->E, c->attn, 1, 0};
@@ -297,7 +310,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1);
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + 2 * N;
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -321,6 +334,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_out = m->fwd_tgt_in + N * T;
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
     m->score_ids = m->fwd_tgt_len + N;
+    m->mono_pos = m->score_ids + (S + 1 + 3 * T + 1);
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -473,6 +487,9 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
     if (!emb_done) {
         attend_real *rows = a->emb_tgt + (size_t)t * N * D;
         gather_dec_inputs(m, rows, y_in, src, N, S);
+        /* scheduled sampling's step-by-step inputs: the same mask as the
+         * whole-grid dropout of attend_model_forward (its backward applies that) */
+        if (m->dropping && !m->infer) at_dropout_rows(m, rows, N, t, D, AT_DROP_DEC_IN);
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
             AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
                 for (int n = lo; n < hi; n++)
@@ -548,7 +565,11 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                                    attend_error *err) {
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
-    TRY(check_batch(m, b, err));
+    attend_status bad = check_batch(m, b, err);
+    if (bad) {
+        m->mono_noise_on = 0; /* a trainer's noise is for this forward only */
+        return bad;
+    }
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int N = b->N, S = b->S, T = b->T, D = c->emb, F = m->F, GHd = m->G * c->dec_hidden;
@@ -569,22 +590,33 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
             m->active[(size_t)t * N + n] = t < b->tgt_len[n];
         }
     at_model_encode(m, b->src, b->src_len, N, S);
+    /* scheduled sampling (sampling.c): each step's inputs are chosen after
+     * the step before, so their projections are made step by step */
+    int ss = m->ss_prob > 0 && !pointer;
     /* every step's input embedding projection in one GEMM:
      * xg_emb [T*N,G*Hd] = emb_tgt [T*N,D] W_ih[:, :D]ᵀ + b_ih */
-    for (int t = 0; t < T; t++)
+    for (int t = 0; !ss && t < T; t++)
         gather_dec_inputs(m, a->emb_tgt + (size_t)t * N * D, m->fwd_tgt_in + (size_t)t * N, b->src, N, S);
     if (m->dropping) at_dropout_grid(m, a->emb_tgt, T, N, D, 0, AT_DROP_DEC_IN); /* dec_tab_on is 0 */
     m->dec_tab_on = m->dec_tab_on && c->tgt_vocab < T * N;
-    if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
+    if (ss) {
+        /* at_model_step below */
+    } else if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
         for (size_t r = 0; r < (size_t)T * N; r++)
             memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
     } else {
         at_model_linear(m, T * N, GHd, D, a->emb_tgt, D, m->p.dec_wih, m->Din, 0, a->xg_emb, GHd);
         at_rows_add(a->xg_emb, m->p.dec_bih, (size_t)T * N, GHd);
     }
-    for (int t = 0; t < T; t++)
+    m->mono_expected = !m->mono_scoring; /* MONOTONIC: training's expected alignment */
+    for (int t = 0; t < T; t++) {
+        if (ss && t > 0) at_ss_feed(m, t, N, T);
         at_model_step(m, t, N, S, m->fwd_tgt_in + (size_t)t * N, b->src, m->active + (size_t)t * N,
-                      a->feat + (size_t)t * F, (size_t)T * F, 1);
+                      a->feat + (size_t)t * F, (size_t)T * F, !ss);
+    }
+    m->mono_expected = m->mono_noise_on = 0;
+    /* the features are dropped after every step ran: scheduled sampling's
+     * predictions (at_ss_feed) read them undropped, as decoding would */
     if (m->dropping && !pointer) at_dropout_grid(m, a->feat, N, T, F, 1, AT_DROP_FEAT);
     m->dropping = 0;
 

@@ -31,7 +31,7 @@
 #include "../core/attention.h"
 
 #define AT_MAX_LAYERS 8
-#define AT_MAX_TENSORS (8 + 8 * AT_MAX_LAYERS + 16)
+#define AT_MAX_TENSORS (8 + 12 * AT_MAX_LAYERS + 16) /* encoder 8, decoder 4 per layer */
 #define AT_NAME_MAX 48
 /* tensors and activation buffers a decoder kind owns (decoders/<kind>.c) */
 #define AT_DEC_OWN 4
@@ -59,10 +59,15 @@ typedef struct {
     attend_real *attn_Wk;                      /* ADDITIVE [A,E] */
     attend_real *attn_b;                       /* ADDITIVE [A] */
     attend_real *attn_v;                       /* ADDITIVE [A] */
+    attend_real *attn_r;                       /* MONOTONIC [1] the stopping bias r (monotonic.c) */
     attend_real *dec_wih;                      /* [G*Hd, Din] */
     attend_real *dec_whh;                      /* [G*Hd, Hd] */
     attend_real *dec_bih;                      /* [G*Hd] */
     attend_real *dec_bhh;                      /* [G*Hd] */
+    attend_real *dec_up_wih[AT_MAX_LAYERS];    /* stacked decoder layer l >= 1 ([0] unused): [G*Hd, Hd] */
+    attend_real *dec_up_whh[AT_MAX_LAYERS];    /* [G*Hd, Hd] */
+    attend_real *dec_up_bih[AT_MAX_LAYERS];    /* [G*Hd] */
+    attend_real *dec_up_bhh[AT_MAX_LAYERS];    /* [G*Hd] */
     attend_real *dec_own[AT_DEC_OWN];          /* the decoder kind's own tensors, after the cell's
                                                   (LUONG: [0] combine.weight [Hd, E+Hd]) */
     attend_real *out_w;                        /* [Vt,F]   (decoders with a target vocabulary) */
@@ -94,7 +99,16 @@ typedef struct {
                                                     builds only; else NULL) */
     attend_real *fin_cat;                        /* [N,E] top layer's final states */
     attend_real *kp;                             /* [N,S,P] projected keys */
-    attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T */
+    attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T (the top decoder layer's) */
+    /* a stacked decoder (dec_layers = L > 1): layers 0 .. L-2 below the top
+     * one (decoders/stack.c); NULL for one layer */
+    attend_real *lstates[AT_MAX_LAYERS];         /* [T+1,N,Hd] per lower layer */
+    attend_real *lcstates[AT_MAX_LAYERS];        /* [T+1,N,Hd] LSTM cell states */
+    attend_real *lsaved[AT_MAX_LAYERS];          /* [T,N,cell saved width] */
+    attend_real *lds[AT_MAX_LAYERS];             /* [N,Hd] backward: d s^l_{t+1} running */
+    attend_real *ldcs[AT_MAX_LAYERS];            /* [N,Hd] d c^l_{t+1} running */
+    attend_real *lds_prev, *ldcs_prev;           /* [N,Hd] one layer's d s^l_t, d c^l_t */
+    attend_real *xg_up, *dxg_up;                 /* [N,G*Hd] an upper layer's input projection, its gradient */
     attend_real *cstates;                        /* [T+1,N,Hd] LSTM cell states */
     attend_real *htilde;                         /* [T+1,N,Hd] LUONG h̃_0 .. h̃_T (laid out for every
                                                     kind, where it always was: the arena is unchanged) */
@@ -135,6 +149,9 @@ typedef struct {
     attend_real *dec_own[AT_DEC_OWN];            /* the decoder kind's own buffers (BAHDANAU: [0] ctx_proj
                                                     [min(N, AT_CTX_PROJ_ROWS),S,G*Hd], enc_out W_ih[:, D:]ᵀ
                                                     per source position, for inference) */
+    attend_real *mono_p, *mono_q;                /* MONOTONIC [T,N,S] the expected alignment's p and q */
+    attend_real *mono_dcarry;                    /* MONOTONIC [N,S] d α_{t−1} from step t's backward */
+    attend_real *mono_noise;                     /* MONOTONIC [N,S] one step's pre-sigmoid training noise */
     /* inference (greedy, beam, interventions) */
     attend_real *step_feat;                      /* [N,F] one step's output features */
     attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
@@ -152,6 +169,7 @@ struct attend_model {
     attend_score_config score; /* Dq = Hd, Dk = E */
     const at_decoder_ops *dec; /* at_decoders[cfg.decoder] */
     int G, E, Din, F, P, Tcap;
+    int Ld;                    /* decoder layers (cfg.dec_layers, 1 for 0) */
     size_t sc_saved_stride;    /* attend_scores_saved_size at one step of max_batch rows (0: none) */
     int enc_tab_cap, dec_tab_cap; /* the tables are allocated (vocabulary <= the rows they replace) */
     int enc_tab_on, dec_tab_on;   /* the last encode / forward used them */
@@ -177,6 +195,11 @@ struct attend_model {
     int step_S;               /* and its source length */
     at_weight_hook_fn weight_hook; /* NULL except while intervene.c runs a decoder */
     void *weight_hook_user;
+    /* scheduled sampling during one training forward (sampling.c; set by the
+     * trainer around attend_model_forward, else 0 = off) */
+    double ss_prob;     /* this step's probability p_k of feeding the model's own prediction */
+    uint64_t ss_key;    /* at_ss_key(seed, step) */
+    long ss_row0;       /* the batch's first row within the step's whole batch (a shard's offset) */
     int32_t *score_ids; /* [max_src_len + 1 + 3*Tcap + 1] attend_model_score's one-row batch */
     /* training switches of the teacher-forced forward (attend_model_set_dropout,
      * attend_model_set_label_smoothing; the trainer sets them around its own
@@ -190,6 +213,17 @@ struct attend_model {
     uint64_t fwd_drop_key;
     long fwd_drop_row0;
     int dropping; /* inside attend_model_forward with dropout: the encoder drops (greedy never) */
+    /* MONOTONIC (monotonic.c): attend_model_forward sets mono_expected (the
+     * expected alignment, for training) unless mono_scoring (forced scoring
+     * runs the hard process, as decoding does); every other step is hard */
+    int mono_expected, mono_scoring;
+    /* at_mono_train_noise: the next attend_model_forward adds unit Gaussian
+     * noise keyed by mono_noise_key to the energies (row n draws as row
+     * mono_noise_row0 + n of the whole batch), then switches it off */
+    int mono_noise_on;
+    uint64_t mono_noise_key;
+    long mono_noise_row0;
+    int32_t *mono_pos;  /* [2*max_batch] the hard process's position per row, then scratch */
     /* Quantized weights (src/io/quantize.c): wdtype is ATTEND_DTYPE_F32 (no
      * copies), I8 or F16; then every weight matrix but the embeddings has a
      * quantized copy in qmem, described by qw[i] (i the desc index; dtype F32
@@ -258,6 +292,39 @@ void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user)
  * whether it points (outputs are source positions, no target vocabulary). */
 int at_model_attentive(const attend_model *m);
 int at_model_points(const attend_model *m);
+
+/* ------------------------------------------------------- sampling.c */
+
+/* Scheduled sampling (Bengio et al. 2015): the probability at trainer step
+ * `step` (0-based): p * min(1, step / ramp) (ramp 0: p from the start). */
+double at_ss_prob(double p, long ramp, long step);
+/* The key of one trainer step: a hash of (seed, step). */
+uint64_t at_ss_key(uint64_t seed, long step);
+/* Teacher-forced forward, before step t >= 1 of N rows (T steps): rows whose
+ * hash of (ss_key, ss_row0 + n, t) falls below ss_prob and that are still
+ * active take as input fwd_tgt_in[t][n] the argmax of step t-1's logits
+ * (features feat, row n at + n*T*F + (t-1)*F) instead of the reference. */
+void at_ss_feed(attend_model *m, int t, int N, int T);
+/* ------------------------------------------------------ monotonic.c */
+
+/* The initial stopping bias r (Raffel et al. 2017 suggest a negative one so
+ * that the decoder starts by scanning past most positions). */
+#define AT_MONO_R_INIT (-4.0)
+
+/* Step t's weights [N,S] from its energies scores[t]: the expected alignment
+ * from weights[t−1] (m->mono_expected), else the hard process from
+ * m->mono_pos (0 at t = 0). */
+void at_mono_weights_forward(attend_model *m, int t, int N, int S);
+/* Its backward from acts.dweights (d α_t from the context): dscores +=,
+ * g.attn_r +=, and acts.mono_dcarry (d α_{t−1}, added to step t−1's). */
+void at_mono_weights_backward(attend_model *m, int t, int N, int S);
+/* Beam search: the hard positions of n rows follow parent [n]. */
+void at_mono_reorder(attend_model *m, const int *parent, int n);
+/* The trainer, before a training step's forward (nothing unless monotonic):
+ * the noise of step `step` of a run seeded `seed`, the batch's first row in
+ * the whole batch row0 (a gradient shard's offset), so every shard and every
+ * resumed run draws the same values. */
+void at_mono_train_noise(attend_model *m, uint64_t seed, long step, long row0);
 
 /* -------------------------------------------------------- encoder.c */
 

@@ -160,30 +160,41 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
     CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
-    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet
-     * (dropout and label_smoothing, r[0] and r[1], are built) */
-    for (size_t i = 2; i < sizeof r / sizeof r[0]; i++)
-        CHECK(r[i].v == 0, err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
+    CHECK(o->sampling_prob == 0 || !at_model_points(tr->m), err, ATTEND_ERR_ARG,
+          "%s: sampling_prob=%g with decoder pointer: scheduled sampling feeds back predicted tokens (a fed-back "
+          "position would mask a later target position)", who, o->sampling_prob);
+    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
+                  !strcmp(r[i].name, "sampling_prob"),
+              err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
     tr->topt = *o;
     return at_ok(err);
 }
 
 const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
 
-/* The teacher-forced forward of a training step with its switches on:
- * dropout keyed by the seed and the step count, row0 the batch's first row in
- * the whole batch (a shard's offset), label smoothing; switched off again
- * after (the backward reuses the forward's copies), so evaluation and
- * decoding between steps see none. */
+/* The teacher-forced forward of rows [row0, row0 + N) of this step's batch
+ * (row0: a shard's offset in the whole batch) with the step's switches on:
+ * dropout keyed by the seed and the step count, label smoothing, and
+ * scheduled sampling (sampling.c); switched off again after (the backward
+ * reuses the forward's copies), so evaluation and decoding between steps see
+ * none. */
 static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
     attend_model *m = tr->m;
+    long k = attend_trainer_steps(tr);
     m->drop_p = tr->topt.dropout;
-    m->drop_key = at_dropout_key(tr->seed, attend_trainer_steps(tr));
+    m->drop_key = at_dropout_key(tr->seed, k);
     m->drop_row0 = row0;
     m->ls = tr->topt.label_smoothing;
+    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
+    m->ss_key = at_ss_key(tr->seed, k);
+    m->ss_row0 = row0;
+    at_mono_train_noise(m, tr->seed, k, row0); /* monotonic attention's noise (nothing otherwise) */
     attend_status st = attend_model_forward(m, &tr->batch, tf, err);
     m->drop_p = m->ls = 0;
     m->drop_row0 = 0;
+    m->ss_prob = 0;
     return st;
 }
 

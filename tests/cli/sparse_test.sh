@@ -49,12 +49,14 @@ run 2 "$A" train --task reverse --decoder none --normalizer sparsemax
 has err "--normalizer sparsemax with --decoder none"
 run 2 "$A" train --task sort --normalizer entmax15
 has err "--normalizer entmax15 with --decoder pointer"
+run 2 "$A" train --task reverse --monotonic --normalizer sparsemax
+has err "--normalizer sparsemax with --monotonic"
 run 2 "$A" train --task reverse --normalizer sparse
 has err "--normalizer: expected one of softmax\|sparsemax\|entmax15, got 'sparse'"
 run 2 "$A" g2p train --normalizer nope
 has err "--normalizer: expected one of softmax\|sparsemax\|entmax15, got 'nope'"
 run 2 "$A" sweep --decoders none+sparsemax
-has err "unknown decoder 'none\+sparsemax'"
+has err "'none\+sparsemax': \+sparsemax with decoder none"
 ok "usage errors name the options"
 run 0 "$A" sweep --task reverse --lengths 3 --decoders dot,dot+sparsemax --steps 20 --batch 16 --hidden 8 --emb 8 \
     --csv sw.csv --svg sw.svg

@@ -45,6 +45,44 @@ void at_dec_layout_attention(at_param_layout *L) {
         at_param_add(L, v ? &v->attn_b : NULL, "attention.b", c->attn, 0);
         at_param_add(L, v ? &v->attn_v : NULL, "attention.v", c->attn, 0);
     }
+    if (c->monotonic) at_param_add(L, v ? &v->attn_r : NULL, "attention.r", 1, 0);
+}
+
+/* a stacked decoder's (stack.c) upper layers and lower-layer buffers */
+void at_dec_stack_layout_params(at_param_layout *L) {
+    attend_model *m = L->m;
+    at_model_tensors *v = L->v;
+    int Hd = m->cfg.dec_hidden, G = m->G;
+    char nm[AT_NAME_MAX];
+    for (int l = 1; l < m->Ld; l++) {
+        snprintf(nm, sizeof nm, "decoder.weight_ih_l%d", l);
+        at_param_add(L, v ? &v->dec_up_wih[l] : NULL, nm, G * Hd, Hd);
+        snprintf(nm, sizeof nm, "decoder.weight_hh_l%d", l);
+        at_param_add(L, v ? &v->dec_up_whh[l] : NULL, nm, G * Hd, Hd);
+        snprintf(nm, sizeof nm, "decoder.bias_ih_l%d", l);
+        at_param_add(L, v ? &v->dec_up_bih[l] : NULL, nm, G * Hd, 0);
+        snprintf(nm, sizeof nm, "decoder.bias_hh_l%d", l);
+        at_param_add(L, v ? &v->dec_up_bhh[l] : NULL, nm, G * Hd, 0);
+    }
+}
+
+void at_dec_stack_layout_acts(attend_model *m, at_act_layout *L) {
+    at_acts *a = &m->acts;
+    size_t N = (size_t)m->cfg.max_batch, T = (size_t)m->Tcap, Hd = (size_t)m->cfg.dec_hidden;
+    size_t GHd = (size_t)m->G * Hd, cell_w = (size_t)at_cell_saved_width(m->cfg.cell, m->cfg.dec_hidden);
+    int lstm = m->cfg.cell == ATTEND_CELL_LSTM;
+    if (m->Ld < 2) return;
+    for (int l = 0; l < m->Ld - 1; l++) {
+        a->lstates[l] = at_act_take(L, (T + 1) * N * Hd);
+        a->lcstates[l] = at_act_take(L, lstm ? (T + 1) * N * Hd : 0);
+        a->lsaved[l] = at_act_take(L, T * N * cell_w);
+        a->lds[l] = at_act_take(L, N * Hd);
+        a->ldcs[l] = at_act_take(L, N * Hd);
+    }
+    a->lds_prev = at_act_take(L, N * Hd);
+    a->ldcs_prev = at_act_take(L, N * Hd);
+    a->xg_up = at_act_take(L, N * GHd);
+    a->dxg_up = at_act_take(L, N * GHd);
 }
 
 /* ------------------------------------------------------------------ cell */
@@ -62,6 +100,10 @@ void at_dec_cell(const attend_model *m, at_cell *cell) {
 }
 
 void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
+    if (m->Ld > 1) {
+        at_dec_stack_forward(m, t, N, active);
+        return;
+    }
     at_acts *a = &m->acts;
     int Hd = m->cfg.dec_hidden, lstm = m->cfg.cell == ATTEND_CELL_LSTM;
     attend_real *s_prev = a->states + (size_t)t * N * Hd, *s_next = s_prev + (size_t)N * Hd;
@@ -75,6 +117,10 @@ void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
 }
 
 void at_dec_cell_backward(attend_model *m, int t, int N, attend_real *dxg) {
+    if (m->Ld > 1) {
+        at_dec_stack_backward(m, t, N, dxg);
+        return;
+    }
     at_acts *a = &m->acts;
     int Hd = m->cfg.dec_hidden, lstm = m->cfg.cell == ATTEND_CELL_LSTM;
     attend_real *s_prev = a->states + (size_t)t * N * Hd;
@@ -100,6 +146,10 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
         at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0);
     else
         at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S);
+    if (m->cfg.monotonic) { /* the scores are energies (monotonic.c) */
+        at_mono_weights_forward(m, t, N, S);
+        return;
+    }
     /* rows always keep their valid positions (src_len >= 1 was checked);
      * the weights by the model's normalizer (log_out, POINTER: softmax only) */
     if (log_out || m->cfg.normalizer == ATTEND_NORMALIZER_SOFTMAX)
@@ -132,7 +182,8 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
-    at_normalize_backward((int)m->cfg.normalizer, a->dscores, a->dweights, w, (size_t)N, S);
+    if (m->cfg.monotonic) at_mono_weights_backward(m, t, N, S);
+    else at_normalize_backward((int)m->cfg.normalizer, a->dscores, a->dweights, w, (size_t)N, S);
     at_dec_scores_backward(m, t, N, S, q, dq);
 }
 

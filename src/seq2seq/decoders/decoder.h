@@ -102,4 +102,17 @@ void at_dec_ctx_fed_backward(attend_model *m, int t, int N, const attend_real *d
 /* Its W_ih[:, D:] gradient over all steps. */
 void at_dec_ctx_fed_input_backward(attend_model *m, int T, int N);
 
+/* A stacked decoder (m->Ld > 1, stack.c): layers 1 .. L-1's tensors (after layer 0's). */
+void at_dec_stack_layout_params(at_param_layout *L);
+/* Its buffers: the lower layers' states, saved values, running gradients. */
+void at_dec_stack_layout_acts(attend_model *m, at_act_layout *L);
+
+/* ----------------------------------------------------------- stack.c */
+
+/* at_dec_cell_forward / _backward of every layer (top layer: states, ds). */
+void at_dec_stack_forward(attend_model *m, int t, int N, const uint8_t *active);
+void at_dec_stack_backward(attend_model *m, int t, int N, attend_real *dxg);
+/* Beam search: the lower layers' state rows of step t+1 follow parent. */
+void at_dec_stack_reorder(attend_model *m, int t, const int *parent, int n, int live);
+
 #endif
