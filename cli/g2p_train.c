@@ -306,15 +306,11 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
-    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d, emb %d: %zu "
+    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d%s%s, emb %d: %zu "
            "parameters (%.2f MB)\n",
-           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.emb, attend_model_param_count(m),
-    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive attention %d%s%s, emb %d: %zu "
-           "parameters (%.2f MB)\n",
-           o.layers, o.hidden, o.dec_hidden, o.attn, o.normalizer ? " " : "",
+           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.normalizer ? " " : "",
            o.normalizer ? attend_normalizer_name((attend_normalizer)o.normalizer) : "", o.emb,
-           attend_model_param_count(m),
-           4.0 * (double)attend_model_param_count(m) / 1e6);
+           attend_model_param_count(m), 4.0 * (double)attend_model_param_count(m) / 1e6);
     printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
            "%ld steps, patience %d, seed %llu",
            o.lr, o.warmup, o.min_lr, total, o.clip, o.batch, o.epochs, steps_per_epoch, o.patience,
