@@ -417,9 +417,10 @@ static int cmd_say(int argc, char **argv) {
             next = strchr(tok, ',');
             if (next) *next++ = '\0';
             if (!*tok || sp.M == CLI_ENSEMBLE_MAX) {
+                int empty = !*tok;
                 free(words);
                 free(model_list);
-                return cli_usage_error("g2p", !*tok ? "--model %s: an empty path in the list"
+                return cli_usage_error("g2p", empty ? "--model %s: an empty path in the list"
                                                     : "--model %s: more than 16 models",
                                        o.model);
             }

@@ -83,7 +83,9 @@ static void train_usage(FILE *f) {
             "  --count N            training pairs (10000)\n"
             "  --dev-count N        dev pairs (500)\n"
             "  --data-seed N        seed of the training pairs (1)\n"
-            "data, TSV files (source<TAB>target per line; vocabularies from the training file):\n"
+            "data, TSV files (source<TAB>target per line, optionally <TAB>alignment: links i-j\n"
+            "of source token i and target token j, 0-based, e.g. 0-0 1-2 2-1; vocabularies from\n"
+            "the training file):\n"
             "  --train FILE         training pairs\n"
             "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>)\n"
             "  --tokenizer NAME     char (one token per character) or space (words) (char)\n"
@@ -126,6 +128,12 @@ static void train_usage(FILE *f) {
             "                       (argmax) instead of the reference (0: teacher forcing)\n"
             "  --sampling-ramp N    steps over which that probability rises linearly from 0\n"
             "                       to P (0: P from the first step)\n"
+            "  --guided-alignment X add X times the cross-entropy between the attention weights\n"
+            "                       and the data's alignments to the loss (Chen et al. 2016; the\n"
+            "                       TSV's third column, or the task's own: copy i-i, reverse\n"
+            "                       i-(L-1-i)); bahdanau and luong decoders. The step losses\n"
+            "                       shown include it, evaluations report the cross-entropy\n"
+            "                       alone (0: off)\n"
             "output:\n"
             "  --out PATH           model file written at the end (model.safetensors)\n"
             "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
@@ -230,6 +238,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
         else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 1000000000, &o->patience);
         else if (cli_is(&p, "--select")) rc = cli_choice(&p, select_from_name, "loss|token|seq", &o->select);
+        else if (cli_is(&p, "--guided-alignment")) rc = cli_double(&p, 0, 1e6, &o->topt.guided_alignment);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -268,6 +277,12 @@ static int check_combination(const train_opts *o) {
                                o->patience >= 0 ? "--patience" : "--select");
     if (o->patience > 0 && o->eval_every == 0)
         return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
+    if (o->topt.guided_alignment > 0 && o->decoder == ATTEND_DECODER_NONE)
+        return cli_usage_error("train", "--guided-alignment with --decoder none: it has no attention to guide");
+    if (o->topt.guided_alignment > 0 && (sort || o->decoder == ATTEND_DECODER_POINTER))
+        return cli_usage_error("train", "--guided-alignment with %s: a pointer's attention is its output, which the "
+                                        "target positions train already",
+                               o->decoder == ATTEND_DECODER_POINTER ? "--decoder pointer" : "--task sort");
     if (o->normalizer && o->monotonic)
         return cli_usage_error("train", "--normalizer %s with --monotonic: monotonic attention has its own weights",
                                attend_normalizer_name(o->normalizer));
@@ -525,6 +540,9 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     cli_clean_stale("out", o.out);
     int rc = check_paths(cmd, &o);
     if (!rc) rc = load_data(cmd, &o.data, &td);
+    if (!rc && o.topt.guided_alignment > 0 && attend_dataset_aligned_pairs(td.train) == 0)
+        rc = cli_usage_error(cmd, "--guided-alignment needs alignments: no line of %s has a third column "
+                                  "(source<TAB>target<TAB>i-j ...)", o.data.tsv);
     if (rc) goto done;
 
     /* the model, sized from the data */

@@ -43,4 +43,5 @@ void cli_train_options_print(FILE *f, const attend_train_options *o) {
     if (o->dropout > 0) fprintf(f, ", dropout %g", o->dropout);
     if (o->label_smoothing > 0) fprintf(f, ", label smoothing %g", o->label_smoothing);
     if (o->sampling_prob > 0) fprintf(f, ", scheduled sampling %g (ramp %ld)", o->sampling_prob, o->sampling_ramp);
+    if (o->guided_alignment > 0) fprintf(f, ", guided alignment %g", o->guided_alignment);
 }

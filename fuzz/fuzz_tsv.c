@@ -6,7 +6,8 @@
  * vocabularies. Invariants: on error nothing is returned, the vocabularies are
  * rolled back to their size before the call and the message names path:line
  * (or the path); on success every pair has lengths in 1..max_tokens and ids
- * inside the vocabularies, and re-reading without growing gives the same ids.
+ * inside the vocabularies and alignment links inside their pair, and re-reading
+ * without growing gives the same ids.
  */
 #include "fuzz.h"
 
@@ -21,6 +22,12 @@ static void check_dataset(const attend_dataset *d, const attend_vocab *sv, const
         FUZZ_CHECK(sl >= 1 && sl <= max_tokens && tl >= 1 && tl <= max_tokens, "pair %d lengths %d %d", i, sl, tl);
         for (int k = 0; k < sl; k++) FUZZ_CHECK(s[k] >= 3 && s[k] < attend_vocab_size(sv), "source id %d", s[k]);
         for (int k = 0; k < tl; k++) FUZZ_CHECK(t[k] >= 3 && t[k] < attend_vocab_size(tv), "target id %d", t[k]);
+        const int32_t *links; /* a third column: links inside the pair */
+        int nl;
+        FUZZ_CHECK(attend_dataset_get_alignment(d, i, &links, &nl, &err) == ATTEND_OK, "alignment %d: %s", i, err.msg);
+        for (int k = 0; k < nl; k++)
+            FUZZ_CHECK(links[2 * k] >= 0 && links[2 * k] < sl && links[2 * k + 1] >= 0 && links[2 * k + 1] < tl,
+                       "pair %d link %d-%d outside %d x %d", i, links[2 * k], links[2 * k + 1], sl, tl);
     }
 }
 

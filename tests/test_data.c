@@ -637,7 +637,8 @@ static void test_tsv_malformed(void) {
         const char *why;
     } cases[] = {
         {"bad_missing_tab", ATTEND_TOKENIZE_CHAR, 0, 0, "missing tab between source and target"},
-        {"bad_extra_tab", ATTEND_TOKENIZE_CHAR, 0, 0, "extra tab field at byte 5"},
+        /* "ab\tcd\tef": a third column is an alignment (issue 13), and "ef" is none */
+        {"bad_extra_tab", ATTEND_TOKENIZE_CHAR, 0, 0, "alignment column: 'ef' at byte 6 is not a link i-j"},
         {"bad_empty_line", ATTEND_TOKENIZE_CHAR, 0, 0, "empty line"},
         {"bad_empty_source", ATTEND_TOKENIZE_CHAR, 0, 0, "empty source side"},
         {"bad_empty_target", ATTEND_TOKENIZE_SPACE, 0, 0, "empty target side"},

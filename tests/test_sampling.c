@@ -183,9 +183,6 @@ static void test_p1_feeds_greedy(void) {
 
 static void test_resume_bit_exact(void) {
     attend_train_options o;
-    memset(&o, 0, sizeof o);
-    o.sampling_prob = 0.5;
-    o.sampling_ramp = 4;
     char dir[] = "/tmp/attend_sampling_XXXXXX", path[64];
     if (!mkdtemp(dir)) {
         EXPECT(0, "mkdtemp");
@@ -193,6 +190,7 @@ static void test_resume_bit_exact(void) {
     }
     snprintf(path, sizeof path, "%s/ck.safetensors", dir);
     setup a, b, c, p;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&c, 0, sizeof c), memset(&p, 0, sizeof p);
     attend_error err;
     memset(&o, 0, sizeof o);
     o.sampling_prob = 0.5;

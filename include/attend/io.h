@@ -217,6 +217,25 @@ attend_status attend_dataset_add(attend_dataset *d, const int32_t *src, int src_
 attend_status attend_dataset_get(const attend_dataset *d, int i, const int32_t **src, int *src_len,
                                  const int32_t **tgt, int *tgt_len, attend_error *err);
 
+/*
+ * Word alignments (guided alignment training: attend_model_set_guided_alignment).
+ * A pair may carry an alignment: links [n_links, 2] of (source position i,
+ * target position j), 0-based, 0 <= i < its source length, 0 <= j < its target
+ * length (the TSV's third column "i-j ..."); n_links may be 0 (an alignment with
+ * no links), and a repeated link is kept (training counts it once). attend_dataset_set_alignment copies them, replacing the pair's
+ * earlier alignment; ATTEND_ERR_ARG names a link outside the pair. Not
+ * thread-safe with other calls that change d.
+ */
+attend_status attend_dataset_set_alignment(attend_dataset *d, int i, const int32_t *links, int n_links,
+                                           attend_error *err);
+/* Pair i's alignment: *links points into the dataset's storage (valid until the
+ * next change or free; NULL when there are no links), *n_links is their count,
+ * or -1 when the pair carries no alignment. */
+attend_status attend_dataset_get_alignment(const attend_dataset *d, int i, const int32_t **links, int *n_links,
+                                           attend_error *err);
+/* How many pairs carry an alignment (0 for NULL). */
+int attend_dataset_aligned_pairs(const attend_dataset *d);
+
 typedef enum {
     ATTEND_TASK_COPY = 0,    /* target = source */
     ATTEND_TASK_REVERSE = 1, /* target = source reversed */
@@ -234,7 +253,9 @@ typedef struct {
 } attend_task_config;
 
 /* Generates a built-in task. *vocab gets the symbol vocabulary (specials +
- * symbols), used for both sides of copy/reverse and for the source of sort. */
+ * symbols), used for both sides of copy/reverse and for the source of sort.
+ * Every pair carries its alignment: one link i-j per target token j, from the
+ * source position it comes from (copy i = j, reverse i = L-1-j, sort i = tgt[j]). */
 attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
                                   const attend_task_config *cfg, attend_error *err);
 
@@ -250,9 +271,16 @@ typedef struct {
 
 /*
  * Reads "source<TAB>target" lines (LF or CRLF; the last line may lack its
- * newline; an empty line is malformed, as its source side is empty).
- * Malformed: missing tab, extra tab field, empty side, invalid UTF-8, over-long
- * line, too many tokens. The error names path:line and the reason; with
+ * newline; an empty line is malformed, as its source side is empty). A line
+ * may have a third column, "source<TAB>target<TAB>alignment": links "i-j"
+ * (source token i, target token j, 0-based) separated by spaces, e.g.
+ * "0-0 1-2 2-1", which the pair then carries (attend_dataset_get_alignment;
+ * an empty third column is an alignment with no links, a line without one
+ * carries none).
+ * Malformed: missing tab, extra tab field (a fourth column), empty side,
+ * invalid UTF-8, over-long line, too many tokens, an alignment column that is
+ * not i-j links or names a token outside the line's source or target (the
+ * message quotes the link). The error names path:line and the reason; with
  * skip_malformed the line is skipped and counted in *skipped (may be NULL).
  * The reader never holds more than max_line_bytes of a line: an over-long line
  * is found as soon as its first max_line_bytes + 1 bytes are read. Skipping

@@ -172,20 +172,28 @@ typedef struct {
     int32_t *tgt_out; /* [N,T] y1 .. yL EOS, then PAD (ignored) */
     int32_t *tgt_len; /* [N] decoder steps that count (L+1; POINTER: L) */
     int cap_N, cap_S, cap_T;
+    uint8_t *align;   /* [N,T,S] word alignments: 1 where decoder step t (predicting target token
+                         t) is aligned to source position s, else 0 (guided alignment,
+                         attend_model_set_guided_alignment); NULL when no pair had one.
+                         attend_batch_fill allocates it (cap_N*cap_T*cap_S bytes) the first
+                         time it fills pairs of a dataset with alignments */
 } attend_batch;
 
 /* Allocates a batch for up to cap_N rows, cap_S source and cap_T decoder steps. */
 attend_status attend_batch_alloc(attend_batch *b, int cap_N, int cap_S, int cap_T,
                                  attend_error *err);
 void attend_batch_release(attend_batch *b); /* NULL or released twice is fine */
-/* Fills b from pairs idx[0..n) of d (pointer != 0: targets are positions). */
+/* Fills b from pairs idx[0..n) of d (pointer != 0: targets are positions);
+ * with alignments in d (attend_dataset_aligned_pairs) also b->align, from
+ * each pair's links (rows of pairs without one: all 0). */
 attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const int *idx, int n,
                                 int pointer, attend_error *err);
 
 /* Teacher-forced statistics of one forward pass. */
 typedef struct {
     double loss;           /* mean cross-entropy over counted target tokens (with label smoothing on,
-                              attend_model_set_label_smoothing: the smoothed loss) */
+                              attend_model_set_label_smoothing: the smoothed loss; with guided
+                              alignment on: plus its term, attend_model_set_guided_alignment) */
     int tokens;            /* counted target tokens */
     int correct_tokens;    /* argmax == target */
     int seqs;              /* rows */
@@ -201,6 +209,31 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
 /* Gradients of the mean loss of the last forward, accumulated (+=). PAD's
  * embedding rows receive none. ATTEND_ERR_ARG if no forward preceded it. */
 attend_status attend_model_backward(attend_model *m, attend_error *err);
+
+/*
+ * Guided alignment (Chen et al. 2016, "Guided Alignment Training for
+ * Topic-Aware Neural Machine Translation"; Marian's --guided-alignment, cost
+ * "ce"). With lambda > 0, attend_model_forward adds to the loss of a batch
+ * with alignments (attend_batch.align)
+ *     lambda/count · Σ_{n,t} −Σ_s a_nts log(α_nts + 1e-6),
+ * a_nt uniform over the source positions aligned to step t of row n (steps
+ * without any add nothing), α the attention weights, count the counted target
+ * tokens (the cross-entropy's divisor); attend_model_backward adds its
+ * gradient; attend_model_evaluate leaves it out (it reports the cross-entropy).
+ * 0 (the default) is off. ATTEND_ERR_ARG for lambda < 0 or not finite, or > 0
+ * with a decoder without attention weights (none) or a pointer decoder (its
+ * attention is its output distribution, which the targets train already);
+ * ATTEND_ERR_ALLOC when the first lambda > 0 cannot allocate the alignment
+ * mask (max_tgt_len+1 x max_batch x max_src_len bytes). An alignment in a
+ * batch outside a row's source or steps is ATTEND_ERR_ARG from the forward.
+ * A trainer's steps use its own option (attend_train_options.guided_alignment,
+ * set through attend_trainer_set_options, which also sets the model's).
+ */
+attend_status attend_model_set_guided_alignment(attend_model *m, double lambda, attend_error *err);
+double attend_model_guided_alignment(const attend_model *m); /* lambda; 0 for NULL */
+/* The last forward's alignment term per counted token, before lambda (0 when
+ * it added none). */
+double attend_model_guided_loss(const attend_model *m);
 
 /*
  * Greedy decoding of N sources (src [N,S], src_len [N]) for at most max_len

@@ -238,6 +238,7 @@ _SIGNATURES = {
     "attend_dataset_max_tgt_len": (c_int, [P]),
     "attend_dataset_task": (st, [POINTER(P), POINTER(P), POINTER(TaskConfig), E]),
     "attend_dataset_read_tsv": (st, [POINTER(P), c_char_p, P, P, c_int, POINTER(TsvOptions), POINTER(c_int), E]),
+    "attend_dataset_aligned_pairs": (c_int, [P]),
     # models
     "attend_model_config_check": (st, [POINTER(ModelConfig), E]),
     "attend_model_create": (st, [POINTER(P), POINTER(ModelConfig), c_uint64, E]),

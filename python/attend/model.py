@@ -365,11 +365,17 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
           decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
           label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
-          normalizer="softmax"):
+          guided_alignment=0.0, normalizer="softmax"):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
-    task ("copy", "reverse", "sort") or TSV files. With the same options the
-    saved model is byte-identical to the command's --out file.
+    task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
+    optionally <TAB>alignment: links "i-j" of source token i and target token
+    j). With the same options the saved model is byte-identical to the
+    command's --out file.
+
+    guided_alignment: λ of `--guided-alignment` (0: off): the cross-entropy
+    between the attention weights and the data's alignments (a TSV's third
+    column, or a task's own) is added to the loss, times λ.
 
     dropout, label_smoothing: in [0, 1), as --dropout and --label-smoothing
     (training only; the model returned never drops or smooths).
@@ -392,6 +398,9 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     shared = tgt_vocab is src_vocab
     model = trainer = None
     try:
+        if guided_alignment > 0 and lib.attend_dataset_aligned_pairs(train_d._handle()) == 0:
+            raise AttendError(ERR_ARG, "train: guided_alignment=%g needs alignments: no line of %s has a third "
+                              "column (source<TAB>target<TAB>i-j ...)" % (guided_alignment, train_tsv))
         mc = {"cell": cell, "score": score,
               "decoder": decoder if decoder is not None else ("pointer" if pointer else "bahdanau"),
               "src_vocab": len(src_vocab), "tgt_vocab": len(tgt_vocab), "emb": emb, "enc_hidden": hidden,
@@ -425,6 +434,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
         topt = TrainOptions()
         topt.dropout, topt.label_smoothing = dropout, label_smoothing
         topt.sampling_prob, topt.sampling_ramp = sampling_prob, sampling_ramp
+        topt.guided_alignment = guided_alignment
         call("attend_trainer_set_options", trainer._handle(), ctypes.byref(topt))
         rep = StepReport()
         while lib.attend_trainer_steps(trainer._handle()) < steps:

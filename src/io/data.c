@@ -4,7 +4,9 @@
  *
  * Storage: all ids in one array, each pair's source followed by its target;
  * a pair records where it starts and its two lengths. Both arrays grow by
- * doubling (amortised: this is data loading, not a hot loop).
+ * doubling (amortised: this is data loading, not a hot loop). A pair may
+ * carry an alignment (guided alignment training): its links, (source
+ * position, target position) pairs, in a third array the same way.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "io/alignment.h"
 
 
 #define TASK_MAX_SYMBOLS 100000
@@ -22,6 +25,8 @@ typedef struct {
     size_t off;      /* index of the pair's first source id in ids */
     int src_len;     /* >= 1 */
     int tgt_len;     /* >= 1 */
+    size_t aoff;     /* its alignment's first link in links (when an >= 0) */
+    int an;          /* links of its alignment; -1: it carries none */
 } pair_entry;
 
 struct attend_dataset {
@@ -31,6 +36,9 @@ struct attend_dataset {
     int32_t *ids;       /* [ids_cap]: src of pair 0, tgt of pair 0, src of pair 1, ... */
     size_t ids_len, ids_cap;
     int max_src, max_tgt;
+    int32_t *links;     /* [links_cap, 2]: (source position, target position) per link */
+    size_t links_len, links_cap;
+    int aligned;        /* pairs carrying an alignment */
 };
 
 /* -------------------------------------------------------------- the store */
@@ -46,6 +54,7 @@ void attend_dataset_free(attend_dataset *d) {
     if (!d) return;
     free(d->pairs);
     free(d->ids);
+    free(d->links);
     free(d);
 }
 
@@ -98,6 +107,8 @@ attend_status attend_dataset_add(attend_dataset *d, const int32_t *src, int src_
     p->off = d->ids_len;
     p->src_len = src_len;
     p->tgt_len = tgt_len;
+    p->aoff = 0;
+    p->an = -1;
     memcpy(d->ids + d->ids_len, src, (size_t)src_len * sizeof *src);
     memcpy(d->ids + d->ids_len + src_len, tgt, (size_t)tgt_len * sizeof *tgt);
     d->ids_len = need;
@@ -119,6 +130,49 @@ attend_status attend_dataset_get(const attend_dataset *d, int i, const int32_t *
     *src_len = p->src_len;
     *tgt = d->ids + p->off + p->src_len;
     *tgt_len = p->tgt_len;
+    return at_ok(err);
+}
+
+int attend_dataset_aligned_pairs(const attend_dataset *d) { return d ? d->aligned : 0; }
+
+attend_status attend_dataset_set_alignment(attend_dataset *d, int i, const int32_t *links, int n_links,
+                                           attend_error *err) {
+    const char *who = "attend_dataset_set_alignment";
+    CHECK(d && (links || n_links == 0), err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !d ? "dataset" : "links");
+    CHECK(i >= 0 && i < d->n, err, ATTEND_ERR_ARG, "%s: pair %d is out of range (the dataset has %d)", who, i, d->n);
+    pair_entry *p = &d->pairs[i];
+    CHECK(n_links >= 0, err, ATTEND_ERR_ARG, "%s: pair %d: n_links=%d, must be >= 0", who, i, n_links);
+    for (int k = 0; k < n_links; k++)
+        CHECK(links[2 * k] >= 0 && links[2 * k] < p->src_len && links[2 * k + 1] >= 0 &&
+                  links[2 * k + 1] < p->tgt_len,
+              err, ATTEND_ERR_ARG, "%s: pair %d link %d: %d-%d is outside the %d source and %d target positions",
+              who, i, k, (int)links[2 * k], (int)links[2 * k + 1], p->src_len, p->tgt_len);
+    size_t need;
+    CHECK(at_add_size(d->links_len, (size_t)n_links, &need) && need <= SIZE_MAX / 2, err, ATTEND_ERR_ALLOC,
+          "%s: total links overflow size_t", who);
+    void *lp = d->links;
+    size_t cap = d->links_cap;
+    CHECK(grow_array(&lp, &cap, need, 2 * sizeof *d->links), err, ATTEND_ERR_ALLOC,
+          "%s: out of memory for %zu links", who, need);
+    d->links = lp;
+    d->links_cap = cap;
+    if (n_links) memcpy(d->links + 2 * d->links_len, links, (size_t)n_links * 2 * sizeof *links);
+    if (p->an < 0) d->aligned++;
+    p->aoff = d->links_len; /* a replaced alignment's links stay unused in the array */
+    p->an = n_links;
+    d->links_len = need;
+    return at_ok(err);
+}
+
+attend_status attend_dataset_get_alignment(const attend_dataset *d, int i, const int32_t **links, int *n_links,
+                                           attend_error *err) {
+    const char *who = "attend_dataset_get_alignment";
+    CHECK(d && links && n_links, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !d ? "dataset" : !links ? "links" : "n_links");
+    CHECK(i >= 0 && i < d->n, err, ATTEND_ERR_ARG, "%s: pair %d is out of range (the dataset has %d)", who, i, d->n);
+    const pair_entry *p = &d->pairs[i];
+    *n_links = p->an;
+    *links = p->an > 0 ? d->links + 2 * p->aoff : NULL;
     return at_ok(err);
 }
 
@@ -148,6 +202,8 @@ static int sort_key_cmp(const void *a, const void *b) {
  * Per pair: the length L = min_len + uniform_below(max_len - min_len + 1),
  * then L symbols 4 + uniform_below(symbols) (symbol k has id 4 + k), all from
  * one attend_rng seeded with cfg->seed, so a seed fixes the data everywhere.
+ * Each pair carries its alignment: target token j comes from source position
+ * i (copy i = j, reverse i = L-1-j, sort i = tgt[j]), one link i-j per j.
  */
 attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
                                   const attend_task_config *cfg, attend_error *err) {
@@ -171,8 +227,9 @@ attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
     int32_t *src = malloc((size_t)cfg->max_len * sizeof *src);
     int32_t *tgt = malloc((size_t)cfg->max_len * sizeof *tgt);
     sort_key *keys = cfg->task == ATTEND_TASK_SORT ? malloc((size_t)cfg->max_len * sizeof *keys) : NULL;
+    int32_t *links = malloc((size_t)cfg->max_len * 2 * sizeof *links);
     attend_status st;
-    if (!src || !tgt || (cfg->task == ATTEND_TASK_SORT && !keys)) {
+    if (!src || !tgt || !links || (cfg->task == ATTEND_TASK_SORT && !keys)) {
         st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for sequences of %d", who, cfg->max_len);
         goto done;
     }
@@ -205,12 +262,18 @@ attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
             break;
         }
         if ((st = attend_dataset_add(d, src, L, tgt, L, err)) != ATTEND_OK) goto done;
+        for (int j = 0; j < L; j++) {
+            links[2 * j] = cfg->task == ATTEND_TASK_COPY ? j : cfg->task == ATTEND_TASK_REVERSE ? L - 1 - j : tgt[j];
+            links[2 * j + 1] = j;
+        }
+        if ((st = attend_dataset_set_alignment(d, i, links, L, err)) != ATTEND_OK) goto done;
     }
     st = at_ok(err);
 done:
     free(src);
     free(tgt);
     free(keys);
+    free(links);
     if (st != ATTEND_OK) {
         attend_dataset_free(d);
         attend_vocab_free(v);
@@ -327,10 +390,12 @@ static line_result encode_side(attend_vocab *v, const attend_tsv_options *o, int
 }
 
 /* Checks one line (BOM and CR already removed; n may exceed the stored bytes
- * only when over max_line_bytes) and encodes it into src/tgt. */
+ * only when over max_line_bytes) and encodes it into src/tgt; a third column
+ * is parsed into links (*n_links, -1 when the line has none). */
 static line_result parse_line(const char *s, size_t n, attend_vocab *sv, attend_vocab *tv, int grow,
                               const attend_tsv_options *o, int32_t *src, int *ns, int32_t *tgt,
-                              int *nt, attend_error *err) {
+                              int *nt, int32_t *links, int *n_links, attend_error *err) {
+    *n_links = -1;
     if (n > (size_t)o->max_line_bytes) {
         at_fail(err, ATTEND_ERR_FORMAT, "line is longer than max_line_bytes=%d", o->max_line_bytes);
         return LINE_MALFORMED;
@@ -351,14 +416,20 @@ static line_result parse_line(const char *s, size_t n, attend_vocab *sv, attend_
     }
     size_t t = (size_t)(tab - s);
     const char *tab2 = memchr(tab + 1, '\t', n - t - 1);
-    if (tab2) {
-        at_fail(err, ATTEND_ERR_FORMAT, "extra tab field at byte %zu (a line is source<TAB>target)",
-                (size_t)(tab2 - s));
+    size_t t2 = tab2 ? (size_t)(tab2 - s) : n; /* the target ends here */
+    const char *tab3 = tab2 ? memchr(tab2 + 1, '\t', n - t2 - 1) : NULL;
+    if (tab3) {
+        at_fail(err, ATTEND_ERR_FORMAT, "extra tab field at byte %zu (a line is source<TAB>target[<TAB>alignment])",
+                (size_t)(tab3 - s));
         return LINE_MALFORMED;
     }
     line_result r = encode_side(sv, o, grow, "source", s, t, 0, src, ns, err);
     if (r != LINE_OK) return r;
-    return encode_side(tv, o, grow, "target", tab + 1, n - t - 1, t + 1, tgt, nt, err);
+    r = encode_side(tv, o, grow, "target", tab + 1, t2 - t - 1, t + 1, tgt, nt, err);
+    if (r != LINE_OK || !tab2) return r;
+    return at_alignment_parse(tab2 + 1, n - t2 - 1, t2 + 1, *ns, *nt, links, n_links, err) == ATTEND_OK
+               ? LINE_OK
+               : LINE_MALFORMED;
 }
 
 /*
@@ -397,11 +468,12 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
     char *line = malloc(cap);
     int32_t *src = malloc(ids_bytes);
     int32_t *tgt = malloc(ids_bytes);
+    int32_t *links = malloc(at_alignment_max_links(cap) * 2 * sizeof *links);
     line_reader *r = calloc(1, sizeof *r);
     attend_dataset *d = NULL;
     attend_status st = ATTEND_OK;
     int n_skipped = 0;
-    if (!line || !src || !tgt || !r) {
+    if (!line || !src || !tgt || !links || !r) {
         st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for a line of %d bytes and %d tokens", who,
                      o.max_line_bytes, o.max_tokens);
         goto done;
@@ -420,10 +492,10 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
         if (more) n = cap + 1; /* longer than the buffer: over-long, whatever else */
         if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3;
         if (!more && n > 0 && s[n - 1] == '\r') n--;
-        int ns = 0, nt = 0;
+        int ns = 0, nt = 0, nl = -1;
         const int s_mark = attend_vocab_size(src_vocab), t_mark = attend_vocab_size(tgt_vocab);
         attend_error e;
-        line_result res = parse_line(s, n, src_vocab, tgt_vocab, grow, &o, src, &ns, tgt, &nt, &e);
+        line_result res = parse_line(s, n, src_vocab, tgt_vocab, grow, &o, src, &ns, tgt, &nt, links, &nl, &e);
         if (res == LINE_MALFORMED && o.skip_malformed) {
             at_vocab_truncate(tgt_vocab, t_mark);
             at_vocab_truncate(src_vocab, s_mark);
@@ -444,6 +516,8 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
             goto done;
         }
         if ((st = attend_dataset_add(d, src, ns, tgt, nt, err)) != ATTEND_OK) goto done;
+        if (nl >= 0 && (st = attend_dataset_set_alignment(d, attend_dataset_size(d) - 1, links, nl, err)) != ATTEND_OK)
+            goto done;
     }
     if (r->err) {
         st = at_fail(err, ATTEND_ERR_IO, "%s:%zu: read error: %s", path, lineno, strerror(r->err));
@@ -455,6 +529,7 @@ done:
     free(line);
     free(src);
     free(tgt);
+    free(links);
     if (skipped) *skipped = n_skipped;
     if (st != ATTEND_OK) {
         attend_dataset_free(d);

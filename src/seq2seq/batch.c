@@ -2,7 +2,8 @@
  * batch.c — padded batches of (source, target) pairs for teacher forcing:
  * allocation at fixed capacities and filling from a dataset (target-vocabulary
  * decoders: BOS-shifted inputs, EOS-terminated outputs; pointing decoders:
- * previous positions, -1 at the start).
+ * previous positions, -1 at the start; the pairs' word alignments as a 0/1
+ * mask per step and source position, for guided alignment).
  *
  * Dimension letters: see model_internal.h.
  */
@@ -37,6 +38,7 @@ attend_status attend_batch_alloc(attend_batch *b, int cap_N, int cap_S, int cap_
 void attend_batch_release(attend_batch *b) {
     if (!b) return;
     free(b->src);
+    free(b->align);
     memset(b, 0, sizeof *b);
 }
 
@@ -57,6 +59,14 @@ attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const 
     CHECK(S <= b->cap_S, err, ATTEND_ERR_CAPACITY, "%s: a source has %d tokens, batch capacity is %d", who, S, b->cap_S);
     CHECK(T <= b->cap_T, err, ATTEND_ERR_CAPACITY, "%s: a target needs %d decoder steps, batch capacity is %d",
           who, T, b->cap_T);
+    if (attend_dataset_aligned_pairs(d) > 0 && !b->align) {
+        size_t bytes;
+        CHECK(at_count(&bytes, 3, b->cap_N, b->cap_T, b->cap_S), err, ATTEND_ERR_SHAPE,
+              "%s: alignment sizes overflow", who);
+        b->align = calloc(bytes, 1);
+        CHECK(b->align, err, ATTEND_ERR_ALLOC, "%s: out of memory for the alignments of %d x %d x %d", who,
+              b->cap_N, b->cap_T, b->cap_S);
+    }
     b->N = n;
     b->S = S;
     b->T = T;
@@ -83,6 +93,14 @@ attend_status attend_batch_fill(attend_batch *b, const attend_dataset *d, const 
                 to[t] = t < tl ? tgt[t] : pad_out;
             }
             b->tgt_len[i] = tl;
+        }
+        if (b->align) { /* link i-j: step j attends to position i */
+            uint8_t *al = b->align + (size_t)i * T * S;
+            const int32_t *links;
+            int nl;
+            memset(al, 0, (size_t)T * S);
+            TRY(attend_dataset_get_alignment(d, idx[i], &links, &nl, err));
+            for (int k = 0; k < nl; k++) al[(size_t)links[2 * k + 1] * S + links[2 * k]] = 1;
         }
     }
     return at_ok(err);

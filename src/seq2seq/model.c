@@ -352,6 +352,7 @@ void attend_model_free(attend_model *m) {
     free(m->ints);
     free(m->beam_mem);
     free(m->qmem);
+    free(m->guide_ref);
     free(m);
 }
 
@@ -566,6 +567,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
     attend_status bad = check_batch(m, b, err);
+    if (!bad) bad = at_guide_begin(m, b, err);
     if (bad) {
         m->mono_noise_on = 0; /* a trainer's noise is for this forward only */
         return bad;
@@ -677,6 +679,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
         }
         seq_ok += all_right;
     }
+    loss += m->guide * at_guide_loss(m, N, S, T); /* guided alignment (guide.c); 0 when off */
     m->fwd_N = N;
     m->fwd_S = S;
     m->fwd_T = T;

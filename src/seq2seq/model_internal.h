@@ -237,6 +237,13 @@ struct attend_model {
      * allocates nothing after warm-up; freed with the model */
     void *beam_mem;
     size_t beam_bytes;
+    /* guided alignment (guide.c): λ (attend_model_set_guided_alignment; 0 = off),
+     * the last forward's alignment mask and its cross-entropy */
+    double guide;
+    uint8_t *guide_ref; /* [Tcap,max_batch,max_src_len] capacity; the forward's [T,N,S]: 1 = aligned
+                           (allocated when λ is first set > 0) */
+    int guide_on;       /* the last forward added the term (λ > 0 and the batch had alignments) */
+    double guide_sum;   /* its Σ over steps of −Σ_s a_ts log(α_ts + ε), before λ and the 1/count */
 };
 
 /* The score parameters and gradients of the attention tensors in w. */
@@ -292,6 +299,18 @@ void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user)
  * whether it points (outputs are source positions, no target vocabulary). */
 int at_model_attentive(const attend_model *m);
 int at_model_points(const attend_model *m);
+
+/* ---------------------------------------------------------- guide.c */
+
+/* Guided alignment (Chen et al. 2016; Marian's "ce" cost). Before the steps
+ * of a teacher-forced forward: checks b->align against the batch (λ > 0 and
+ * b->align != NULL) and keeps it in guide_ref; guide_on says whether it did. */
+attend_status at_guide_begin(attend_model *m, const attend_batch *b, attend_error *err);
+/* After the steps of a batch of N rows, S positions, T steps: the term's sum
+ * into guide_sum, returned (0 when off). */
+double at_guide_loss(attend_model *m, int N, int S, int T);
+/* In step t's attention backward: dweights [N,S] += λ/count · d(term)/dα. */
+void at_guide_backward(const attend_model *m, int t, int N, int S, attend_real *dweights);
 
 /* ------------------------------------------------------- sampling.c */
 

@@ -25,8 +25,9 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
 }
 
 /* The training data's fingerprint: per pair in dataset order, its source
- * length, source ids, target length, target ids, each as little-endian int32. */
-static uint64_t fingerprint_data(const attend_dataset *d) {
+ * length, source ids, target length, target ids, each as little-endian int32;
+ * with align, then its alignment's link count (-1: none) and links. */
+static uint64_t fingerprint_data(const attend_dataset *d, int align) {
     uint64_t h = 0xcbf29ce484222325ULL;
     int n = attend_dataset_size(d);
     for (int i = 0; i < n; i++) {
@@ -42,6 +43,15 @@ static uint64_t fingerprint_data(const attend_dataset *d) {
                 for (int b = 0; b < 4; b++) le[b] = (unsigned char)(v >> (8 * b));
                 h = fnv1a(h, le, 4);
             }
+        }
+        const int32_t *links;
+        int nl;
+        if (!align || attend_dataset_get_alignment(d, i, &links, &nl, NULL) != ATTEND_OK) continue;
+        for (int j = -1; j < 2 * nl; j++) {
+            unsigned char le[4];
+            uint32_t v = (uint32_t)(j < 0 ? nl : links[j]);
+            for (int b = 0; b < 4; b++) le[b] = (unsigned char)(v >> (8 * b));
+            h = fnv1a(h, le, 4);
         }
     }
     return h;
@@ -99,7 +109,7 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     }
     attend_rng_seed(&tr->rng, seed);
     shuffle(tr);
-    tr->data_hash = fingerprint_data(train);
+    tr->data_hash = fingerprint_data(train, 0);
     tr->shards = tr->nranks = 1;
     *out = tr;
     return at_ok(err);
@@ -166,8 +176,14 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
-                  !strcmp(r[i].name, "sampling_prob"),
+                  !strcmp(r[i].name, "sampling_prob") || !strcmp(r[i].name, "guided_alignment"),
               err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
+    CHECK(o->guided_alignment == 0 || attend_dataset_aligned_pairs(tr->data) > 0, err, ATTEND_ERR_ARG,
+          "%s: guided_alignment=%g, but the training data carries no alignments (a TSV's third column of i-j "
+          "links)", who, o->guided_alignment);
+    TRY(attend_model_set_guided_alignment(tr->m, o->guided_alignment, err)); /* refuses decoders without attention */
+    /* with guided alignment the alignments are part of the data's fingerprint */
+    tr->data_hash = fingerprint_data(tr->data, o->guided_alignment > 0);
     tr->topt = *o;
     return at_ok(err);
 }
@@ -246,6 +262,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     if (tr->shards > 1 || tr->nranks > 1) return parallel_step(tr, rep, err);
     attend_model *m = tr->m;
     int pointer = at_model_points(m);
+    m->guide = tr->topt.guided_alignment; /* the trainer's option, whatever the model was set to since */
     /* the next batch_size pairs of the epoch's order (a short last batch is kept) */
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
@@ -353,6 +370,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     memset(out, 0, tr->node_len * sizeof *out);
     if (r1 == r0) return ATTEND_OK; /* a short last batch: an empty shard adds nothing */
     int pointer = at_model_points(m);
+    m->guide = tr->topt.guided_alignment; /* the trainer's option, whatever the model was set to since */
     TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
@@ -485,6 +503,8 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     int S = m->cfg.max_src_len, L = m->cfg.max_tgt_len + 1;
     attend_batch b;
     TRY(attend_batch_alloc(&b, batch_size, S, L, err));
+    double guide = m->guide;
+    m->guide = 0; /* the cross-entropy alone, without guided alignment's term */
     int32_t *out = malloc((size_t)batch_size * L * sizeof *out), *out_len = malloc((size_t)batch_size * sizeof *out_len);
     int *idx = malloc((size_t)batch_size * sizeof *idx);
     attend_status st = out && out_len && idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
@@ -537,6 +557,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     m->drop_p = drop_p;
     m->ls = ls;
     attend_batch_release(&b);
+    m->guide = guide;
     free(out);
     free(out_len);
     free(idx);

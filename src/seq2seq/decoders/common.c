@@ -181,6 +181,7 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     /* forward: ctx = w V (V = encoder outputs), w = masked normalizer(scores) */
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
+    at_guide_backward(m, t, N, S, a->dweights); /* guided alignment's term, when on */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
     if (m->cfg.monotonic) at_mono_weights_backward(m, t, N, S);
     else at_normalize_backward((int)m->cfg.normalizer, a->dscores, a->dweights, w, (size_t)N, S);
