@@ -5,6 +5,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "copy_label.h"
 
 int analysis_open(analysis *a, const char *cmd, const char *path, const char *text, int batch, int max_len) {
     memset(a, 0, sizeof *a);
@@ -29,6 +30,17 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
         return 2;
     }
     for (int j = 0; j < a->S; j++) a->src_tok[j] = attend_vocab_token(a->sv, a->src[j]);
+    a->text = text;
+    a->raw = calloc((size_t)a->S, COPY_LABEL_BYTES); /* a copy model's outputs name source tokens */
+    if (!a->raw) {
+        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        return 1;
+    }
+    for (int j = 0; j < a->S; j++) {
+        size_t st, tl;
+        if (attend_text_token(a->tok, text, n, j, &st, &tl, NULL) == ATTEND_OK && tl < COPY_LABEL_BYTES)
+            memcpy(a->raw + (size_t)j * COPY_LABEL_BYTES, text + st, tl);
+    }
     /* what the model will not read as written */
     char shown[160];
     a->unknown = cli_unknown_symbols(text, n, a->tok, a->src, a->S, shown, sizeof shown);
@@ -71,11 +83,15 @@ void analysis_close(analysis *a) {
     attend_vocab_free(a->tv);
     free(a->src);
     free(a->src_tok);
+    free(a->raw);
     memset(a, 0, sizeof *a);
 }
 
 const char *analysis_out_label(const analysis *a, int32_t id) {
-    const char *t = a->pointer ? (id >= 0 && id < a->S ? a->src_tok[id] : NULL) : attend_vocab_token(a->tv, id);
+    int V = a->tv ? attend_vocab_size(a->tv) : 0;
+    const char *t = a->pointer              ? (id >= 0 && id < a->S ? a->src_tok[id] : NULL)
+                    : id >= V && id < V + a->S ? a->raw + (size_t)(id - V) * COPY_LABEL_BYTES /* a copy */
+                                             : attend_vocab_token(a->tv, id);
     return t ? t : "?";
 }
 
@@ -91,7 +107,7 @@ const char *analysis_out_text(const analysis *a, const int32_t *out, int len, ch
         }
         return buf;
     }
-    if (attend_vocab_decode(a->tv, a->tok, out, len, buf, cap, &err)) buf[0] = 0;
+    if (attend_vocab_decode_copy(a->tv, a->tok, out, len, a->text, strlen(a->text), buf, cap, &err)) buf[0] = 0;
     return buf;
 }
 

@@ -16,6 +16,8 @@ typedef struct {
     const char **src_tok;         /* [S] labels */
     int max_len;                  /* output capacity in tokens */
     int unknown;                  /* source symbols the model does not know */
+    const char *text;             /* the source text (the caller's) */
+    char *raw;                    /* [S, COPY_LABEL_BYTES] the text's tokens as written (copy labels) */
 } analysis;
 
 /* Loads `path` with room for `text` (tokenized with the model's tokenizer),

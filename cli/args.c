@@ -250,9 +250,15 @@ int cli_data_option(cli_parser *p, cli_data_opts *d, const char *tsv_name) {
 
 int cli_read_tsv(const char *cmd, attend_dataset **out, const char *path, attend_vocab *src_vocab,
                  attend_vocab *tgt_vocab, int grow, attend_tokenizer tok, int skip_malformed) {
+    return cli_read_tsv_copy(cmd, out, path, src_vocab, tgt_vocab, grow, tok, skip_malformed, 0);
+}
+
+int cli_read_tsv_copy(const char *cmd, attend_dataset **out, const char *path, attend_vocab *src_vocab,
+                      attend_vocab *tgt_vocab, int grow, attend_tokenizer tok, int skip_malformed, int copy) {
     attend_error err = {0};
     attend_tsv_options o = {0};
     o.tokenizer = tok;
+    o.copy = copy;
     o.skip_malformed = skip_malformed;
     int skipped = 0;
     if (attend_dataset_read_tsv(out, path, src_vocab, tgt_vocab, grow, &o, &skipped, &err) != ATTEND_OK)

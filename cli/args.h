@@ -101,6 +101,10 @@ int cli_data_option(cli_parser *p, cli_data_opts *d, const char *tsv_name);
  * lines skipped". Returns 0, or 1 after printing the library's message. */
 int cli_read_tsv(const char *cmd, attend_dataset **out, const char *path, attend_vocab *src_vocab,
                  attend_vocab *tgt_vocab, int grow, attend_tokenizer tok, int skip_malformed);
+/* cli_read_tsv for a copy model (copy != 0): unknown target tokens found in
+ * the line's source are read as copied ids (attend_tsv_options.copy). */
+int cli_read_tsv_copy(const char *cmd, attend_dataset **out, const char *path, attend_vocab *src_vocab,
+                      attend_vocab *tgt_vocab, int grow, attend_tokenizer tok, int skip_malformed, int copy);
 
 /* A copy of d whose source ids (and target ids, unless pointer) are mapped
  * from vocabulary `from` to `to_src` / `to_tgt` by token string; tokens `to`

@@ -46,6 +46,7 @@ typedef struct {
     int select;                        /* --select: TRAIN_SELECT_*, the dev score of the best model; -1: not given
                                           (no --patience or --select: --out is the last model) */
     int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
+    int copy;                          /* --copy: the pointer-generator output (config copy) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } train_opts;
 

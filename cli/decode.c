@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "ensemble.h"
 #include "heatmap.h"
+#include "copy_label.h"
 
 /* ================================================================ decode */
 
@@ -181,6 +182,7 @@ typedef struct {
     char *text;              /* [text_cap] output text */
     size_t text_cap;
     const char **src_tok, **out_tok; /* [S_cap], [L_cap] heatmap labels */
+    char *copy_lab;          /* [L_cap, COPY_LABEL_BYTES] labels of copied tokens (copy models) */
     int32_t *src, *src_len, *out, *out_len, *which; /* [B,S_cap] [B] [B,L_cap] [B] [B] */
     double *score;           /* [B] */
     attend_real *align;      /* [B,L_cap,S_cap] */
@@ -312,7 +314,7 @@ static int line_limit(const decoder *dc, const decode_opts *o, int n) {
 }
 
 /* The text of one output (pointer: the picked source tokens) into dc->text. */
-static int output_text(decoder *dc, const int32_t *src, int S, const int32_t *out, int len) {
+static int output_text(decoder *dc, const src_line *l, const int32_t *src, int S, const int32_t *out, int len) {
     attend_error err = {0};
     attend_status st;
     if (dc->pointer) {
@@ -324,6 +326,8 @@ static int output_text(decoder *dc, const int32_t *src, int S, const int32_t *ou
         for (int t = 0; t < len; t++) picked[t] = out[t] >= 0 && out[t] < S ? src[out[t]] : ATTEND_UNK;
         st = attend_vocab_decode(dc->sv, dc->tok, picked, len, dc->text, dc->text_cap, &err);
         free(picked);
+    } else if (dc->cfg.copy) { /* copied ids are source tokens */
+        st = attend_vocab_decode_copy(dc->tv, dc->tok, out, len, l->text, l->text_len, dc->text, dc->text_cap, &err);
     } else {
         st = attend_vocab_decode(dc->tv, dc->tok, out, len, dc->text, dc->text_cap, &err);
     }
@@ -353,7 +357,7 @@ static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int r
                      const attend_real *align, size_t astride, const double *score) {
     const int32_t *src = l->ids;
     int S = l->n;
-    int rc = output_text(dc, src, S, out, len);
+    int rc = output_text(dc, l, src, S, out, len);
     if (rc) return rc;
     if (o->format == CLI_FORMAT_TSV) {
         printf("%ld\t%d\t", l->index, rank);
@@ -406,7 +410,8 @@ static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int r
         for (int j = 0; j < S; j++) dc->src_tok[j] = attend_vocab_token(dc->sv, src[j]);
         for (int t = 0; t < len; t++) {
             const char *tk = dc->pointer ? (out[t] >= 0 && out[t] < S ? attend_vocab_token(dc->sv, src[out[t]]) : "?")
-                                         : attend_vocab_token(dc->tv, out[t]);
+                                         : copy_label(dc->tv, dc->tok, out[t], l->text, l->text_len,
+                                                      dc->copy_lab + (size_t)t * COPY_LABEL_BYTES);
             dc->out_tok[t] = tk ? tk : "?";
         }
         for (int k = 0; k < dc->M; k++) {
@@ -604,6 +609,7 @@ static int decoder_alloc(decoder *dc, const decode_opts *o) {
     dc->text = malloc(dc->text_cap);
     dc->src_tok = malloc(S * sizeof *dc->src_tok);
     dc->out_tok = malloc(L * sizeof *dc->out_tok);
+    dc->copy_lab = malloc(L * COPY_LABEL_BYTES);
     dc->src = malloc(B * S * sizeof *dc->src);
     dc->src_len = malloc(B * sizeof *dc->src_len);
     dc->which = malloc(B * sizeof *dc->which);
@@ -617,8 +623,8 @@ static int decoder_alloc(decoder *dc, const decode_opts *o) {
         dc->rhyp = malloc(rows * L * sizeof *dc->rhyp);
         dc->rscore = malloc(rows * sizeof *dc->rscore);
     }
-    if (!dc->text || !dc->src_tok || !dc->out_tok || !dc->src || !dc->src_len || !dc->which || !dc->out ||
-        !dc->out_len || !dc->score || (o->align && !dc->align) || !dc->order ||
+    if (!dc->text || !dc->src_tok || !dc->out_tok || !dc->copy_lab || !dc->src || !dc->src_len || !dc->which ||
+        !dc->out || !dc->out_len || !dc->score || (o->align && !dc->align) || !dc->order ||
         (o->rescore && (!dc->rsrc || !dc->rhyp || !dc->rscore))) {
         fprintf(stderr, "attend decode: out of memory\n");
         return 1;
@@ -741,6 +747,7 @@ done:
     free(dc.text);
     free(dc.src_tok);
     free(dc.out_tok);
+    free(dc.copy_lab);
     free(dc.src);
     free(dc.src_len);
     free(dc.which);
@@ -822,7 +829,7 @@ int cmd_eval(int argc, char **argv) {
         goto done;
     }
     if (d.tsv) {
-        if ((rc = cli_read_tsv("eval", &data, d.tsv, sv, tv, 0, tok, d.skip_malformed))) goto done;
+        if ((rc = cli_read_tsv_copy("eval", &data, d.tsv, sv, tv, 0, tok, d.skip_malformed, cfg.copy))) goto done;
     } else {
         attend_task_config tc = {(attend_task)d.task, d.symbols ? d.symbols : attend_vocab_size(sv) - 4,
                                  d.min_len ? d.min_len : 1, d.max_len ? d.max_len : cfg.max_src_len,

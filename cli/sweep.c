@@ -41,7 +41,7 @@ static void sweep_usage(FILE *f) {
             "                       additive (bahdanau-additive), dot (luong-dot), general\n"
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
             "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
-            "                       adds a mechanism: +monotonic (additive+monotonic),\n"
+            "                       adds a mechanism: +monotonic, +copy (additive+monotonic),\n"
             "                       +sparsemax or +entmax15 (the attention normaliser,\n"
             "                       dot+sparsemax)\n"
             "  --cell NAME          gru or lstm (gru)\n"
@@ -161,6 +161,8 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
         if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
             return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
                                    tok);
+        if (out[*n].copy && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +copy with decoder none: copying needs attention", tok);
         if (out[*n].normalizer && out[*n].decoder == ATTEND_DECODER_NONE)
             return cli_usage_error("sweep", "--decoders: '%s': +%s with decoder none, which has no attention", tok,
                                    attend_normalizer_name((attend_normalizer)out[*n].normalizer));
@@ -437,6 +439,8 @@ int cmd_sweep(int argc, char **argv) {
         c.dev = dev;
         c.src_vocab = sv ? attend_vocab_size(sv) : 0;
         c.tgt_vocab = tv ? attend_vocab_size(tv) : 0;
+        c.src_vocab_map = sv;
+        c.tgt_vocab_map = tv;
     }
     int n_rows = n_lengths * n_models;
     attend_sweep_row *rows = NULL;

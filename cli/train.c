@@ -107,6 +107,11 @@ static void train_usage(FILE *f) {
             "  --monotonic          monotonic attention (Raffel et al. 2017; bahdanau or luong):\n"
             "                       expected alignments in training, hard at decoding (the\n"
             "                       attended position never moves left)\n"
+            "  --copy               copy source tokens (pointer-generator, See et al. 2017): each\n"
+            "                       step mixes the vocabulary with the attention over the source,\n"
+            "                       so a source token unseen in training can be emitted (bahdanau\n"
+            "                       or luong; dev targets unknown to the training data but found\n"
+            "                       in their source count as copies)\n"
             "  --normalizer NAME    softmax, sparsemax or entmax15: what turns the attention\n"
             "                       scores into weights (the sparse two leave exact zeros;\n"
             "                       bahdanau and luong decoders) (softmax)\n"
@@ -231,6 +236,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
         else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
         else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
+        else if (cli_is(&p, "--copy")) rc = cli_flag(&p, &o->copy);
         else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
@@ -283,6 +289,10 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--guided-alignment with %s: a pointer's attention is its output, which the "
                                         "target positions train already",
                                o->decoder == ATTEND_DECODER_POINTER ? "--decoder pointer" : "--task sort");
+    if (o->copy && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
+        return cli_usage_error("train", "--copy with --decoder %s: copying mixes the vocabulary with the attention "
+                               "over the source, so it needs --decoder bahdanau or luong",
+                               sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none");
     if (o->normalizer && o->monotonic)
         return cli_usage_error("train", "--normalizer %s with --monotonic: monotonic attention has its own weights",
                                attend_normalizer_name(o->normalizer));
@@ -302,6 +312,7 @@ typedef struct {
     attend_vocab *src_vocab, *tgt_vocab; /* the same vocabulary for a task */
     attend_tokenizer tok;
     int pointer;
+    int copy; /* --copy: dev targets may be copied ids */
 } train_data;
 
 static void data_free(train_data *td) {
@@ -314,7 +325,9 @@ static void data_free(train_data *td) {
 
 static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     attend_error err = {0};
+    int copy = td->copy;
     memset(td, 0, sizeof *td);
+    td->copy = copy;
     if (d->task >= 0) {
         attend_task_config tc = {(attend_task)d->task, d->symbols ? d->symbols : 10, d->min_len ? d->min_len : 1,
                                  d->max_len ? d->max_len : 10, d->count ? d->count : 10000,
@@ -340,9 +353,11 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     td->tok = d->tokenizer >= 0 ? (attend_tokenizer)d->tokenizer : ATTEND_TOKENIZE_CHAR;
     if (attend_vocab_create(&td->src_vocab, &err) || attend_vocab_create(&td->tgt_vocab, &err))
         return cli_lib_fail(cmd, &err);
-    int rc = cli_read_tsv(cmd, &td->train, d->tsv, td->src_vocab, td->tgt_vocab, 1, td->tok, d->skip_malformed);
+    int rc = cli_read_tsv_copy(cmd, &td->train, d->tsv, td->src_vocab, td->tgt_vocab, 1, td->tok, d->skip_malformed,
+                               td->copy);
     if (!rc && d->dev)
-        rc = cli_read_tsv(cmd, &td->dev, d->dev, td->src_vocab, td->tgt_vocab, 0, td->tok, d->skip_malformed);
+        rc = cli_read_tsv_copy(cmd, &td->dev, d->dev, td->src_vocab, td->tgt_vocab, 0, td->tok, d->skip_malformed,
+                               td->copy);
     if (rc) return rc;
     printf("data: %s: %d training pairs, vocabularies of %d source and %d target symbols (%s tokenizer), "
            "sources up to %d and targets up to %d tokens",
@@ -367,6 +382,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
         if (c->monotonic) printf(", monotonic");
         if (c->normalizer) printf(" (%s)", attend_normalizer_name(c->normalizer));
     }
+    if (c->copy) printf(", copy (pointer-generator)");
     printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
     printf("training: %s lr %g", o->optimizer == ATTEND_OPT_ADAM ? "adam" : "sgd", o->lr);
     if (o->warmup) printf(", warm-up %d", o->warmup);
@@ -539,6 +555,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     cli_clean_stale("checkpoint", o.checkpoint);
     cli_clean_stale("out", o.out);
     int rc = check_paths(cmd, &o);
+    td.copy = o.copy;
     if (!rc) rc = load_data(cmd, &o.data, &td);
     if (!rc && o.topt.guided_alignment > 0 && attend_dataset_aligned_pairs(td.train) == 0)
         rc = cli_usage_error(cmd, "--guided-alignment needs alignments: no line of %s has a third column "
@@ -562,6 +579,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
     mc.attn = o.attn;
+    mc.copy = o.copy;
     mc.normalizer = (attend_normalizer)o.normalizer;
     mc.max_batch = o.batch;
     mc.max_src_len = attend_dataset_max_src_len(td.train);
@@ -569,7 +587,8 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
     if (attend_model_create(&m, &mc, o.seed, &err) ||
-        (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err))) {
+        (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err)) ||
+        (o.copy && attend_model_set_copy_map(m, td.src_vocab, td.tgt_vocab, &err))) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }

@@ -78,7 +78,7 @@ static void test_tsv_endless_input(void) {
     attend_vocab_create(&sv, NULL);
     attend_vocab_create(&tv, NULL);
     for (int skip = 0; skip <= 1; skip++) {
-        attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, skip};
+        attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, skip, 0};
         attend_dataset *d = NULL;
         int skipped = -1;
         double t0 = now_s();
@@ -97,7 +97,7 @@ static void test_tsv_endless_input(void) {
     printf("  directory: %s: %s\n", attend_status_name(st), e.msg);
     EXPECT(st == ATTEND_ERR_IO && strstr(e.msg, ":1: read error: Is a directory"), "%s", e.msg);
     /* limits */
-    attend_tsv_options big = {ATTEND_TOKENIZE_CHAR, ATTEND_TSV_MAX_LINE_BYTES + 1, 0, 0};
+    attend_tsv_options big = {ATTEND_TOKENIZE_CHAR, ATTEND_TSV_MAX_LINE_BYTES + 1, 0, 0, 0};
     st = attend_dataset_read_tsv(&d, "/dev/null", sv, tv, 1, &big, NULL, &e);
     EXPECT(st == ATTEND_ERR_ARG && strstr(e.msg, "above the limit"), "%s", e.msg);
     attend_vocab_free(sv);
@@ -120,7 +120,7 @@ static void test_tsv_skip_long_line(void) {
     attend_vocab *sv = NULL, *tv = NULL;
     attend_vocab_create(&sv, NULL);
     attend_vocab_create(&tv, NULL);
-    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 1};
+    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 1, 0};
     attend_dataset *d = NULL;
     attend_error e;
     int skipped = 0;

@@ -564,7 +564,7 @@ static void test_tsv_good(void) {
     attend_dataset *d = NULL;
     attend_error e;
     int skipped = -1;
-    attend_tsv_options opt = {ATTEND_TOKENIZE_CHAR, 0, 0, 0};
+    attend_tsv_options opt = {ATTEND_TOKENIZE_CHAR, 0, 0, 0, 0};
     EXPECT_STATUS(attend_dataset_read_tsv(&d, "data/good_char.tsv", sv, tv, 1, &opt, &skipped, &e), ATTEND_OK, e);
     EXPECT(attend_dataset_size(d) == 3 && skipped == 0, "pairs %d skipped %d", attend_dataset_size(d), skipped);
     EXPECT(pair_is(d, sv, tv, opt.tokenizer, 0, "abc", "cba"), "line 1");
@@ -617,7 +617,7 @@ static void test_tsv_good(void) {
 
     /* a byte order mark is not part of line 1, and does not count towards its length */
     attend_vocab *v = new_vocab();
-    attend_tsv_options tight = {ATTEND_TOKENIZE_CHAR, 5, 0, 0};
+    attend_tsv_options tight = {ATTEND_TOKENIZE_CHAR, 5, 0, 0, 0};
     EXPECT_STATUS(attend_dataset_read_tsv(&d, "data/bom_crlf.tsv", v, v, 1, &tight, NULL, &e), ATTEND_OK, e);
     EXPECT(attend_dataset_size(d) == 2 && pair_is(d, v, v, ATTEND_TOKENIZE_CHAR, 0, "ab", "ba"), "BOM line");
     EXPECT(attend_vocab_size(v) == 4 + 4, "vocabulary %d (BOM or CR became a token?)", attend_vocab_size(v));
@@ -650,7 +650,7 @@ static void test_tsv_malformed(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[64], want[160];
         snprintf(path, sizeof path, "data/%s.tsv", cases[i].file);
-        attend_tsv_options opt = {cases[i].tok, cases[i].max_line, cases[i].max_tokens, 0};
+        attend_tsv_options opt = {cases[i].tok, cases[i].max_line, cases[i].max_tokens, 0, 0};
         attend_vocab *sv = new_vocab(), *tv = new_vocab();
         attend_dataset *d = (attend_dataset *)&opt;
         attend_error e;
@@ -678,7 +678,7 @@ static void test_tsv_malformed(void) {
 }
 
 static void test_tsv_skip_mixed(void) {
-    attend_tsv_options opt = {ATTEND_TOKENIZE_CHAR, 40, 12, 1};
+    attend_tsv_options opt = {ATTEND_TOKENIZE_CHAR, 40, 12, 1, 0};
     attend_vocab *v = new_vocab();
     attend_dataset *d = NULL;
     attend_error e;
@@ -706,7 +706,7 @@ static void test_tsv_io_and_args(void) {
     EXPECT(d == NULL, "*out not NULL");
     EXPECT_STATUS(attend_dataset_read_tsv(&d, "data", v, v, 1, NULL, NULL, &e), ATTEND_ERR_IO, e);
     EXPECT_MSG(e, "data");
-    attend_tsv_options opt = {(attend_tokenizer)5, 0, 0, 0};
+    attend_tsv_options opt = {(attend_tokenizer)5, 0, 0, 0, 0};
     EXPECT_STATUS(attend_dataset_read_tsv(&d, "data/good_char.tsv", v, v, 1, &opt, NULL, &e), ATTEND_ERR_ARG, e);
     opt.tokenizer = ATTEND_TOKENIZE_CHAR;
     opt.max_tokens = -1;

@@ -491,6 +491,42 @@ static void test_model_files(void) {
     small_free(&s);
 }
 
+/* The copy tensors (copy.w_c, copy.w_s, copy.w_x, copy.b): missing, misshapen,
+ * or present in a model without copy. */
+static void test_copy_tensors(void) {
+    small_model s, plain;
+    if (!small_make(&plain, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, ATTEND_CELL_GRU)) return;
+    if (!small_make(&s, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, ATTEND_CELL_GRU)) {
+        small_free(&plain);
+        return;
+    }
+    attend_model_free(s.m);
+    s.m = NULL;
+    attend_model_config c = *attend_model_get_config(plain.m);
+    c.copy = 1;
+    attend_error err;
+    EXPECT(attend_model_create(&s.m, &c, 3, &err) == ATTEND_OK, "%s", err.msg);
+    if (!s.m) {
+        small_free(&plain);
+        small_free(&s);
+        return;
+    }
+    const char *p = tmp_path("copy.safetensors");
+    EXPECT(attend_model_save(s.m, p, s.v, s.v, ATTEND_TOKENIZE_CHAR, &err) == ATTEND_OK, "%s", err.msg);
+    expect_model("valid-bahdanau-copy.st", p, ATTEND_OK, "");
+    write_model_variant(&s, p, NULL, "copy.w_s", NULL);
+    expect_model("copy-misshapen.st", p, ATTEND_ERR_FORMAT, "tensor 'copy.w_s' has shape [6], expected [5]");
+    char *cj = NULL;
+    attend_model_config_to_json(&c, &cj, NULL);
+    write_model_variant(&plain, p, cj, NULL, NULL); /* a copy config over a model without the tensors */
+    expect_model("copy-missing.st", p, ATTEND_ERR_FORMAT, "copy.w_c");
+    free(cj);
+    write_model_variant(&plain, p, NULL, NULL, "copy.b"); /* copy tensors in a model without copy */
+    expect_model("copy-unexpected.st", p, ATTEND_ERR_FORMAT, "unexpected tensor 'copy.b'");
+    small_free(&plain);
+    small_free(&s);
+}
+
 /* Every prefix of a valid model file, one byte at a time, is refused cleanly. */
 static void test_model_truncated_everywhere(void) {
     small_model s;
@@ -878,6 +914,7 @@ int main(int argc, char **argv) {
     RUN(test_shape_overflow_and_rank);
     RUN(test_misaligned_data);
     RUN(test_model_files);
+    RUN(test_copy_tensors);
     RUN(test_model_truncated_everywhere);
     RUN(test_checkpoints);
     RUN(test_no_huge_allocation);

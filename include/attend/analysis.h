@@ -151,7 +151,11 @@ typedef struct {
  * for steps 0..base_len (EOS included). Then the model decodes freely (greedy,
  * up to max_len) under the intervention, and `changed` says whether the output
  * differs. BAHDANAU and LUONG decoders; NONE only for token deletion and
- * replacement (it has no attention); POINTER is rejected.
+ * replacement (it has no attention); POINTER is rejected. Copy models
+ * (attend/seq2seq.h, "Copy"): the distributions are over the extended
+ * vocabulary (Vt + S ids), base may hold copied ids, and after a deletion the
+ * copied ids of out and of p'_t name positions of the original source (the
+ * deleted one has probability 0).
  */
 attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
                                      int max_len, const attend_intervention *iv, attend_intervention_result *res,
@@ -184,6 +188,7 @@ typedef struct {
     /* mechanisms on top (model config fields; 0: off), named by a "+name"
      * suffix (attend_sweep_model_suffix): */
     int monotonic;               /* +monotonic: monotonic attention (BAHDANAU, LUONG) */
+    int copy;                    /* +copy: the copy mechanism (config copy; BAHDANAU, LUONG) */
     int normalizer;              /* +sparsemax, +entmax15: the attention normaliser (an
                                     attend_normalizer; BAHDANAU, LUONG) */
 } attend_sweep_model;
@@ -208,6 +213,9 @@ typedef struct {
     int steps, batch;
     attend_optim_config optim;
     uint64_t seed;                     /* data, initialisation and shuffling */
+    /* TSV mode: the vocabularies, for copy models' source→target map
+     * (attend_model_set_copy_map; NULL: one shared vocabulary) */
+    const attend_vocab *src_vocab_map, *tgt_vocab_map;
 } attend_sweep_config;
 
 typedef struct {

@@ -194,6 +194,19 @@ attend_status attend_vocab_encode(attend_vocab *v, attend_tokenizer tok, int gro
  * BOS. Too small a buffer is ATTEND_ERR_CAPACITY. */
 attend_status attend_vocab_decode(const attend_vocab *v, attend_tokenizer tok, const int32_t *ids,
                                   int n, char *buf, size_t cap, attend_error *err);
+/* attend_vocab_decode for copy models (attend/seq2seq.h, "Copy"): an id >=
+ * the vocabulary's size V is the copy of source token id − V of src_text
+ * (src_len bytes, tokenized by tok), written as that token's text. An id
+ * beyond the source's tokens is ATTEND_ERR_ARG naming it; invalid UTF-8 in
+ * src_text ATTEND_ERR_FORMAT; too small a buffer ATTEND_ERR_CAPACITY. */
+attend_status attend_vocab_decode_copy(const attend_vocab *v, attend_tokenizer tok, const int32_t *ids, int n,
+                                       const char *src_text, size_t src_len, char *buf, size_t cap,
+                                       attend_error *err);
+/* The byte span (*start, *tlen) of token j (0-based) of text [len] split by
+ * tok (attend_vocab_encode's rules): how a caller finds the source token a
+ * copied id names. ATTEND_ERR_ARG when the text has no token j. */
+attend_status attend_text_token(attend_tokenizer tok, const char *text, size_t len, int j, size_t *start,
+                                size_t *tlen, attend_error *err);
 /* The vocabulary as a JSON array of strings (in id order), malloc'ed into *json
  * (caller frees), and back. Parsing checks the four specials come first. */
 attend_status attend_vocab_to_json(const attend_vocab *v, char **json, attend_error *err);
@@ -267,6 +280,12 @@ typedef struct {
     int max_line_bytes;  /* longer lines are malformed; 0 = 4096; at most ATTEND_TSV_MAX_LINE_BYTES */
     int max_tokens;      /* more tokens on one side is malformed; 0 = 256 */
     int skip_malformed;  /* 0: first malformed line is an error; 1: skip and count */
+    int copy;            /* 1 (copy models, attend/seq2seq.h): a target token absent from tgt_vocab that
+                            occurs in the line's source becomes the copied id Vt + j, j the first
+                            source token with the same text, Vt = tgt_vocab's final size (or the
+                            target id the source token maps to). With grow, such tokens are not added
+                            to tgt_vocab: it holds only the target tokens that occur somewhere
+                            without being in their line's source */
 } attend_tsv_options;
 
 /*

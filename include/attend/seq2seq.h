@@ -137,6 +137,39 @@ int attend_model_pointer_exclude(const attend_model *m);
  */
 attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err);
 attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err);
+ * Copy (config copy = 1, BAHDANAU and LUONG; See et al. 2017, the
+ * pointer-generator): each step mixes the vocabulary distribution with the
+ * attention over the source,
+ *   p_gen = σ(w_cᵀ c_t + w_sᵀ s_t + w_xᵀ x_t + b)    (tensors copy.w_c [E],
+ *   P(w)  = p_gen P_vocab(w)                            copy.w_s [Hd], copy.w_x [D],
+ *         + (1 − p_gen) Σ_{j: ext_j = w} α_tj           copy.b [1]; docs/FORMAT.md)
+ * with c_t the context, s_t the decoder state after step t's cell (LUONG:
+ * the cell state that queries the attention, not h̃_t), x_t the input
+ * embedding. The output space is the extended vocabulary of each source row,
+ * ids [0, Vt + S): source position j stands for the target id of its token
+ * when the target vocabulary has that token (the model's source→target map),
+ * else for the extended id Vt + j', j' the first position of the row holding
+ * the same source id (an <unk> position: j' = j; its string is not known to
+ * the model). So an id >= Vt that greedy, beam or a dataset gives back means
+ * "the source token at position id − Vt"; attend_vocab_decode_copy
+ * (attend/io.h) writes it as that token. A copied id fed back as the next
+ * input reads the <unk> embedding. In training data, a target id Vt + j must
+ * be the extended id of position j of its row (the TSV reader writes such ids
+ * with attend_tsv_options.copy); the loss is −log P(y) of the mixture.
+ */
+
+/* Sets the source→target map of a copy model from the vocabularies it is
+ * trained and saved with: a source token maps to the target id of the same
+ * string (the four specials to none). attend_model_create starts with the map
+ * of one shared vocabulary (id -> id from 4 to min(Vs,Vt)−1);
+ * attend_model_load sets it from the file's vocabularies. ATTEND_ERR_ARG for a
+ * model without copy, ATTEND_ERR_SHAPE for vocabulary sizes other than the
+ * model's. Not thread-safe with a running decode of m. */
+attend_status attend_model_set_copy_map(attend_model *m, const attend_vocab *src_vocab,
+                                        const attend_vocab *tgt_vocab, attend_error *err);
+/* The target id a source id copies as, or -1 (an extended id; also for a
+ * model without copy or an id out of range). */
+int32_t attend_model_copy_target(const attend_model *m, int32_t src_id);
 
 /* Parameter tensors, in a fixed order. */
 int attend_model_tensor_count(const attend_model *m);

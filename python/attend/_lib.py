@@ -122,12 +122,6 @@ class TfStats(Structure):
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
 
 
-class TrainOptions(Structure):
-    """attend_train_options (include/attend/seq2seq.h)."""
-    _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
-                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
-
-
 class StepReport(Structure):
     _fields_ = [("step", c_long), ("epoch", c_int), ("tf", TfStats), ("opt", OptimReport), ("skipped", c_int)]
 
@@ -143,7 +137,8 @@ class TaskConfig(Structure):
 
 
 class TsvOptions(Structure):
-    _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int)]
+    _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int),
+                ("copy", c_int)]
 
 
 # ---------------------------------------------------------------- loading
@@ -231,6 +226,8 @@ _SIGNATURES = {
     "attend_vocab_find": (c_int32, [P, c_char_p, c_size_t]),
     "attend_vocab_encode": (st, [P, c_int, c_int, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),
     "attend_vocab_decode": (st, [P, c_int, i32_p, c_int, c_char_p, c_size_t, E]),
+    "attend_vocab_decode_copy": (st, [P, c_int, i32_p, c_int, c_char_p, c_size_t, c_char_p, c_size_t, E]),
+    "attend_text_token": (st, [c_int, c_char_p, c_size_t, c_int, POINTER(c_size_t), POINTER(c_size_t), E]),
     "attend_vocab_create": (st, [POINTER(P), E]),
     "attend_dataset_free": (None, [P]),
     "attend_dataset_size": (c_int, [P]),
@@ -251,6 +248,8 @@ _SIGNATURES = {
     "attend_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), POINTER(c_int),
                                E]),
     "attend_model_save": (st, [P, c_char_p, P, P, c_int, E]),
+    "attend_model_set_copy_map": (st, [P, P, P, E]),
+    "attend_model_copy_target": (c_int32, [P, c_int32]),
     "attend_model_greedy": (st, [P, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
     "attend_model_beam": (st, [P, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p, dbl_p, real_p,
                                POINTER(c_int), E]),

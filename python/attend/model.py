@@ -184,7 +184,10 @@ class Model(_Handle):
         c = config_from_dict(config)
         h = ctypes.c_void_p()
         call("attend_model_create", ctypes.byref(h), ctypes.byref(c), int(seed))
-        return cls(h.value, src_vocab, tgt_vocab, tokenizer)
+        m = cls(h.value, src_vocab, tgt_vocab, tokenizer)
+        if c.copy and src_vocab is not None and tgt_vocab is not None:   # copy: source -> target tokens
+            call("attend_model_set_copy_map", m._handle(), src_vocab._handle(), tgt_vocab._handle())
+        return m
 
     def close(self):
         super().close()
@@ -237,11 +240,34 @@ class Model(_Handle):
         tv = self.tgt_vocab._handle() if self.tgt_vocab is not None and not pointer else None
         call("attend_model_save", self._handle(), str(path).encode(), sv, tv, TOKENIZERS[self.tokenizer])
 
-    def _out_tokens(self, ids):
+    def _out_tokens(self, ids, source=None, src_ids=None):
         if self.config["decoder"] == "pointer" or self.tgt_vocab is None:
             return [str(int(i)) for i in ids], " ".join(str(int(i)) for i in ids)
-        toks = [self.tgt_vocab.token(i) for i in ids]
-        return toks, self.tgt_vocab.decode(ids)
+        V = len(self.tgt_vocab)
+        if not self.config.get("copy") or all(int(i) < V for i in ids):
+            toks = [self.tgt_vocab.token(i) for i in ids]
+            return toks, self.tgt_vocab.decode(ids)
+        # copy: an id V + j is the source token at position j (its text when the source was text)
+        if isinstance(source, str):
+            b = source.encode("utf-8")
+            tok = TOKENIZERS[self.tokenizer]
+            toks = []
+            for i in ids:
+                if int(i) < V:
+                    toks.append(self.tgt_vocab.token(i))
+                    continue
+                st, tl = ctypes.c_size_t(0), ctypes.c_size_t(0)
+                call("attend_text_token", tok, b, len(b), int(i) - V, ctypes.byref(st), ctypes.byref(tl))
+                toks.append(b[st.value:st.value + tl.value].decode("utf-8"))
+            ids32 = np.ascontiguousarray(ids, dtype=np.int32)
+            cap = len(b) + (len(ids32) + 1) * 66 + 1
+            buf = ctypes.create_string_buffer(cap)
+            call("attend_vocab_decode_copy", self.tgt_vocab._handle(), tok, ar.ptr(ids32), len(ids32), b, len(b),
+                 buf, cap)
+            return toks, buf.value.decode("utf-8")
+        toks = [self.tgt_vocab.token(i) if int(i) < V else self.src_vocab.token(int(src_ids[int(i) - V]))
+                for i in ids]
+        return toks, ("" if self.tokenizer == "char" else " ").join(toks)
 
     def _max_len(self, max_len):
         return max_len if max_len else self.config["max_tgt_len"] + 1
@@ -270,7 +296,7 @@ class Model(_Handle):
             for i in range(N):
                 n, sl = int(out_len[i]), int(src_len[i])
                 ids = out[i, :n].copy()
-                toks, text = self._out_tokens(ids)
+                toks, text = self._out_tokens(ids, sources[at + i], chunk[i])
                 res.append(Hypothesis(ids, toks, text, align[i, :n, :sl].copy()))
         return res
 
@@ -290,7 +316,7 @@ class Model(_Handle):
         for k in range(got.value):
             n = int(out_len[k])
             ids = out[k, :n].copy()
-            toks, text = self._out_tokens(ids)
+            toks, text = self._out_tokens(ids, source, src)
             res.append(Hypothesis(ids, toks, text, align[k, :n].copy(), float(score[k])))
         return res
 
@@ -338,13 +364,13 @@ def _task_data(task, symbols, min_len, max_len, count, dev_count, data_seed):
     return train_d, _Dataset(d2.value), vocab, vocab, "char", task == "sort"
 
 
-def _tsv_data(train_tsv, dev_tsv, tokenizer):
+def _tsv_data(train_tsv, dev_tsv, tokenizer, copy=False):
     sv, tv = ctypes.c_void_p(), ctypes.c_void_p()
     call("attend_vocab_create", ctypes.byref(sv))
     src_vocab = Vocab(sv.value, tokenizer)
     call("attend_vocab_create", ctypes.byref(tv))
     tgt_vocab = Vocab(tv.value, tokenizer)
-    opt = TsvOptions(TOKENIZERS[tokenizer], 0, 0, 0)
+    opt = TsvOptions(TOKENIZERS[tokenizer], 0, 0, 0, 1 if copy else 0)
     sets = []
     for path, grow in ((train_tsv, 1), (dev_tsv, 0)):
         if path is None:
@@ -365,7 +391,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
           decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
           label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
-          guided_alignment=0.0, normalizer="softmax"):
+          guided_alignment=0.0, copy=False, normalizer="softmax"):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
     task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
@@ -383,6 +409,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     sampling_ramp: scheduled sampling (--sampling-prob, --sampling-ramp).
     monotonic: monotonic attention (`attend train --monotonic`; config key
     "monotonic"): expected alignments in training, hard ones in decoding.
+    copy=True is `attend train --copy` (the pointer-generator; bahdanau or luong).
 
     progress: None, or a function called after every step with a dict
     (step, steps, epoch, loss, tokens, grad_norm, lr, clipped, skipped);
@@ -393,7 +420,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     if task is not None:
         data = _task_data(task, symbols, min_len, max_len, count, dev_count, data_seed)
     else:
-        data = _tsv_data(train_tsv, dev_tsv, tokenizer)
+        data = _tsv_data(train_tsv, dev_tsv, tokenizer, copy)
     train_d, dev_d, src_vocab, tgt_vocab, tok, pointer = data
     shared = tgt_vocab is src_vocab
     model = trainer = None
@@ -409,6 +436,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
             mc["dec_layers"] = dec_layers
         if monotonic:
             mc["monotonic"] = 1
+        if copy:
+            mc["copy"] = 1
         if normalizer != "softmax":
             mc["normalizer"] = normalizer
         dot = _name_to_int("score", score) in (0, 1)

@@ -159,7 +159,7 @@ def test_every_bound_function_is_declared():
         f = getattr(L.lib, name)
         assert f.argtypes is not None, name
     sizes = {L.ScoreConfig: 32, L.ModelConfig: 72, L.ModelTensor: 56, L.OptimConfig: 80, L.StepReport: 80,
-             L.EvalStats: 56, L.TaskConfig: 32, L.TsvOptions: 16, L.Error: 260, L.MhaConfig: 20, L.TfStats: 32}
+             L.EvalStats: 56, L.TaskConfig: 32, L.TsvOptions: 20, L.Error: 260, L.MhaConfig: 20, L.TfStats: 32}
     for cls, n in sizes.items():
         assert ctypes.sizeof(cls) == n, cls.__name__
     raises(attend.ERR_ARG, L.call, "attend_sweep_run", None)          # not declared: refused

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "seq2seq/model_internal.h"
+#include "seq2seq/copy.h"
 
 /* ---------------------------------------------------------- weight edits */
 
@@ -154,17 +155,29 @@ static void encode_one(attend_model *m, const int32_t *src, int S, int removed) 
     if (removed >= 0) m->valid[removed] = 0;
 }
 
-/* Teacher-forced pass along base [base_len] (+ EOS): log-probs lp [steps,V],
+/* A step's log-probabilities into lp [W]: log-softmax of the logits, or (copy
+ * models) the extended distribution over V + S ids, −inf beyond V + S. */
+static void step_logp(attend_model *m, int t, int S, double *lp, int W) {
+    int V = m->cfg.tgt_vocab;
+    at_model_step_logits(m, 1, m->acts.step_feat);
+    if (!m->cfg.copy) {
+        log_softmax(lp, m->acts.step_logits, V);
+        return;
+    }
+    const attend_real *d = at_copy_step_dist(m, t, 1, S);
+    for (int v = 0; v < W; v++) lp[v] = v < V + S ? (double)d[v] : -INFINITY;
+}
+
+/* Teacher-forced pass along base [base_len] (+ EOS): log-probs lp [steps,W],
  * and the weights of every step into align [steps,S] (NULL allowed). */
 static void forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
-                        double *lp, attend_real *align) {
-    int V = m->cfg.tgt_vocab, F = m->F, attentive = at_model_attentive(m);
+                        double *lp, int W, attend_real *align) {
+    int F = m->F, attentive = at_model_attentive(m);
     encode_one(m, src, S, removed);
     for (int t = 0; t <= base_len; t++) {
         int32_t y = t == 0 ? ATTEND_BOS : base[t - 1];
         at_model_step(m, t, 1, S, &y, src, NULL, m->acts.step_feat, (size_t)F, 0);
-        at_model_step_logits(m, 1, m->acts.step_feat);
-        log_softmax(lp + (size_t)t * V, m->acts.step_logits, V);
+        step_logp(m, t, S, lp + (size_t)t * W, W);
         if (align) {
             if (attentive) memcpy(align + (size_t)t * S, m->acts.weights + (size_t)t * S, (size_t)S * sizeof *align);
             else memset(align + (size_t)t * S, 0, (size_t)S * sizeof *align);
@@ -176,13 +189,14 @@ static void forced_pass(attend_model *m, const int32_t *src, int S, int removed,
 static int greedy_pass(attend_model *m, const int32_t *src, int S, int removed, int max_len, int32_t *out,
                        attend_real *align) {
     int V = m->cfg.tgt_vocab, F = m->F, attentive = at_model_attentive(m);
+    if (m->cfg.copy) V += S; /* the extended vocabulary */
     encode_one(m, src, S, removed);
     int32_t y = ATTEND_BOS;
     if (align) memset(align, 0, (size_t)max_len * S * sizeof *align);
     for (int t = 0; t < max_len; t++) {
         at_model_step(m, t, 1, S, &y, src, NULL, m->acts.step_feat, (size_t)F, 0);
         at_model_step_logits(m, 1, m->acts.step_feat);
-        const attend_real *z = m->acts.step_logits;
+        const attend_real *z = m->cfg.copy ? at_copy_step_dist(m, t, 1, S) : m->acts.step_logits;
         int best = 0;
         for (int v = 1; v < V; v++)
             if (z[v] > z[best]) best = v;
@@ -217,9 +231,9 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     CHECK(max_len >= 1 && max_len <= m->Tcap, err, ATTEND_ERR_CAPACITY, "%s: max_len=%d outside [1, %d]", who,
           max_len, m->Tcap);
     for (int t = 0; t < base_len; t++)
-        CHECK(base[t] >= ATTEND_UNK && base[t] < c->tgt_vocab, err, ATTEND_ERR_ARG,
+        CHECK(base[t] >= ATTEND_UNK && base[t] < c->tgt_vocab + (c->copy ? S : 0), err, ATTEND_ERR_ARG,
               "%s: base[%d]=%d is not an output token id in [%d,%d)", who, t, (int)base[t], ATTEND_UNK,
-              c->tgt_vocab);
+              c->tgt_vocab + (c->copy ? S : 0));
     int positional = iv->kind == ATTEND_IV_REMOVE_STATE || iv->kind == ATTEND_IV_DELETE_TOKEN ||
                      iv->kind == ATTEND_IV_REPLACE_TOKEN;
     if (positional)
@@ -234,7 +248,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         CHECK(iv->token >= ATTEND_UNK && iv->token < c->src_vocab, err, ATTEND_ERR_ARG,
               "%s: replacement token %d outside [%d,%d)", who, (int)iv->token, ATTEND_UNK, c->src_vocab);
 
-    int V = c->tgt_vocab, steps = base_len + 1;
+    int V = c->tgt_vocab + (c->copy ? S : 0), steps = base_len + 1; /* copy: the extended vocabulary */
     /* one allocation: the edited source [S], the permutation [S], base and
      * intervened log-probs [steps,V] each */
     size_t bytes = 2 * (size_t)steps * V * sizeof(double) + 2 * (size_t)S * sizeof(int32_t);
@@ -245,7 +259,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
 
     m->fwd_ready = 0; /* the activations are reused */
     at_model_set_weight_hook(m, NULL, NULL);
-    forced_pass(m, src, S, -1, base, base_len, lp0, NULL);
+    forced_pass(m, src, S, -1, base, base_len, lp0, V, NULL);
 
     int S1 = S, removed = -1;
     memcpy(src1, src, (size_t)S * sizeof *src);
@@ -266,7 +280,14 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     case ATTEND_IV_DROP_TOP: hook.edit = ATTEND_EDIT_DROP_TOP; break;
     }
     if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_set_weight_hook(m, edit_weights, &hook);
-    forced_pass(m, src1, S1, removed, base, base_len, lp1, res->forced_align);
+    forced_pass(m, src1, S1, removed, base, base_len, lp1, V, res->forced_align);
+    int del = c->copy && iv->kind == ATTEND_IV_DELETE_TOKEN ? iv->position : -1;
+    if (del >= 0) /* copy: the shortened source's copied ids back to the original positions */
+        for (int t = 0; t < steps; t++) {
+            double *row = lp1 + (size_t)t * V + c->tgt_vocab;
+            for (int j = S - 1; j > del; j--) row[j] = row[j - 1];
+            row[del] = -INFINITY;
+        }
 
     double tv_sum = 0, kl_sum = 0, js_sum = 0;
     res->tv_max = res->kl_max = res->js_max = 0;
@@ -316,6 +337,8 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         out = scratch;
     }
     res->out_len = greedy_pass(m, src1, S1, removed, max_len, out, res->out_align);
+    for (int t = 0; del >= 0 && t < res->out_len; t++) /* copied ids name original source positions */
+        if (out[t] >= c->tgt_vocab + del) out[t]++;
     res->changed = res->out_len != base_len;
     for (int t = 0; t < res->out_len && !res->changed; t++) res->changed = out[t] != base[t];
     at_model_set_weight_hook(m, NULL, NULL);

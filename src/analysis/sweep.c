@@ -31,6 +31,7 @@ static const struct {
     {"monotonic", offsetof(attend_sweep_model, monotonic), 1},
     {"sparsemax", offsetof(attend_sweep_model, normalizer), ATTEND_NORMALIZER_SPARSEMAX},
     {"entmax15", offsetof(attend_sweep_model, normalizer), ATTEND_NORMALIZER_ENTMAX15},
+    {"copy", offsetof(attend_sweep_model, copy), 1},
 };
 #define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
 
@@ -118,6 +119,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.max_src_len = max_src;
     mc.max_tgt_len = max_tgt;
     mc.monotonic = mod.monotonic;
+    mc.copy = mod.copy;
     mc.normalizer = (attend_normalizer)mod.normalizer;
     return mc;
 }
@@ -128,7 +130,10 @@ static attend_status train_one(const attend_sweep_config *c, const attend_model_
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
     TRY(attend_model_create(&m, mc, c->seed, err));
-    attend_status st = attend_trainer_create(&tr, m, &c->optim, train, c->batch, c->seed, err);
+    attend_status st = ATTEND_OK;
+    if (mc->copy && c->src_vocab_map && c->tgt_vocab_map) /* TSV mode: two vocabularies */
+        st = attend_model_set_copy_map(m, c->src_vocab_map, c->tgt_vocab_map, err);
+    if (!st) st = attend_trainer_create(&tr, m, &c->optim, train, c->batch, c->seed, err);
     double t0 = now_seconds();
     for (int s = 0; !st && s < c->steps; s++) st = attend_trainer_step(tr, NULL, err);
     row->train_seconds = now_seconds() - t0;

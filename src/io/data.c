@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "io/alignment.h"
+#include "io/copy_text.h"
 
 
 #define TASK_MAX_SYMBOLS 100000
@@ -425,7 +426,13 @@ static line_result parse_line(const char *s, size_t n, attend_vocab *sv, attend_
     }
     line_result r = encode_side(sv, o, grow, "source", s, t, 0, src, ns, err);
     if (r != LINE_OK) return r;
-    r = encode_side(tv, o, grow, "target", tab + 1, t2 - t - 1, t + 1, tgt, nt, err);
+    /* copy: a target token found in its source need not be in the target vocabulary */
+    r = encode_side(tv, o, grow && !o->copy, "target", tab + 1, t2 - t - 1, t + 1, tgt, nt, err);
+    if (r == LINE_OK && o->copy && grow &&
+        at_copy_grow_targets(o->tokenizer, s, t, tab + 1, t2 - t - 1, tgt, *nt, tv, err) != ATTEND_OK)
+        return LINE_FATAL;
+    if (r == LINE_OK && o->copy && !grow) /* unknown target tokens found in the source: copied ids */
+        at_copy_extend_targets(o->tokenizer, s, t, tab + 1, t2 - t - 1, tgt, *nt, attend_vocab_size(tv));
     if (r != LINE_OK || !tab2) return r;
     return at_alignment_parse(tab2 + 1, n - t2 - 1, t2 + 1, *ns, *nt, links, n_links, err) == ATTEND_OK
                ? LINE_OK
@@ -448,7 +455,7 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
           !out ? "out" : !path ? "path" : !src_vocab ? "src_vocab" : "tgt_vocab");
     *out = NULL;
     if (skipped) *skipped = 0;
-    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0};
+    attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0, 0};
     if (opt) o = *opt;
     CHECK(o.tokenizer == ATTEND_TOKENIZE_CHAR || o.tokenizer == ATTEND_TOKENIZE_SPACE, err,
           ATTEND_ERR_ARG, "%s: unknown tokenizer %d", who, (int)o.tokenizer);
@@ -523,6 +530,12 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
         st = at_fail(err, ATTEND_ERR_IO, "%s:%zu: read error: %s", path, lineno, strerror(r->err));
         goto done;
     }
+    if (o.copy && grow) /* the copies read while the target vocabulary grew */
+        for (int i = 0; i < d->n; i++) {
+            pair_entry *pe = &d->pairs[i];
+            at_copy_resolve(d->ids + pe->off + pe->src_len, pe->tgt_len, d->ids + pe->off, pe->src_len, src_vocab,
+                            tgt_vocab);
+        }
 done:
     if (r && r->f) fclose(r->f);
     free(r);

@@ -258,6 +258,7 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
     }
     memcpy(m->params, src->params, src->nparams * sizeof *m->params);
     m->pointer_exclude = src->pointer_exclude;
+    if (src->cfg.copy) memcpy(m->copy_map, src->copy_map, (size_t)src->cfg.src_vocab * sizeof *m->copy_map);
     attend_status st = at_model_quant_copy(m, src, err);
     if (st) {
         attend_model_free(m);
@@ -423,6 +424,7 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
                      attend_vocab_size(tv), cfg.tgt_vocab);
     if (!st && (st = attend_model_create(&m, &cfg, 0, err))) name_error(err, st, path, "model");
     if (!st) m->pointer_exclude = pointer_exclude; /* absent from older files: 0, as they decoded */
+    if (!st && cfg.copy) st = attend_model_set_copy_map(m, sv, tv, err); /* from the file's vocabularies */
     if (!st) /* float files as always; quantized ones through quantize.c */
         st = at_model_file_wdtype(m, f) == ATTEND_DTYPE_F32 ? at_model_read_tensors(m, f, path, err)
                                                              : at_model_read_weights(m, f, path, err);

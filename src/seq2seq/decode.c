@@ -10,6 +10,7 @@
 
 #include "seq2seq/model_internal.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/copy.h"
 
 /* ------------------------------------------------------------------ greedy */
 
@@ -28,6 +29,11 @@ const attend_real *at_model_step_dist(attend_model *m, int t, int N, int S, int 
         return m->acts.scores + (size_t)t * N * S;
     }
     at_model_step_logits(m, N, m->acts.step_feat);
+    if (m->cfg.copy) { /* the extended distribution, log-probabilities (copy.c) */
+        *W = m->cfg.tgt_vocab + S;
+        *logp = 1;
+        return at_copy_step_dist(m, t, N, S);
+    }
     *W = m->cfg.tgt_vocab;
     *logp = 0;
     return m->acts.step_logits;
@@ -52,6 +58,7 @@ void at_model_replicate(attend_model *m, int K, int S) {
     at_acts *a = &m->acts;
     int E = m->E, Hd = m->cfg.dec_hidden, top = m->cfg.enc_layers - 1, P = m->P;
     if (m->dec->replicate) m->dec->replicate(m, K, S);
+    if (m->cfg.copy) at_copy_replicate(m, K, S);
     for (int k = 1; k < K; k++) {
         memcpy(a->enc_out[top] + (size_t)k * S * E, a->enc_out[top], (size_t)S * E * sizeof(attend_real));
         if (P > 0) memcpy(a->kp + (size_t)k * S * P, a->kp, (size_t)S * P * sizeof(attend_real));
@@ -116,11 +123,15 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
         uint8_t *active = m->active + (size_t)t * N;
         for (int n = 0; n < N; n++) active[n] = out_len[n] < 0;
         at_model_step(m, t, N, S, y, src, active, a->step_feat, (size_t)F, 0);
+        const attend_real *ext = NULL; /* copy: the extended distribution [N,V+S] */
         if (!pointer) at_model_step_logits(m, N, a->step_feat);
+        if (m->cfg.copy) ext = at_copy_step_dist(m, t, N, S);
         for (int n = 0; n < N; n++) {
             if (!active[n]) continue;
-            const attend_real *row = pointer ? a->scores + ((size_t)t * N + n) * S : a->step_logits + (size_t)n * V;
-            int width = pointer ? src_len[n] : V, best = 0;
+            const attend_real *row = pointer ? a->scores + ((size_t)t * N + n) * S
+                                     : ext   ? ext + (size_t)n * (V + S)
+                                             : a->step_logits + (size_t)n * V;
+            int width = pointer ? src_len[n] : ext ? V + S : V, best = 0;
             for (int v = 1; v < width; v++)
                 if (row[v] > row[best]) best = v;
             if (!pointer && best == ATTEND_EOS) {

@@ -37,6 +37,9 @@ static attend_status check_models(attend_model *const *models, int M, const int3
         CHECK(!at_model_points(m), err, ATTEND_ERR_ARG,
               "%s: model %d is a pointer model (%s decoder): an ensemble averages distributions over one target "
               "vocabulary", who, k + 1, attend_decoder_name(m->cfg.decoder));
+        CHECK(!m->cfg.copy, err, ATTEND_ERR_ARG,
+              "%s: model %d copies (config copy): its output space is each source's extended vocabulary, which "
+              "an ensemble does not average", who, k + 1);
         CHECK(m->cfg.tgt_vocab == models[0]->cfg.tgt_vocab, err, ATTEND_ERR_ARG,
               "%s: model %d has a target vocabulary of %d ids, model 1 has %d", who, k + 1, m->cfg.tgt_vocab,
               models[0]->cfg.tgt_vocab);

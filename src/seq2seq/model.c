@@ -15,6 +15,7 @@
 #include "seq2seq/model_internal.h"
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/dropout.h"
+#include "seq2seq/copy.h"
 
 /* ------------------------------------------------------------ parameters */
 
@@ -76,8 +77,8 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           attend_normalizer_name(c->normalizer));
     /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic"), err, ATTEND_ERR_ARG,
-              "model config: %s: not built yet", flags[i].name);
+        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic") || !strcmp(flags[i].name, "copy"), err,
+              ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
     if (dec->attentive) {
         attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
         attend_error e2;
@@ -130,6 +131,12 @@ static size_t layout_tensors(attend_model *m, attend_real *base, at_model_tensor
         REG(out_w, "out.weight", c->tgt_vocab, m->F);
         REG(out_b, "out.bias", c->tgt_vocab, 0);
     }
+    if (c->copy) { /* copy.c's tensors */
+        REG(copy_wc, "copy.w_c", E, 0);
+        REG(copy_ws, "copy.w_s", Hd, 0);
+        REG(copy_wx, "copy.w_x", D, 0);
+        REG(copy_b, "copy.b", 1, 0);
+    }
 #undef REG
     if (record) m->ntensors = L.count;
     return L.off;
@@ -164,6 +171,7 @@ static void init_params(attend_model *m, uint64_t seed) {
         if (!strncmp(n, "encoder.", 8)) bound = 1.0 / sqrt((double)c->enc_hidden);
         else if (!strncmp(n, "decoder.", 8)) bound = 1.0 / sqrt((double)c->dec_hidden);
         else if (!strcmp(n, "attention.v") || !strcmp(n, "attention.b")) bound = 1.0 / sqrt((double)c->attn);
+        else if (!strncmp(n, "copy.", 5)) bound = 1.0 / sqrt((double)(m->E + c->dec_hidden + c->emb)); /* one Linear */
         else {
             /* Linear: fan_in is the weight's second dim; a bias uses its weight's */
             int fan_in = td->ndim == 2 ? (int)td->shape[1] : (int)m->desc[i - 1].shape[1];
@@ -266,6 +274,14 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
     BUF(mono_q, mono * T * N * S);
     BUF(mono_dcarry, mono * N * S);
     BUF(mono_noise, mono * N * S);
+    if (c->copy) { /* copy.c's buffers */
+        BUF(copy_pgen, T * N);
+        BUF(copy_r, T * N);
+        BUF(copy_da, T * N);
+        BUF(copy_du, T * N);
+        BUF(copy_lpy, N * T);
+        BUF(copy_dist, N * ((size_t)c->tgt_vocab + S));
+    }
     /* inference */
     BUF(step_feat, N * F);
     BUF(row_tmp, N * Hd);
@@ -310,7 +326,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->nparams = layout_tensors(m, NULL, NULL, 1);
     size_t nacts = 0;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
-    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + 2 * N;
+    size_t nints = N * S + N + 2 * N * T + N + (S + 1 + 3 * T + 1) + 2 * N + (c->copy ? at_copy_ints(c, m->Tcap) : 0);
     if (!layout_acts(m, NULL, &nacts)) {
         free(m);
         return at_fail(err, ATTEND_ERR_SHAPE, "attend_model_create: activation sizes overflow");
@@ -335,6 +351,10 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->fwd_tgt_len = m->fwd_tgt_out + N * T;
     m->score_ids = m->fwd_tgt_len + N;
     m->mono_pos = m->score_ids + (S + 1 + 3 * T + 1);
+    if (c->copy) {
+        at_copy_place_ints(m, m->mono_pos + 2 * N);
+        at_copy_default_map(m);
+    }
     layout_tensors(m, m->params, &m->p, 0);
     layout_tensors(m, m->grads, &m->g, 0);
     layout_acts(m, m->act_arena, &nacts);
@@ -375,6 +395,9 @@ attend_status attend_model_set_label_smoothing(attend_model *m, double eps, atte
     CHECK(m, err, ATTEND_ERR_NULL, "attend_model_set_label_smoothing: model is NULL");
     CHECK(isfinite(eps) && eps >= 0 && eps < 1, err, ATTEND_ERR_ARG,
           "attend_model_set_label_smoothing: label_smoothing=%g, must be in [0, 1)", eps);
+    CHECK(eps == 0 || !m->cfg.copy, err, ATTEND_ERR_ARG,
+          "attend_model_set_label_smoothing: label_smoothing=%g with a copy model: smoothing over the extended "
+          "vocabulary is not defined here", eps);
     m->ls = eps;
     m->fwd_ready = 0;
     return at_ok(err);
@@ -457,6 +480,7 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
     }
     if (m->dec->begin) m->dec->begin(m, N, S);
+    if (c->copy) at_copy_begin(m, src, src_len, N, S);
 }
 
 /* Embedding rows of the decoder inputs y_in [N] into rows [N,D]: the target
@@ -472,7 +496,7 @@ static void gather_dec_inputs(const attend_model *m, attend_real *rows, const in
             int32_t id = pos >= 0 && pos < S ? src[(size_t)n * S + pos] : ATTEND_BOS;
             e = m->p.src_emb + (size_t)id * D;
         } else {
-            e = m->p.tgt_emb + (size_t)y_in[n] * D;
+            e = m->p.tgt_emb + (size_t)at_copy_input_id(m, y_in[n]) * D;
         }
         memcpy(rows + (size_t)n * D, e, D * sizeof(attend_real));
     }
@@ -494,7 +518,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
             AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
                 for (int n = lo; n < hi; n++)
-                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)y_in[n] * GHd,
+                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)at_copy_input_id(m, y_in[n]) * GHd,
                            (size_t)GHd * sizeof *xg_emb);
             });
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
@@ -528,7 +552,19 @@ static attend_status check_batch(const attend_model *m, const attend_batch *b, a
               b->T);
         for (int t = 0; t < b->T; t++) {
             int32_t yi = b->tgt_in[(size_t)n * b->T + t], yo = b->tgt_out[(size_t)n * b->T + t];
-            if (!pointer) {
+            if (!pointer && c->copy && (yi >= c->tgt_vocab || yo >= c->tgt_vocab)) { /* copied ids */
+                const int32_t *srow = b->src + (size_t)n * b->S;
+                int sl = b->src_len[n];
+                for (int k = 0; k < 2; k++) {
+                    int32_t y = k ? yo : yi, j = y - c->tgt_vocab;
+                    CHECK(y < c->tgt_vocab || (j < sl && at_copy_ext_of(m, srow, sl, j) == y), err, ATTEND_ERR_ARG,
+                          "%s: row %d step %d: copied id %d = %d + source position %d, which is not that row's "
+                          "extended id of a source token (a position < %d holding the first occurrence of a token "
+                          "the target vocabulary lacks)", who, n, t, (int)y, c->tgt_vocab, (int)j, sl);
+                }
+                CHECK(yi >= 0 && yo >= 0, err, ATTEND_ERR_ARG, "%s: row %d step %d: target ids %d -> %d are negative",
+                      who, n, t, (int)yi, (int)yo);
+            } else if (!pointer) {
                 CHECK(yi >= 0 && yi < c->tgt_vocab && yo >= 0 && yo < c->tgt_vocab, err, ATTEND_ERR_ARG,
                       "%s: row %d step %d: target ids %d -> %d outside the vocabulary [0,%d)", who, n, t, (int)yi,
                       (int)yo, c->tgt_vocab);
@@ -588,7 +624,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
     memcpy(m->fwd_tgt_len, b->tgt_len, (size_t)N * sizeof(int32_t));
     for (int t = 0; t < T; t++)
         for (int n = 0; n < N; n++) {
-            m->fwd_tgt_in[(size_t)t * N + n] = b->tgt_in[(size_t)n * T + t];
+            m->fwd_tgt_in[(size_t)t * N + n] = at_copy_input_id(m, b->tgt_in[(size_t)n * T + t]); /* copy: <unk> */
             m->active[(size_t)t * N + n] = t < b->tgt_len[n];
         }
     at_model_encode(m, b->src, b->src_len, N, S);
@@ -643,6 +679,7 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
             double lse = (double)mx + log(sum);
             for (int v = 0; v < V; v++) z[v] = (attend_real)((double)z[v] - lse);
         }
+        if (c->copy) at_copy_forward(m, b->tgt_out, b->tgt_len, N, S, T);
     }
     for (int n = 0; n < N; n++) {
         int all_right = 1;
@@ -657,18 +694,23 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                 lp = a->scores + ((size_t)t * N + n) * S;
                 width = S;
             }
-            if (ls > 0) { /* uniform over the classes (POINTER: over the positions not masked) */
-                double sum = 0;
-                int k = 0;
-                for (int v = 0; v < width; v++)
-                    if (isfinite(lp[v])) sum += (double)lp[v], k++;
-                loss -= (1 - ls) * (double)lp[y] + ls * sum / k;
-            } else {
-                loss -= lp[y];
-            }
             int best = 0;
-            for (int v = 1; v < width; v++)
-                if (lp[v] > lp[best]) best = v;
+            if (c->copy) { /* the mixture (copy.c; label smoothing is refused with copy) */
+                loss -= m->acts.copy_lpy[(size_t)n * T + t];
+                best = m->copy_best[(size_t)n * T + t];
+            } else {
+                if (ls > 0) { /* uniform over the classes (POINTER: over the positions not masked) */
+                    double sum = 0;
+                    int k = 0;
+                    for (int v = 0; v < width; v++)
+                        if (isfinite(lp[v])) sum += (double)lp[v], k++;
+                    loss -= (1 - ls) * (double)lp[y] + ls * sum / k;
+                } else {
+                    loss -= lp[y];
+                }
+                for (int v = 1; v < width; v++)
+                    if (lp[v] > lp[best]) best = v;
+            }
             if (best == y) correct++;
             else all_right = 0;
             count++;
@@ -724,7 +766,12 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
                     continue;
                 }
                 int32_t y = m->fwd_tgt_out[(size_t)n * T + t];
-                if (ls > 0) {
+                if (c->copy) {
+                    /* copy: −log P(y) of the mixture ⇒ dlogits = r (p − onehot)/count (copy.c) */
+                    attend_real sc = inv * a->copy_r[(size_t)t * N + n];
+                    for (int v = 0; v < V; v++) z[v] = (attend_real)exp((double)z[v]) * sc;
+                    if (y < V) z[y] -= sc;
+                } else if (ls > 0) {
                     attend_real qv = (attend_real)(ls / V);
                     for (int v = 0; v < V; v++) z[v] = ((attend_real)exp((double)z[v]) - qv) * inv;
                     z[y] -= (attend_real)(1 - ls) * inv;
@@ -751,6 +798,7 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
         memset(dxg, 0, (size_t)N * GHd * sizeof *dxg);
         memset(a->ds_prev, 0, (size_t)N * Hd * sizeof(attend_real));
         memset(a->dcs_prev, 0, (size_t)N * Hd * sizeof(attend_real));
+        if (c->copy) at_copy_step_backward(m, t, N, inv); /* d s_t, w_*, b, x_t of p_gen */
         m->dec->step_backward(m, t, N, S, dfeat_t, (size_t)T * F, dxg);
         /* d s_{t-1} becomes the running state gradient */
         attend_real *tmp = a->ds;

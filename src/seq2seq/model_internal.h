@@ -72,6 +72,8 @@ typedef struct {
                                                   (LUONG: [0] combine.weight [Hd, E+Hd]) */
     attend_real *out_w;                        /* [Vt,F]   (decoders with a target vocabulary) */
     attend_real *out_b;                        /* [Vt] */
+    attend_real *copy_wc, *copy_ws, *copy_wx;  /* copy (copy.c): [E] [Hd] [D] */
+    attend_real *copy_b;                       /* [1] */
 } at_model_tensors;
 
 /* Activations, sized by the capacities (N = max_batch, S = max_src_len,
@@ -155,6 +157,10 @@ typedef struct {
     /* inference (greedy, beam, interventions) */
     attend_real *step_feat;                      /* [N,F] one step's output features */
     attend_real *row_tmp;                        /* [N,Hd] at_model_reorder's scratch */
+    /* copy (copy.c; NULL without it) */
+    attend_real *copy_pgen, *copy_r, *copy_da, *copy_du; /* [T,N] p_gen and backward's coefficients */
+    attend_real *copy_lpy;                       /* [N,T] log P(y) of the mixture */
+    attend_real *copy_dist;                      /* [N,Vt+S] one step's extended distribution */
 } at_acts;
 
 /* A hook on every step's attention weights w [N,S] (valid [N,S]), called
@@ -244,6 +250,11 @@ struct attend_model {
                            (allocated when λ is first set > 0) */
     int guide_on;       /* the last forward added the term (λ > 0 and the batch had alignments) */
     double guide_sum;   /* its Σ over steps of −Σ_s a_ts log(α_ts + ε), before λ and the 1/count */
+    /* copy (copy.c): in the id arena; NULL without it */
+    int32_t *copy_map;  /* [Vs] source id -> target id, or -1 (attend_model_set_copy_map) */
+    int32_t *copy_ext;  /* [N,S] extended id of each source position */
+    int32_t *copy_best; /* [N,T] the forward's argmax over the extended distribution */
+    attend_real copy_inv; /* backward's 1/count */
 };
 
 /* The score parameters and gradients of the attention tensors in w. */

@@ -170,6 +170,12 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
     CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
+    CHECK(o->label_smoothing == 0 || !tr->m->cfg.copy, err, ATTEND_ERR_ARG,
+          "%s: label_smoothing=%g with a copy model (config copy): smoothing over the extended vocabulary is not "
+          "defined here", who, o->label_smoothing);
+    CHECK(o->sampling_prob == 0 || !tr->m->cfg.copy, err, ATTEND_ERR_ARG,
+          "%s: sampling_prob=%g with a copy model (config copy): feeding back copied ids is not built", who,
+          o->sampling_prob);
     CHECK(o->sampling_prob == 0 || !at_model_points(tr->m), err, ATTEND_ERR_ARG,
           "%s: sampling_prob=%g with decoder pointer: scheduled sampling feeds back predicted tokens (a fed-back "
           "position would mask a later target position)", who, o->sampling_prob);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/copy.h"
 #include "core/sparsemax.h"
 
 /* ---------------------------------------------------------------- layout */
@@ -180,6 +181,7 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     const attend_real *w = a->weights + (size_t)t * N * S;
     /* forward: ctx = w V (V = encoder outputs), w = masked normalizer(scores) */
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
+    if (m->cfg.copy) at_copy_attention_backward(m, t, N, S); /* p_gen reads c_t, P(y) reads α_t */
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
     at_guide_backward(m, t, N, S, a->dweights); /* guided alignment's term, when on */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
