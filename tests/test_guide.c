@@ -97,7 +97,7 @@ static void test_tsv_alignments(void) {
     EXPECT(attend_dataset_aligned_pairs(d) == 0 && links_are(d, 0, NULL, -1), "two columns");
     attend_dataset_free(d);
     /* space tokens: positions count words */
-    attend_tsv_options so = {ATTEND_TOKENIZE_SPACE, 0, 0, 0};
+    attend_tsv_options so = {ATTEND_TOKENIZE_SPACE, 0, 0, 0, 0};
     p = tmp_file("words.tsv", "the cat sat\tle chat\t0-0 1-1\n");
     EXPECT_STATUS(attend_dataset_read_tsv(&d, p, sv, tv, 1, &so, NULL, &e), ATTEND_OK, e);
     const int32_t lw[] = {0, 0, 1, 1};
@@ -134,7 +134,7 @@ static void test_tsv_alignment_malformed(void) {
         attend_vocab *sv = new_vocab(), *tv = new_vocab();
         attend_dataset *d = NULL;
         attend_error e;
-        attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0};
+        attend_tsv_options o = {ATTEND_TOKENIZE_CHAR, 0, 0, 0, 0};
         attend_status st = attend_dataset_read_tsv(&d, p, sv, tv, 1, &o, NULL, &e);
         snprintf(want, sizeof want, "%s:3: %s", p, cases[i].why);
         EXPECT(st == ATTEND_ERR_FORMAT && !strncmp(e.msg, want, strlen(want)), "case %zu: %s: \"%s\", want \"%s\"", i,

@@ -137,6 +137,8 @@ int attend_model_pointer_exclude(const attend_model *m);
  */
 attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err);
 attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err);
+
+/*
  * Copy (config copy = 1, BAHDANAU and LUONG; See et al. 2017, the
  * pointer-generator): each step mixes the vocabulary distribution with the
  * attention over the source,
