@@ -48,6 +48,7 @@ typedef struct {
                                           (no --patience or --select: --out is the last model) */
     int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
     int copy;                          /* --copy: the pointer-generator output (config copy) */
+    int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

@@ -257,6 +257,7 @@ static const example EXAMPLES[] = {
     {"seed003-scale", "§4.2: std of q·k is ~8, scaled ~1", ex_seed003_scale},
     {"seed004-example", "§03: energies [0,ln2,ln3], with and without padding", ex_seed004_example},
     {"seed004-exercise", "§12 ex. 1: [ln4,ln2,0]; masking vs zeroing a state", ex_seed004_exercise},
+    {"sparsemax", "sparsemax and entmax15 next to softmax: τ, support, exact zeros", ex_sparsemax},
 };
 #define N_EXAMPLES ((int)(sizeof EXAMPLES / sizeof EXAMPLES[0]))
 

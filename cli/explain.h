@@ -2,7 +2,8 @@
  * explain.h — what the files of `attend explain` share: number formatting,
  * the read table, the library plumbing (cli/explain.c), and the examples
  * (cli/explain_seed000.c: seed 000, chapter 14; cli/explain_seeds.c: seeds
- * 001-004), listed in cli/explain.c's table.
+ * 001-004; cli/explain_sparse.c: the sparse normalisers on seed scores),
+ * listed in cli/explain.c's table.
  *
  * Dimension letters: S source positions, D key/query width, Dv value width.
  */
@@ -86,5 +87,6 @@ int ex_seed002_pointer(void);
 int ex_seed003_scale(void);
 int ex_seed004_example(void);
 int ex_seed004_exercise(void);
+int ex_sparsemax(void); /* cli/explain_sparse.c */
 
 #endif

@@ -34,6 +34,7 @@ typedef struct {
     int grad_shards; /* --grad-shards (cli/mpirun.h); 0: one per rank */
     attend_train_options topt; /* --dropout, --label-smoothing (cli/train_options.h) */
     int monotonic;   /* --monotonic: monotonic attention (config monotonic) */
+    int normalizer;  /* --normalizer: attend_normalizer of the attention (0: softmax) */
 } g2p_train_opts;
 
 static void g2p_train_defaults(g2p_train_opts *o) {
@@ -84,6 +85,8 @@ static void train_usage(FILE *f) {
             "  --attn N               additive attention width (%d)\n"
             "  --monotonic            monotonic attention (Raffel et al. 2017): the decoder\n"
             "                         reads the letters left to right, never back\n"
+            "  --normalizer NAME      softmax, sparsemax or entmax15: the attention weights'\n"
+            "                         map (sparse ones leave exact zeros) (softmax)\n"
             "training:\n"
             "  --epochs N             passes over the training pronunciations (%d)\n"
             "  --batch N              pronunciations per step (%d)\n"
@@ -127,6 +130,8 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
         else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
+        else if (cli_is(&p, "--normalizer"))
+            rc = cli_choice(&p, attend_normalizer_from_name, "softmax|sparsemax|entmax15", &o->normalizer);
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 4096, &o->batch);
         else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &o->lr);
@@ -280,6 +285,7 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     mc.dec_hidden = o.dec_hidden;
     mc.attn = o.attn;
+    mc.normalizer = (attend_normalizer)o.normalizer;
     mc.max_batch = o.batch;
     mc.max_src_len = in.max_word_len;     /* every split fits, dev included */
     mc.max_tgt_len = in.max_pron_len;
@@ -300,10 +306,11 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
-    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d, emb %d: %zu "
+    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d%s%s, emb %d: %zu "
            "parameters (%.2f MB)\n",
-           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.emb, attend_model_param_count(m),
-           4.0 * (double)attend_model_param_count(m) / 1e6);
+           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.normalizer ? " " : "",
+           o.normalizer ? attend_normalizer_name((attend_normalizer)o.normalizer) : "", o.emb,
+           attend_model_param_count(m), 4.0 * (double)attend_model_param_count(m) / 1e6);
     printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
            "%ld steps, patience %d, seed %llu",
            o.lr, o.warmup, o.min_lr, total, o.clip, o.batch, o.epochs, steps_per_epoch, o.patience,

@@ -42,7 +42,9 @@ static void sweep_usage(FILE *f) {
             "                       (luong-general), scaled_dot (luong-scaled_dot), or any\n"
             "                       DECODER-SCORE pair (none,additive,dot,general); a suffix\n"
             "                       adds a mechanism: +monotonic, +copy (additive+monotonic),\n"
-            "                       +coverage (additive entries only: additive+coverage)\n"
+            "                       +coverage (additive entries only: additive+coverage),\n"
+            "                       +sparsemax or +entmax15 (the attention normaliser,\n"
+            "                       dot+sparsemax)\n"
             "  --cell NAME          gru or lstm (gru)\n"
             "  --emb N              embedding width (32)\n"
             "  --hidden N           encoder width per direction (64)\n"
@@ -165,6 +167,9 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
                                    tok);
         if (out[*n].copy && out[*n].decoder == ATTEND_DECODER_NONE)
             return cli_usage_error("sweep", "--decoders: '%s': +copy with decoder none: copying needs attention", tok);
+        if (out[*n].normalizer && out[*n].decoder == ATTEND_DECODER_NONE)
+            return cli_usage_error("sweep", "--decoders: '%s': +%s with decoder none, which has no attention", tok,
+                                   attend_normalizer_name((attend_normalizer)out[*n].normalizer));
         (*n)++;
     }
     return 0;

@@ -115,6 +115,9 @@ static void train_usage(FILE *f) {
             "                       so a source token unseen in training can be emitted (bahdanau\n"
             "                       or luong; dev targets unknown to the training data but found\n"
             "                       in their source count as copies)\n"
+            "  --normalizer NAME    softmax, sparsemax or entmax15: what turns the attention\n"
+            "                       scores into weights (the sparse two leave exact zeros;\n"
+            "                       bahdanau and luong decoders) (softmax)\n"
             "training:\n"
             "  --steps N            total optimizer steps, one batch each (1000)\n"
             "  --batch N            pairs per batch (64)\n"
@@ -214,6 +217,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
         else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &o->dec_hidden);
         else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &o->attn);
+        else if (cli_is(&p, "--normalizer"))
+            rc = cli_choice(&p, attend_normalizer_from_name, "softmax|sparsemax|entmax15", &o->normalizer);
         else if (cli_is(&p, "--steps")) rc = cli_int(&p, 0, 1000000000, &o->steps);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 20, &o->batch);
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
@@ -308,6 +313,15 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--copy with --decoder %s: copying mixes the vocabulary with the attention "
                                "over the source, so it needs --decoder bahdanau or luong",
                                sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none");
+    if (o->normalizer && o->monotonic)
+        return cli_usage_error("train", "--normalizer %s with --monotonic: monotonic attention has its own weights",
+                               attend_normalizer_name(o->normalizer));
+    if (o->normalizer && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
+        return cli_usage_error("train", "--normalizer %s with --decoder %s: %s", attend_normalizer_name(o->normalizer),
+                               sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none",
+                               o->decoder == ATTEND_DECODER_NONE
+                                   ? "there is no attention to normalise"
+                                   : "the pointer's weights are its output distribution, trained with softmax");
     return 0;
 }
 
@@ -387,6 +401,7 @@ static void print_model(const attend_model *m, const train_opts *o) {
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
         if (c->coverage) printf(" with coverage");
         if (c->monotonic) printf(", monotonic");
+        if (c->normalizer) printf(" (%s)", attend_normalizer_name(c->normalizer));
     }
     if (c->copy) printf(", copy (pointer-generator)");
     printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
@@ -588,6 +603,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.attn = o.attn;
     mc.coverage = o.coverage;
     mc.copy = o.copy;
+    mc.normalizer = (attend_normalizer)o.normalizer;
     mc.max_batch = o.batch;
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);

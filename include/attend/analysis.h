@@ -190,6 +190,8 @@ typedef struct {
     int monotonic;               /* +monotonic: monotonic attention (BAHDANAU, LUONG) */
     int coverage;                /* +coverage: the coverage input (ADDITIVE score only) */
     int copy;                    /* +copy: the copy mechanism (config copy; BAHDANAU, LUONG) */
+    int normalizer;              /* +sparsemax, +entmax15: the attention normaliser (an
+                                    attend_normalizer; BAHDANAU, LUONG) */
 } attend_sweep_model;
 
 typedef struct {

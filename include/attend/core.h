@@ -238,6 +238,66 @@ attend_status attend_masked_softmax_backward(attend_real *dscores, const attend_
                                              const attend_real *weights, int N, int T, int S,
                                              attend_error *err);
 
+/* ------------------------------------------------ sparse normalisers */
+/*
+ * What turns a row of scores into attention weights (masks honoured by all):
+ *   SOFTMAX    w = exp(z) / Σ exp(z)
+ *   SPARSEMAX  w = argmin_{p ∈ simplex} ‖p − z‖² = max(z − τ, 0), Σ w = 1
+ *              (Martins & Astudillo 2016: Euclidean projection onto the simplex)
+ *   ENTMAX15   w = max(z/2 − τ, 0)², Σ w = 1
+ *              (Peters, Niculae & Martins 2019: α-entmax with α = 1.5)
+ * The two sparse maps give exact zeros wherever a score is at or below the
+ * threshold τ; masked positions are exactly 0 for every map. τ is found by the
+ * papers' exact sort-based algorithms (O(S log S) per row, sums in double).
+ */
+typedef enum {
+    ATTEND_NORMALIZER_SOFTMAX = 0,
+    ATTEND_NORMALIZER_SPARSEMAX = 1,
+    ATTEND_NORMALIZER_ENTMAX15 = 2,
+} attend_normalizer;
+
+/* weights [N,T,S] = normalizer(scores [N,T,S]) over the positions the masks
+ * keep (valid [N,S], allowed [T,S], causal: exactly as in
+ * attend_masked_softmax_forward, with the same errors, checked before
+ * anything is written). weights and scores must be different arrays
+ * (ATTEND_ERR_ARG otherwise); an unknown normalizer is ATTEND_ERR_ARG. */
+attend_status attend_masked_normalize_forward(attend_normalizer normalizer, attend_real *weights,
+                                              const attend_real *scores, const uint8_t *valid,
+                                              const uint8_t *allowed, int causal, int N, int T, int S,
+                                              attend_error *err);
+
+/* dscores [N,T,S] += J(weights)ᵀ dweights [N,T,S] for the map that produced
+ * weights [N,T,S] (the forward's output; nothing else is needed):
+ *   SOFTMAX    ds = w ⊙ (g − Σ w g)
+ *   SPARSEMAX  ds_j = g_j − mean_{k: w_k > 0} g_k on the support, 0 elsewhere
+ *   ENTMAX15   with s = sqrt(w): ds = s ⊙ g − (Σ s g / Σ s) s
+ * Positions of weight 0 (masked or outside the support) receive exactly 0. */
+attend_status attend_masked_normalize_backward(attend_normalizer normalizer, attend_real *dscores,
+                                               const attend_real *dweights, const attend_real *weights,
+                                               int N, int T, int S, attend_error *err);
+
+/* The same two for one map each (attend_masked_normalize_* with
+ * ATTEND_NORMALIZER_SPARSEMAX or ATTEND_NORMALIZER_ENTMAX15). */
+attend_status attend_masked_sparsemax_forward(attend_real *weights, const attend_real *scores,
+                                              const uint8_t *valid, const uint8_t *allowed, int causal,
+                                              int N, int T, int S, attend_error *err);
+attend_status attend_masked_sparsemax_backward(attend_real *dscores, const attend_real *dweights,
+                                               const attend_real *weights, int N, int T, int S,
+                                               attend_error *err);
+attend_status attend_masked_entmax15_forward(attend_real *weights, const attend_real *scores,
+                                             const uint8_t *valid, const uint8_t *allowed, int causal,
+                                             int N, int T, int S, attend_error *err);
+attend_status attend_masked_entmax15_backward(attend_real *dscores, const attend_real *dweights,
+                                              const attend_real *weights, int N, int T, int S,
+                                              attend_error *err);
+
+/* The threshold τ of one row z [S] of scores (no masks) under normalizer:
+ * SPARSEMAX: w = max(z − τ, 0); ENTMAX15: w = max(z/2 − τ, 0)² (τ on the
+ * halved scores); SOFTMAX: log Σ exp(z) (w = exp(z − τ)). *support (may be
+ * NULL) receives the number of nonzero weights. For explanations and tests;
+ * NaN for a bad argument (S outside [1, 256], z NULL, a non-finite score). */
+double attend_normalizer_threshold(attend_normalizer normalizer, const attend_real *z, int S, int *support);
+
 /* ctx [N,T,Dv] = weights [N,T,S] · values v [N,S,Dv]  (c_t = Σ_j α_tj v_j). */
 attend_status attend_context_forward(attend_real *ctx, const attend_real *weights,
                                      const attend_real *v, int N, int T, int S, int Dv,
@@ -286,6 +346,32 @@ attend_status attend_attention_backward(const attend_score_config *cfg,
                                         int N, int T, int S, int Dv,
                                         attend_real *workspace, size_t workspace_len,
                                         attend_error *err);
+
+/* attend_attention_forward / _backward with the weights from normalizer
+ * (attend_normalizer: softmax, sparsemax, entmax15) instead of the softmax;
+ * same arguments, workspace, masks and errors (an unknown normalizer is
+ * ATTEND_ERR_ARG). Pass the forward's normalizer to the backward. With
+ * ATTEND_NORMALIZER_SOFTMAX they are the two functions above. */
+attend_status attend_attention_forward_normalized(const attend_score_config *cfg, const attend_score_params *p,
+                                                  attend_normalizer normalizer,
+                                                  attend_real *ctx,       /* [N,T,Dv] out */
+                                                  attend_real *weights,   /* [N,T,S] out */
+                                                  const attend_real *q,   /* [N,T,Dq] */
+                                                  const attend_real *k,   /* [N,S,Dk] */
+                                                  const attend_real *v,   /* [N,S,Dv] */
+                                                  const uint8_t *valid,   /* [N,S] or NULL */
+                                                  const uint8_t *allowed, /* [T,S] or NULL */
+                                                  int causal, int N, int T, int S, int Dv,
+                                                  attend_real *workspace, size_t workspace_len, attend_error *err);
+
+attend_status attend_attention_backward_normalized(const attend_score_config *cfg, const attend_score_params *p,
+                                                   attend_normalizer normalizer, const attend_score_grads *g,
+                                                   attend_real *dq, attend_real *dk, attend_real *dv,
+                                                   const attend_real *dctx, const attend_real *dweights,
+                                                   const attend_real *weights, const attend_real *q,
+                                                   const attend_real *k, const attend_real *v, int N, int T, int S,
+                                                   int Dv, attend_real *workspace, size_t workspace_len,
+                                                   attend_error *err);
 
 /* ------------------------------------------------------ multi-head attention */
 /*

@@ -31,14 +31,8 @@ extern "C" {
  *             distribution is the masked attention over source positions (Vinyals)
  * The LSTM decoder's initial cell state is zero. Tensor names: docs/FORMAT.md.
  */
-/* What turns a row of scores into attention weights (masks honoured by all):
- * SOFTMAX, SPARSEMAX (Martins & Astudillo 2016, Euclidean projection onto the
- * simplex: exact zeros) and ENTMAX15 (Peters et al. 2019, α = 1.5). */
-typedef enum {
-    ATTEND_NORMALIZER_SOFTMAX = 0,
-    ATTEND_NORMALIZER_SPARSEMAX = 1,
-    ATTEND_NORMALIZER_ENTMAX15 = 2,
-} attend_normalizer;
+/* attend_normalizer (what turns a row of scores into attention weights) is
+ * declared in attend/core.h with its kernels. */
 
 typedef enum {
     ATTEND_DECODER_BAHDANAU = 0,

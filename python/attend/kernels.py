@@ -8,7 +8,8 @@ backward functions return the gradients (they are computed into fresh zeroed
 arrays, so the library's "+=" convention is invisible here).
 
 Score kinds: "dot", "scaled_dot" (scale, 0 = 1/sqrt(Dk)), "general" (W [Dq,Dk])
-and "additive" (Wq [A,Dq], Wk [A,Dk], v [A], optional b [A]).
+and "additive" (Wq [A,Dq], Wk [A,Dk], v [A], optional b [A]). Normalisers (what
+turns scores into weights): "softmax", "sparsemax" and "entmax15" (exact zeros).
 
     import numpy as np, attend.kernels as K
     a = np.log(2)
@@ -24,10 +25,20 @@ from . import _arrays as ar
 from ._lib import (ERR_ARG, ERR_CAPACITY, MHA_NAMES, AttendError, MhaConfig, MhaGrads, MhaParams, ScoreConfig, ScoreGrads,
                    ScoreParams, call, lib)
 
-__all__ = ["scores", "scores_backward", "masked_softmax", "masked_softmax_backward", "context",
-           "context_backward", "attention", "attention_backward", "mha", "mha_backward"]
+__all__ = ["scores", "scores_backward", "masked_softmax", "masked_softmax_backward", "masked_normalize",
+           "masked_normalize_backward", "normalizer_threshold", "context", "context_backward", "attention",
+           "attention_backward", "mha", "mha_backward"]
 
 _KINDS = {"dot": 0, "scaled_dot": 1, "general": 2, "additive": 3}
+
+
+_NORMALIZERS = {"softmax": 0, "sparsemax": 1, "entmax15": 2}
+
+
+def _normalizer(name):
+    if name not in _NORMALIZERS:
+        raise AttendError(ERR_ARG, "normalizer %r: expected one of %s" % (name, ", ".join(_NORMALIZERS)))
+    return _NORMALIZERS[name]
 
 
 def _kind(kind):
@@ -133,6 +144,45 @@ def masked_softmax_backward(dweights, weights):
     return d
 
 
+def masked_normalize(scores, normalizer="softmax", valid=None, allowed=None, causal=False):
+    """weights [N,T,S] = normalizer(scores [N,T,S]) over the kept positions
+    (masks as masked_softmax): "softmax", "sparsemax" (Martins & Astudillo
+    2016) or "entmax15" (Peters et al. 2019); the sparse two give exact zeros."""
+    nz = _normalizer(normalizer)
+    ar.check("scores", scores, ar.FLOAT, ndim=3)
+    N, T, S = scores.shape
+    valid = ar.mask("valid", valid, (N, S))
+    allowed = ar.mask("allowed", allowed, (T, S))
+    w = ar.zeros(N, T, S)
+    call("attend_masked_normalize_forward", nz, ar.ptr(w), ar.ptr(scores), ar.ptr(valid), ar.ptr(allowed),
+         1 if causal else 0, N, T, S)
+    return w
+
+
+def masked_normalize_backward(dweights, weights, normalizer="softmax"):
+    """dscores [N,T,S] from dweights [N,T,S] and the forward's weights of the
+    same normalizer."""
+    nz = _normalizer(normalizer)
+    ar.check("weights", weights, ar.FLOAT, ndim=3)
+    N, T, S = weights.shape
+    ar.check("dweights", dweights, ar.FLOAT, (N, T, S))
+    d = ar.zeros(N, T, S)
+    call("attend_masked_normalize_backward", nz, ar.ptr(d), ar.ptr(dweights), ar.ptr(weights), N, T, S)
+    return d
+
+
+def normalizer_threshold(z, normalizer="sparsemax"):
+    """(tau, support) of one row z [S] (1 <= S <= 256): sparsemax w = max(z - tau, 0),
+    entmax15 w = max(z/2 - tau, 0)**2, softmax w = exp(z - tau)."""
+    nz = _normalizer(normalizer)
+    ar.check("z", z, ar.FLOAT, ndim=1)
+    support = ctypes.c_int(0)
+    tau = lib.attend_normalizer_threshold(nz, ar.ptr(z), z.shape[0], ctypes.byref(support))
+    if tau != tau:
+        raise AttendError(ERR_ARG, "normalizer_threshold: S=%d outside [1, 256] or a non-finite score" % z.shape[0])
+    return tau, support.value
+
+
 def context(weights, v):
     """ctx [N,T,Dv] = weights [N,T,S] · v [N,S,Dv]."""
     ar.check("weights", weights, ar.FLOAT, ndim=3)
@@ -155,7 +205,8 @@ def context_backward(dctx, weights, v):
     return dw, dv
 
 
-def _attention_run(q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causal):
+def _attention_run(q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causal, normalizer):
+    nz = _normalizer(normalizer)
     N, T, S, Dq, Dk = _qk(q, k)
     ar.check("v", v, ar.FLOAT, (N, S, None))
     Dv = v.shape[2]
@@ -165,26 +216,28 @@ def _attention_run(q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causa
     n_ws = lib.attend_attention_workspace_size(ctypes.byref(cfg), N, T, S)
     ws = ar.zeros(max(n_ws, 1))
     ctx, w = ar.zeros(N, T, Dv), ar.zeros(N, T, S)
-    call("attend_attention_forward", ctypes.byref(cfg), ctypes.byref(p), ar.ptr(ctx), ar.ptr(w), ar.ptr(q),
-         ar.ptr(k), ar.ptr(v), ar.ptr(valid), ar.ptr(allowed), 1 if causal else 0, N, T, S, Dv, ar.ptr(ws), n_ws)
-    return cfg, p, params, ws, n_ws, ctx, w, (N, T, S, Dq, Dk, Dv)
+    call("attend_attention_forward_normalized", ctypes.byref(cfg), ctypes.byref(p), nz, ar.ptr(ctx), ar.ptr(w),
+         ar.ptr(q), ar.ptr(k), ar.ptr(v), ar.ptr(valid), ar.ptr(allowed), 1 if causal else 0, N, T, S, Dv,
+         ar.ptr(ws), n_ws)
+    return cfg, p, params, ws, n_ws, ctx, w, (N, T, S, Dq, Dk, Dv), nz
 
 
 def attention(q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, va=None, b=None, valid=None, allowed=None,
-              causal=False):
+              causal=False, normalizer="softmax"):
     """Soft attention: returns (ctx [N,T,Dv], weights [N,T,S]) for queries
     q [N,T,Dq], keys k [N,S,Dk] and values v [N,S,Dv] (pass k twice for K = V).
-    The additive score's vector is `va` here (v is the values)."""
-    r = _attention_run(q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causal)
+    The additive score's vector is `va` here (v is the values); normalizer
+    "softmax", "sparsemax" or "entmax15" turns the scores into weights."""
+    r = _attention_run(q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causal, normalizer)
     return r[5], r[6]
 
 
 def attention_backward(dctx, q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, va=None, b=None,
-                       valid=None, allowed=None, causal=False, dweights=None):
+                       valid=None, allowed=None, causal=False, dweights=None, normalizer="softmax"):
     """Gradients of attention() from dctx [N,T,Dv] (and optionally a loss on
     the weights, dweights [N,T,S]): returns (dq, dk, dv, grads)."""
-    cfg, p, params, ws, n_ws, ctx, w, (N, T, S, Dq, Dk, Dv) = _attention_run(
-        q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causal)
+    cfg, p, params, ws, n_ws, ctx, w, (N, T, S, Dq, Dk, Dv), nz = _attention_run(
+        q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causal, normalizer)
     ar.check("dctx", dctx, ar.FLOAT, (N, T, Dv))
     if dweights is not None:
         ar.check("dweights", dweights, ar.FLOAT, (N, T, S))
@@ -193,8 +246,8 @@ def attention_backward(dctx, q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk
         grads["va"] = grads.pop("v")
         g.v = ar.ptr(grads["va"])
     dq, dk, dv = ar.zeros(N, T, Dq), ar.zeros(N, S, Dk), ar.zeros(N, S, Dv)
-    call("attend_attention_backward", ctypes.byref(cfg), ctypes.byref(p), ctypes.byref(g), ar.ptr(dq), ar.ptr(dk),
-         ar.ptr(dv), ar.ptr(dctx), ar.ptr(dweights), ar.ptr(w), ar.ptr(q), ar.ptr(k), ar.ptr(v), N, T, S, Dv,
+    call("attend_attention_backward_normalized", ctypes.byref(cfg), ctypes.byref(p), nz, ctypes.byref(g), ar.ptr(dq),
+         ar.ptr(dk), ar.ptr(dv), ar.ptr(dctx), ar.ptr(dweights), ar.ptr(w), ar.ptr(q), ar.ptr(k), ar.ptr(v), N, T, S, Dv,
          ar.ptr(ws), n_ws)
     return dq, dk, dv, grads
 

@@ -394,8 +394,7 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
           layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
           decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
           label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
-          guided_alignment=0.0, copy=False, coverage=False,
-          coverage_loss=0.0):
+          guided_alignment=0.0, copy=False, coverage=False, coverage_loss=0.0, normalizer="softmax"):
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
     task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
@@ -447,6 +446,8 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
             mc["monotonic"] = 1
         if copy:
             mc["copy"] = 1
+        if normalizer != "softmax":
+            mc["normalizer"] = normalizer
         dot = _name_to_int("score", score) in (0, 1)
         mc["dec_hidden"] = dec_hidden if dec_hidden else (2 * hidden if dot else 128)
         mls = [lib.attend_dataset_max_src_len(d._handle()) for d in (train_d, dev_d) if d is not None]

@@ -20,15 +20,19 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The "+name" suffixes of a model name: one line per int field of
- * attend_sweep_model, in the order the names list them. */
+/* The "+name" suffixes of a model name: one line per value of an int field
+ * of attend_sweep_model (the suffix sets it; the name shows it when the field
+ * holds it), in the order the names list them. */
 static const struct {
     const char *name;
     size_t off;
+    int value;
 } sweep_suffixes[] = {
-    {"monotonic", offsetof(attend_sweep_model, monotonic)},
-    {"coverage", offsetof(attend_sweep_model, coverage)},
-    {"copy", offsetof(attend_sweep_model, copy)},
+    {"monotonic", offsetof(attend_sweep_model, monotonic), 1},
+    {"coverage", offsetof(attend_sweep_model, coverage), 1},
+    {"sparsemax", offsetof(attend_sweep_model, normalizer), ATTEND_NORMALIZER_SPARSEMAX},
+    {"entmax15", offsetof(attend_sweep_model, normalizer), ATTEND_NORMALIZER_ENTMAX15},
+    {"copy", offsetof(attend_sweep_model, copy), 1},
 };
 #define N_SUFFIXES (sizeof sweep_suffixes / sizeof sweep_suffixes[0])
 
@@ -40,7 +44,8 @@ const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t 
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
     for (size_t i = 0; i < N_SUFFIXES; i++) {
         size_t used = strlen(buf);
-        if (*suffix_field(&model, i) && used < cap) snprintf(buf + used, cap - used, "+%s", sweep_suffixes[i].name);
+        if (*suffix_field(&model, i) == sweep_suffixes[i].value && used < cap)
+            snprintf(buf + used, cap - used, "+%s", sweep_suffixes[i].name);
     }
     return buf;
 }
@@ -50,7 +55,7 @@ attend_status attend_sweep_model_suffix(attend_sweep_model *m, const char *name,
     char known[256] = "";
     for (size_t i = 0; i < N_SUFFIXES; i++) {
         if (!strcmp(name, sweep_suffixes[i].name)) {
-            *suffix_field(m, i) = 1;
+            *suffix_field(m, i) = sweep_suffixes[i].value;
             return at_ok(err);
         }
         size_t used = strlen(known);
@@ -94,6 +99,11 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
               err, ATTEND_ERR_ARG, "%s: models[%d]: coverage with decoder %s and score %s: coverage needs attention "
               "with the additive score", who, i, attend_decoder_name(c->models[i].decoder),
               attend_score_name(c->models[i].score));
+    for (int i = 0; i < c->n_models; i++)
+        CHECK((unsigned)c->models[i].normalizer <= ATTEND_NORMALIZER_ENTMAX15 &&
+                  !(c->models[i].normalizer && c->models[i].decoder == ATTEND_DECODER_NONE),
+              err, ATTEND_ERR_ARG, "%s: models[%d]: normalizer %d with decoder %s (none has no attention)", who, i,
+              c->models[i].normalizer, attend_decoder_name(c->models[i].decoder));
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);
@@ -119,6 +129,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.monotonic = mod.monotonic;
     mc.coverage = mod.coverage;
     mc.copy = mod.copy;
+    mc.normalizer = (attend_normalizer)mod.normalizer;
     return mc;
 }
 

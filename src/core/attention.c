@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "core/attention.h"
+#include "core/sparsemax.h"
 #include "core/vmath.h"
 
 static const char *kind_name(attend_score_kind kind) {
@@ -420,6 +421,25 @@ static attend_status check_attention_args(const char *who, const attend_score_co
     return ATTEND_OK;
 }
 
+static attend_status attention_forward(const char *who, const attend_score_config *cfg, const attend_score_params *p,
+                                       attend_normalizer normalizer, attend_real *ctx, attend_real *weights,
+                                       const attend_real *q, const attend_real *k, const attend_real *v,
+                                       const uint8_t *valid, const uint8_t *allowed, int causal, int N, int T, int S,
+                                       int Dv, attend_real *workspace, size_t workspace_len, attend_error *err) {
+    attention_ws ws;
+    TRY(at_normalizer_check(normalizer, who, err));
+    TRY(check_attention_args(who, cfg, p, N, T, S, Dv, workspace, workspace_len, &ws, err));
+    CHECK(ctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
+    at_keys_forward(cfg, p, ws.kp, k, N, S);
+    at_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S);
+    /* masks (and the scores' finiteness) are validated before weights or ctx are touched */
+    TRY(at_masked_softmax_check(ws.scores, valid, allowed, causal, N, T, S, 1, who, err));
+    at_masked_normalize_forward((int)normalizer, weights, ws.scores, valid, allowed, causal, N, T, S, 1);
+    at_context_forward(ctx, weights, v, N, T, S, Dv);
+    return at_ok(err);
+}
+
 attend_status attend_attention_forward(const attend_score_config *cfg,
                                        const attend_score_params *p, attend_real *ctx,
                                        attend_real *weights, const attend_real *q,
@@ -427,16 +447,43 @@ attend_status attend_attention_forward(const attend_score_config *cfg,
                                        const uint8_t *valid, const uint8_t *allowed, int causal,
                                        int N, int T, int S, int Dv, attend_real *workspace,
                                        size_t workspace_len, attend_error *err) {
-    const char *who = "attend_attention_forward";
+    return attention_forward("attend_attention_forward", cfg, p, ATTEND_NORMALIZER_SOFTMAX, ctx, weights, q, k, v,
+                             valid, allowed, causal, N, T, S, Dv, workspace, workspace_len, err);
+}
+
+attend_status attend_attention_forward_normalized(const attend_score_config *cfg, const attend_score_params *p,
+                                                  attend_normalizer normalizer, attend_real *ctx,
+                                                  attend_real *weights, const attend_real *q, const attend_real *k,
+                                                  const attend_real *v, const uint8_t *valid,
+                                                  const uint8_t *allowed, int causal, int N, int T, int S, int Dv,
+                                                  attend_real *workspace, size_t workspace_len, attend_error *err) {
+    return attention_forward("attend_attention_forward_normalized", cfg, p, normalizer, ctx, weights, q, k, v, valid,
+                             allowed, causal, N, T, S, Dv, workspace, workspace_len, err);
+}
+
+static attend_status attention_backward(const char *who, const attend_score_config *cfg, const attend_score_params *p,
+                                        attend_normalizer normalizer, const attend_score_grads *g, attend_real *dq,
+                                        attend_real *dk, attend_real *dv, const attend_real *dctx,
+                                        const attend_real *dweights, const attend_real *weights, const attend_real *q,
+                                        const attend_real *k, const attend_real *v, int N, int T, int S, int Dv,
+                                        attend_real *workspace, size_t workspace_len, attend_error *err) {
     attention_ws ws;
+    TRY(at_normalizer_check(normalizer, who, err));
     TRY(check_attention_args(who, cfg, p, N, T, S, Dv, workspace, workspace_len, &ws, err));
-    CHECK(ctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
-    at_keys_forward(cfg, p, ws.kp, k, N, S);
-    at_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S);
-    /* masks (and the scores' finiteness) are validated before weights or ctx are touched */
-    TRY(at_masked_softmax(weights, ws.scores, valid, allowed, causal, N, T, S, 1, 0, who, err));
-    at_context_forward(ctx, weights, v, N, T, S, Dv);
+    CHECK(dctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !dctx ? "dctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
+    size_t nsc = (size_t)N * T * S, nkp = (size_t)N * S * attend_score_key_width(cfg);
+    /* dweights = (caller's loss on the weights) + ∂ctx/∂weights */
+    if (dweights) memcpy(ws.dweights, dweights, nsc * sizeof *ws.dweights);
+    else memset(ws.dweights, 0, nsc * sizeof *ws.dweights);
+    at_context_backward(ws.dweights, dv, dctx, weights, v, N, T, S, Dv);
+    attend_real *dscores = ws.scores; /* scores are not needed by backward */
+    memset(dscores, 0, nsc * sizeof *dscores);
+    /* forward: weights = normalizer(scores) */
+    at_normalize_backward((int)normalizer, dscores, ws.dweights, weights, (size_t)N * T, S);
+    memset(ws.dkp, 0, nkp * sizeof *ws.dkp);
+    at_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S);
+    at_keys_backward(cfg, p, g, dk, ws.dkp, k, N, S);
     return at_ok(err);
 }
 
@@ -448,21 +495,18 @@ attend_status attend_attention_backward(const attend_score_config *cfg,
                                         const attend_real *k, const attend_real *v, int N, int T,
                                         int S, int Dv, attend_real *workspace,
                                         size_t workspace_len, attend_error *err) {
-    const char *who = "attend_attention_backward";
-    attention_ws ws;
-    TRY(check_attention_args(who, cfg, p, N, T, S, Dv, workspace, workspace_len, &ws, err));
-    CHECK(dctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !dctx ? "dctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
-    size_t nsc = (size_t)N * T * S, nkp = (size_t)N * S * attend_score_key_width(cfg);
-    /* dweights = (caller's loss on the weights) + ∂ctx/∂weights */
-    if (dweights) memcpy(ws.dweights, dweights, nsc * sizeof *ws.dweights);
-    else memset(ws.dweights, 0, nsc * sizeof *ws.dweights);
-    at_context_backward(ws.dweights, dv, dctx, weights, v, N, T, S, Dv);
-    attend_real *dscores = ws.scores; /* scores are not needed by backward */
-    memset(dscores, 0, nsc * sizeof *dscores);
-    at_softmax_backward(dscores, ws.dweights, weights, (size_t)N * T, S);
-    memset(ws.dkp, 0, nkp * sizeof *ws.dkp);
-    at_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S);
-    at_keys_backward(cfg, p, g, dk, ws.dkp, k, N, S);
-    return at_ok(err);
+    return attention_backward("attend_attention_backward", cfg, p, ATTEND_NORMALIZER_SOFTMAX, g, dq, dk, dv, dctx,
+                              dweights, weights, q, k, v, N, T, S, Dv, workspace, workspace_len, err);
+}
+
+attend_status attend_attention_backward_normalized(const attend_score_config *cfg, const attend_score_params *p,
+                                                   attend_normalizer normalizer, const attend_score_grads *g,
+                                                   attend_real *dq, attend_real *dk, attend_real *dv,
+                                                   const attend_real *dctx, const attend_real *dweights,
+                                                   const attend_real *weights, const attend_real *q,
+                                                   const attend_real *k, const attend_real *v, int N, int T, int S,
+                                                   int Dv, attend_real *workspace, size_t workspace_len,
+                                                   attend_error *err) {
+    return attention_backward("attend_attention_backward_normalized", cfg, p, normalizer, g, dq, dk, dv, dctx,
+                              dweights, weights, q, k, v, N, T, S, Dv, workspace, workspace_len, err);
 }

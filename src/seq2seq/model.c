@@ -71,6 +71,10 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "(bahdanau, luong)", attend_decoder_name(c->decoder));
     CHECK(!c->normalizer || dec->attentive, err, ATTEND_ERR_ARG, "model config: normalizer %s with decoder %s, which has no attention",
           attend_normalizer_name(c->normalizer), attend_decoder_name(c->decoder));
+    CHECK(!c->normalizer || !dec->points, err, ATTEND_ERR_ARG,
+          "model config: normalizer %s with decoder %s: the pointer's weights are its output distribution, "
+          "trained by log-likelihood, which needs softmax", attend_normalizer_name(c->normalizer),
+          attend_decoder_name(c->decoder));
     CHECK(!(c->monotonic && c->normalizer), err, ATTEND_ERR_ARG,
           "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
           attend_normalizer_name(c->normalizer));
@@ -79,8 +83,6 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
         CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic") || !strcmp(flags[i].name, "copy") ||
                   !strcmp(flags[i].name, "coverage"), err,
               ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
-    CHECK(!c->normalizer, err, ATTEND_ERR_ARG, "model config: normalizer %s: not built yet",
-          attend_normalizer_name(c->normalizer));
     if (dec->attentive) {
         attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
         attend_error e2;

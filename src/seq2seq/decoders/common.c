@@ -9,6 +9,7 @@
 
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/copy.h"
+#include "core/sparsemax.h"
 
 /* ---------------------------------------------------------------- layout */
 
@@ -153,8 +154,12 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
         at_mono_weights_forward(m, t, N, S);
         return;
     }
-    /* rows always keep their valid positions (src_len >= 1 was checked) */
-    at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
+    /* rows always keep their valid positions (src_len >= 1 was checked);
+     * the weights by the model's normalizer (log_out, POINTER: softmax only) */
+    if (log_out || m->cfg.normalizer == ATTEND_NORMALIZER_SOFTMAX)
+        at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
+    else
+        at_masked_normalize_forward((int)m->cfg.normalizer, w, scores, m->valid, NULL, 0, N, 1, S, 1);
 }
 
 void at_dec_attention_forward(attend_model *m, int t, int N, int S, const attend_real *q) {
@@ -179,7 +184,7 @@ void at_dec_scores_backward(attend_model *m, int t, int N, int S, const attend_r
 void at_dec_attention_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq) {
     at_acts *a = &m->acts;
     const attend_real *w = a->weights + (size_t)t * N * S;
-    /* forward: ctx = w V (V = encoder outputs), w = masked_softmax(scores) */
+    /* forward: ctx = w V (V = encoder outputs), w = masked normalizer(scores) */
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
     if (m->cfg.copy) at_copy_attention_backward(m, t, N, S); /* p_gen reads c_t, P(y) reads α_t */
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
@@ -187,7 +192,7 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     at_guide_backward(m, t, N, S, a->dweights); /* guided alignment's term, when on */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
     if (m->cfg.monotonic) at_mono_weights_backward(m, t, N, S);
-    else at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
+    else at_normalize_backward((int)m->cfg.normalizer, a->dscores, a->dweights, w, (size_t)N, S);
     at_dec_scores_backward(m, t, N, S, q, dq);
 }
 
