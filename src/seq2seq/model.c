@@ -78,11 +78,6 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     CHECK(!(c->monotonic && c->normalizer), err, ATTEND_ERR_ARG,
           "model config: monotonic with normalizer %s: monotonic attention has its own (sigmoid) weights",
           attend_normalizer_name(c->normalizer));
-    /* SCAFFOLD (removed as each lands): fields whose behaviour is not built yet */
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        CHECK(!flags[i].v || !strcmp(flags[i].name, "monotonic") || !strcmp(flags[i].name, "copy") ||
-                  !strcmp(flags[i].name, "coverage"), err,
-              ATTEND_ERR_ARG, "model config: %s: not built yet", flags[i].name);
     if (dec->attentive) {
         attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
         attend_error e2;

@@ -179,12 +179,6 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
     CHECK(o->sampling_prob == 0 || !at_model_points(tr->m), err, ATTEND_ERR_ARG,
           "%s: sampling_prob=%g with decoder pointer: scheduled sampling feeds back predicted tokens (a fed-back "
           "position would mask a later target position)", who, o->sampling_prob);
-    /* SCAFFOLD (removed as each lands): options whose behaviour is not built yet */
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        CHECK(r[i].v == 0 || !strcmp(r[i].name, "dropout") || !strcmp(r[i].name, "label_smoothing") ||
-                  !strcmp(r[i].name, "sampling_prob") || !strcmp(r[i].name, "guided_alignment") ||
-                  !strcmp(r[i].name, "coverage_loss"),
-              err, ATTEND_ERR_ARG, "%s: %s: not built yet", who, r[i].name);
     CHECK(o->guided_alignment == 0 || attend_dataset_aligned_pairs(tr->data) > 0, err, ATTEND_ERR_ARG,
           "%s: guided_alignment=%g, but the training data carries no alignments (a TSV's third column of i-j "
           "links)", who, o->guided_alignment);
