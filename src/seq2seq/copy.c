@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "seq2seq/copy.h"
+#include "seq2seq/dropout.h"
 
 size_t at_copy_ints(const attend_model_config *c, int Tcap) {
     return (size_t)c->src_vocab + (size_t)c->max_batch * c->max_src_len + (size_t)c->max_batch * Tcap;
@@ -128,9 +129,14 @@ void at_copy_step_backward(attend_model *m, int t, int N, attend_real inv) {
             m->g.copy_ws[i] += du * s[i];
         }
         for (int i = 0; i < E; i++) m->g.copy_wc[i] += du * c[i];
+        /* with dropout x = mask ⊙ tgt_emb[y_in] (AT_DROP_DEC_IN, row n, position t): the gradient
+         * reaching the embedding goes through the same mask (test_combos_f64: copy + dropout) */
+        double dp = m->fwd_drop_p;
         for (int i = 0; i < D; i++) {
+            attend_real keep = dp > 0 ? at_dropout_factor(dp, m->fwd_drop_key, AT_DROP_DEC_IN,
+                                                          m->fwd_drop_row0 + n, t, i) : 1;
             m->g.copy_wx[i] += du * x[i];
-            gx[i] += du * m->p.copy_wx[i];
+            gx[i] += du * m->p.copy_wx[i] * keep;
         }
         m->g.copy_b[0] += du;
     }
