@@ -12,6 +12,10 @@
  *     the one computed from the forced alignment (EOS step included);
  *   - an ensemble of the model and its clone searches as the model (copy
  *     models: refused naming copy);
+ *   - greedy of a padded batch == greedy of each source alone;
+ *   - scheduled sampling with p = 1 feeds greedy's tokens (the loss of
+ *     teacher forcing with greedy's inputs), with coverage, sparse normalisers
+ *     and two decoder layers;
  *   - after int8 quantization all of the above still hold on the quantized
  *     model (decoding runs; beam 1 == greedy; beam == forced scoring).
  * test_combos_f64.c checks the gradients of the same combinations.
@@ -85,8 +89,40 @@ static int run_beam(attend_model *m, const int32_t *src, int S, int width, beam_
     return ok;
 }
 
+/* greedy of the NSRC sources as one padded batch == one source at a time (each
+ * row keeps its own coverage, monotonic position, copy map and stops alone) */
+static void check_batched(attend_model *m, const attend_dataset *d, const char *what) {
+    enum { SB = 8 };
+    int32_t src[NSRC * SB] = {0}, sl[NSRC], out[NSRC * MAXL], ol[NSRC];
+    attend_real al[NSRC * MAXL * SB];
+    attend_error err;
+    for (int i = 0; i < NSRC; i++) {
+        const int32_t *x, *y;
+        int xl, yl;
+        attend_dataset_get(d, i, &x, &xl, &y, &yl, NULL);
+        memcpy(src + i * SB, x, (size_t)xl * sizeof *x);
+        sl[i] = xl;
+    }
+    EXPECT(attend_model_greedy(m, src, sl, NSRC, SB, MAXL, out, ol, al, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    for (int i = 0; i < NSRC; i++) {
+        int32_t o1[MAXL], l1;
+        attend_real a1[MAXL * SB];
+        int S = sl[i];
+        EXPECT(attend_model_greedy(m, src + i * SB, &S, 1, S, MAXL, o1, &l1, a1, &err) == ATTEND_OK, "%s: %s", what,
+               err.msg);
+        EXPECT(l1 == ol[i] && !memcmp(o1, out + i * MAXL, (size_t)l1 * sizeof *o1),
+               "%s: source %d: greedy in a batch (%d tokens) differs from alone (%d)", what, i, ol[i], l1);
+        double worst = 0;
+        for (int t = 0; t < l1 && l1 == ol[i]; t++)
+            for (int j = 0; j < SB; j++)
+                worst = fmax(worst, fabs((double)al[((size_t)i * MAXL + t) * SB + j] - (j < S ? (double)a1[t * S + j] : 0)));
+        EXPECT(worst < 1e-5, "%s: source %d: batched greedy's weights differ from alone by %g", what, i, worst);
+    }
+}
+
 static void check_decoding(attend_model *m, const attend_dataset *d, int Vt, const char *what) {
     attend_error err;
+    check_batched(m, d, what);
     for (int i = 0; i < NSRC; i++) {
         const int32_t *src, *tgt;
         int S, T;
@@ -329,9 +365,104 @@ static void test_normalizers(void) {
     check_combo("L2+entmax15+copy lstm/luong/dot", c);
 }
 
+/* Scheduled sampling with p = 1 on a combination: every input after BOS is
+ * the model's own argmax of the step before, which (softmax-free weights,
+ * coverage, two layers and all) is what greedy decoding feeds; so the
+ * trainer's loss is the teacher-forced loss with greedy's tokens as inputs
+ * (test_sampling.c's check, here with the features on). */
+static void check_sampling(const char *what, attend_model_config cfg) {
+    attend_vocab *v = NULL;
+    int Vt;
+    attend_dataset *data = make_data(&v, 0, &Vt);
+    cfg.src_vocab = cfg.tgt_vocab = Vt;
+    attend_model *m = NULL;
+    attend_error err;
+    EXPECT(attend_model_create(&m, &cfg, 5, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    if (!m) goto out;
+    enum { N = 6, S = 8, L = MAXL, T = 6 };
+    int32_t src[N * S] = {0}, sl[N], out[N * L], ol[N];
+    for (int n = 0; n < N; n++) {
+        const int32_t *x, *y;
+        int xl, yl;
+        attend_dataset_get(data, n, &x, &xl, &y, &yl, NULL);
+        memcpy(src + n * S, x, (size_t)xl * sizeof *x);
+        sl[n] = xl;
+    }
+    EXPECT(attend_model_greedy(m, src, sl, N, S, L, out, ol, NULL, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    attend_dataset *d = NULL;
+    attend_dataset_create(&d, NULL);
+    int32_t tgt[N][T];
+    int tl[N], rows = 0;
+    for (int n = 0; n < N; n++) { /* targets: other tokens than greedy's, at most its length */
+        tl[n] = ol[n] < T - 1 ? ol[n] : T - 1;
+        if (tl[n] < 1) continue;
+        for (int t = 0; t < tl[n]; t++) tgt[n][t] = 4 + (out[n * L + t] - 4 + 1 + n + t) % (Vt - 4);
+        attend_dataset_add(d, src + n * S, sl[n], tgt[n], tl[n], NULL);
+        rows++;
+    }
+    EXPECT(rows >= 3, "%s: only %d sources decode to a token or more", what, rows);
+    attend_batch b;
+    attend_batch_alloc(&b, rows, S, T, NULL);
+    b.N = rows;
+    b.S = S;
+    b.T = T;
+    memset(b.src, 0, (size_t)rows * S * sizeof *b.src);
+    for (int n = 0, r = 0; n < N; n++) {
+        if (tl[n] < 1) continue;
+        memcpy(b.src + r * S, src + n * S, (size_t)S * sizeof *src);
+        b.src_len[r] = sl[n];
+        b.tgt_len[r] = tl[n] + 1;
+        for (int t = 0; t < T; t++) {
+            b.tgt_in[r * T + t] = t == 0 ? ATTEND_BOS : t <= tl[n] ? out[n * L + t - 1] : ATTEND_PAD;
+            b.tgt_out[r * T + t] = t < tl[n] ? tgt[n][t] : t == tl[n] ? ATTEND_EOS : ATTEND_PAD;
+        }
+        r++;
+    }
+    attend_tf_stats ref, plain;
+    EXPECT(attend_model_forward(m, &b, &ref, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    for (int r = 0; r < rows; r++)
+        for (int t = 1; t < T; t++)
+            if (t < b.tgt_len[r]) b.tgt_in[r * T + t] = b.tgt_out[r * T + t - 1];
+    EXPECT(attend_model_forward(m, &b, &plain, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    attend_trainer *tr = NULL;
+    attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
+    attend_train_options o = {0};
+    o.sampling_prob = 1;
+    EXPECT(attend_trainer_create(&tr, m, &oc, d, rows, 4, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    if (tr) {
+        EXPECT(attend_trainer_set_options(tr, &o, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+        attend_step_report rep;
+        EXPECT(attend_trainer_step(tr, &rep, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+        printf("  %s, %d rows: sampled loss %.7f, greedy-input reference %.7f, teacher forcing %.7f\n", what, rows,
+               rep.tf.loss, ref.loss, plain.loss);
+        EXPECT(fabs(rep.tf.loss - ref.loss) <= 1e-5 * fabs(ref.loss), "%s: sampled loss %.9g, reference %.9g", what,
+               rep.tf.loss, ref.loss);
+        EXPECT(fabs(plain.loss - ref.loss) > 1e-3, "%s: teacher forcing gives the same loss: vacuous", what);
+        attend_trainer_free(tr);
+    }
+    attend_batch_release(&b);
+    attend_dataset_free(d);
+out:
+    attend_model_free(m);
+    attend_dataset_free(data);
+    attend_vocab_free(v);
+}
+
+static void test_sampling(void) {
+    attend_model_config c = base(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE);
+    c.coverage = 1;
+    check_sampling("sampling p=1, L2+coverage gru/bahdanau", c);
+    c.normalizer = ATTEND_NORMALIZER_SPARSEMAX;
+    check_sampling("sampling p=1, L2+coverage+sparsemax gru/bahdanau", c);
+    c = base(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT);
+    c.normalizer = ATTEND_NORMALIZER_ENTMAX15;
+    check_sampling("sampling p=1, L2+entmax15 lstm/luong/dot", c);
+}
+
 int main(void) {
     RUN(test_coverage_copy);
     RUN(test_monotonic_copy);
     RUN(test_normalizers);
+    RUN(test_sampling);
     return harness_summary();
 }
