@@ -16,8 +16,9 @@
  *   - scheduled sampling with p = 1 feeds greedy's tokens (the loss of
  *     teacher forcing with greedy's inputs), with coverage, sparse normalisers
  *     and two decoder layers;
- *   - after int8 quantization all of the above still hold on the quantized
- *     model (decoding runs; beam 1 == greedy; beam == forced scoring).
+ *   - after int8 quantization the decoding checks (batched greedy, beam 1 ==
+ *     greedy, beam == forced scoring, the penalty, the ensemble) still hold
+ *     on the quantized model.
  * test_combos_f64.c checks the gradients of the same combinations.
  */
 #define _GNU_SOURCE /* mkdtemp */
