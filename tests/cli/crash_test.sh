@@ -85,7 +85,9 @@ i=0
 killed=0
 during_write=0
 cycles=0
-last_saved=-1
+# the step of the last announced checkpoint; 0 before any: a run killed
+# between the first checkpoint's rename and its announcement leaves step 1
+last_saved=0
 stale_left=0
 while [ "$killed" -lt "$KILLS" ] || [ "$during_write" -lt 1 ]; do
     i=$((i + 1))
@@ -128,7 +130,7 @@ while [ "$killed" -lt "$KILLS" ] || [ "$during_write" -lt 1 ]; do
             fail "cycle $cycles: killed and resumed training differs from training straight through"
         echo "  run $i: finished before the kill at ${delay}s: model == reference (cycle $cycles); starting over"
         rm -f "$CK" final.safetensors
-        last_saved=-1
+        last_saved=0
         continue
     fi
     [ "$rc" -eq 137 ] || fail "run $i: exit status $rc, expected 137 (SIGKILL)"
