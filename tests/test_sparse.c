@@ -118,7 +118,7 @@ static void test_reference(void) {
 
 static void test_errors(void) {
     attend_real z[6] = {1, 2, 3, 4, 5, 6}, w[6], g[6] = {0};
-    uint8_t none[3] = {0, 0, 0}, some[3] = {1, 0, 1};
+    uint8_t none[6] = {0, 0, 0, 0, 0, 0}, some[3] = {1, 0, 1}; /* none: valid [N=2,S=3] */
     attend_error err;
     attend_status st = attend_masked_sparsemax_forward(w, z, none, NULL, 0, 2, 1, 3, &err);
     EXPECT(st == ATTEND_ERR_MASKED_ROW && strstr(err.msg, "every source position is masked") &&
