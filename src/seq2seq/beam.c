@@ -13,26 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seq2seq/beam_core.h"
 #include "seq2seq/model_internal.h"
 
-typedef struct {
-    double logp;  /* sum of token log-probabilities (EOS included when finished) */
-    double norm;  /* logp / (len + 1)^alpha */
-    int len;      /* tokens, EOS excluded */
-    int slot;     /* index into the finished storage */
-} finished_hyp;
-
-typedef struct {
-    double logp;
-    int parent;
-    int token;
-} candidate;
-
-static int cmp_finished(const void *pa, const void *pb) {
-    const finished_hyp *a = pa, *b = pb;
-    if (a->norm != b->norm) return a->norm > b->norm ? -1 : 1;
-    return a->slot - b->slot; /* stable: earlier first */
-}
 
 /* The coverage penalty of Wu et al. 2016 (eq. 14): β Σ_j log(min(Σ_t α_tj, 1))
  * over a hypothesis's attention history hist [steps,S] and, when last != NULL,
@@ -91,7 +74,8 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
      * finished tokens [fin_cap,L], finished align [fin_cap,L,S], live scores, candidates */
     size_t n_tok = (size_t)K * L, n_al = (size_t)K * L * S, n_ftok = (size_t)fin_cap * L, n_fal = (size_t)fin_cap * L * S;
     size_t bytes = (2 * n_tok + n_ftok) * sizeof(int32_t) + (2 * n_al + n_fal) * sizeof(attend_real) +
-                   (size_t)K * sizeof(double) + (size_t)2 * K * sizeof(candidate) + (size_t)fin_cap * sizeof(finished_hyp) +
+                   (size_t)K * sizeof(double) + (size_t)2 * K * sizeof(at_beam_candidate) +
+                   (size_t)fin_cap * sizeof(at_beam_finished) +
                    (size_t)K * sizeof(int) + (size_t)K * sizeof(int32_t) + (points ? (size_t)K * S * sizeof(int32_t) : 0) +
                    64;
     if (bytes > m->beam_bytes) { /* first use, or a longer / wider search than before */
@@ -108,13 +92,13 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
     attend_real *hal, *hal2, *fal;
     int32_t *htok, *htok2, *ftok, *y, *srcK = NULL;
     double *hscore;
-    candidate *cand;
-    finished_hyp *fin;
+    at_beam_candidate *cand;
+    at_beam_finished *fin;
     int *parent;
     /* widest alignment first: doubles and structs, then attend_real, then 4-byte ints */
     TAKE(hscore, double, K);
-    TAKE(cand, candidate, 2 * K);
-    TAKE(fin, finished_hyp, fin_cap);
+    TAKE(cand, at_beam_candidate, 2 * K);
+    TAKE(fin, at_beam_finished, fin_cap);
     TAKE(hal, attend_real, n_al);
     TAKE(hal2, attend_real, n_al);
     TAKE(fal, attend_real, n_fal);
@@ -156,25 +140,16 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
             for (int v = 0; v < V; v++) {
                 if (!points && (v == ATTEND_PAD || v == ATTEND_BOS)) continue;
                 if (!isfinite((double)z[v])) continue; /* a masked (excluded) position */
-                double lp = hscore[i] + (double)z[v] - lse;
-                if (nc == 2 * K && lp <= cand[nc - 1].logp) continue;
-                int pos = nc < 2 * K ? nc++ : nc - 1;
-                while (pos > 0 && cand[pos - 1].logp < lp) {
-                    cand[pos] = cand[pos - 1];
-                    pos--;
-                }
-                cand[pos].logp = lp;
-                cand[pos].parent = i;
-                cand[pos].token = v;
+                at_beam_offer(cand, &nc, 2 * K, hscore[i] + (double)z[v] - lse, i, v);
             }
         }
         int next = 0;
         for (int c = 0; c < nc && next < K; c++) {
-            candidate *cd = &cand[c];
+            at_beam_candidate *cd = &cand[c];
             const attend_real *w = a->weights + ((size_t)t * live + cd->parent) * S;
             if ((!points && cd->token == ATTEND_EOS) || ends) {
                 if (nfin >= fin_cap) continue;
-                finished_hyp *f = &fin[nfin];
+                at_beam_finished *f = &fin[nfin];
                 f->logp = cd->logp;
                 f->len = ends ? t + 1 : t; /* EOS is not an output; a pointer's last position is */
                 f->norm = cd->logp / pow((double)f->len + 1, alpha) +
@@ -206,7 +181,7 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
         live = next;
         if (t == L - 1)
             for (int i = 0; i < live && nfin < fin_cap; i++) { /* unfinished at max_len */
-                finished_hyp *f = &fin[nfin];
+                at_beam_finished *f = &fin[nfin];
                 f->logp = hscore[i];
                 f->len = L;
                 f->norm = hscore[i] / pow((double)L + 1, alpha) + coverage_penalty(beta, hal + (size_t)i * L * S, L, NULL, S);
@@ -216,10 +191,10 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
                 nfin++;
             }
     }
-    qsort(fin, (size_t)nfin, sizeof *fin, cmp_finished);
+    qsort(fin, (size_t)nfin, sizeof *fin, at_beam_cmp_finished);
     int n = nfin < nbest ? nfin : nbest;
     for (int i = 0; i < n; i++) {
-        const finished_hyp *f = &fin[i];
+        const at_beam_finished *f = &fin[i];
         for (int t = 0; t < L; t++)
             out[(size_t)i * L + t] = t < f->len ? ftok[(size_t)f->slot * L + t] : ATTEND_PAD;
         out_len[i] = f->len;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seq2seq/beam_core.h"
 #include "seq2seq/model_internal.h"
 
 #define AT_ENSEMBLE_MAX 64
@@ -152,25 +153,6 @@ attend_status attend_ensemble_greedy(attend_model *const *models, int M, const i
 
 /* -------------------------------------------------------------------- beam */
 
-typedef struct {
-    double logp; /* sum of step log-probabilities (EOS included when finished) */
-    double norm; /* logp / (len + 1)^alpha */
-    int len;     /* tokens, EOS excluded */
-    int slot;    /* index into the finished storage */
-} ens_finished;
-
-typedef struct {
-    double logp;
-    int parent;
-    int token;
-} ens_candidate;
-
-static int cmp_finished(const void *pa, const void *pb) {
-    const ens_finished *a = pa, *b = pb;
-    if (a->norm != b->norm) return a->norm > b->norm ? -1 : 1;
-    return a->slot - b->slot; /* stable: earlier first */
-}
-
 attend_status attend_ensemble_beam(attend_model *const *models, int M, const int32_t *src, int S, int beam,
                                    int nbest, int max_len, double alpha, int32_t *out, int32_t *out_len,
                                    double *score, attend_real *align, int *n_out, attend_error *err) {
@@ -190,24 +172,24 @@ attend_status attend_ensemble_beam(attend_model *const *models, int M, const int
      * step's mean [K,V] and lse [K]; scores, candidates, parents, inputs */
     size_t n_al = (size_t)M * K * L * S, n_fal = (size_t)M * fin_cap * L * S;
     size_t n_tok = (size_t)K * L, n_ftok = (size_t)fin_cap * L;
-    size_t bytes = ((size_t)K * V + 2 * (size_t)K) * sizeof(double) + (size_t)2 * K * sizeof(ens_candidate) +
-                   (size_t)fin_cap * sizeof(ens_finished) + (2 * n_al + n_fal) * sizeof(attend_real) +
+    size_t bytes = ((size_t)K * V + 2 * (size_t)K) * sizeof(double) + (size_t)2 * K * sizeof(at_beam_candidate) +
+                   (size_t)fin_cap * sizeof(at_beam_finished) + (2 * n_al + n_fal) * sizeof(attend_real) +
                    (2 * n_tok + n_ftok + (size_t)K) * sizeof(int32_t) + (size_t)K * sizeof(int);
     char *mem = calloc(1, bytes);
     CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes of beam state", who, bytes);
     char *cur = mem;
 #define TAKE(ptr, type, count) (ptr = (type *)(void *)cur, cur += (count) * sizeof(type))
     double *acc, *lse, *hscore;
-    ens_candidate *cand;
-    ens_finished *fin;
+    at_beam_candidate *cand;
+    at_beam_finished *fin;
     attend_real *hal, *hal2, *fal;
     int32_t *htok, *htok2, *ftok, *y;
     int *parent;
     TAKE(acc, double, (size_t)K * V);
     TAKE(lse, double, K);
     TAKE(hscore, double, K);
-    TAKE(cand, ens_candidate, 2 * K);
-    TAKE(fin, ens_finished, fin_cap);
+    TAKE(cand, at_beam_candidate, 2 * K);
+    TAKE(fin, at_beam_finished, fin_cap);
     TAKE(hal, attend_real, n_al);
     TAKE(hal2, attend_real, n_al);
     TAKE(fal, attend_real, n_fal);
@@ -238,24 +220,15 @@ attend_status attend_ensemble_beam(attend_model *const *models, int M, const int
             for (int v = 0; v < V; v++) {
                 if (v == ATTEND_PAD || v == ATTEND_BOS) continue;
                 if (!isfinite(z[v])) continue;
-                double lp = hscore[i] + z[v] - lse[i];
-                if (nc == 2 * K && lp <= cand[nc - 1].logp) continue;
-                int pos = nc < 2 * K ? nc++ : nc - 1;
-                while (pos > 0 && cand[pos - 1].logp < lp) {
-                    cand[pos] = cand[pos - 1];
-                    pos--;
-                }
-                cand[pos].logp = lp;
-                cand[pos].parent = i;
-                cand[pos].token = v;
+                at_beam_offer(cand, &nc, 2 * K, hscore[i] + z[v] - lse[i], i, v);
             }
         }
         int next = 0;
         for (int c = 0; c < nc && next < K; c++) {
-            const ens_candidate *cd = &cand[c];
+            const at_beam_candidate *cd = &cand[c];
             if (cd->token == ATTEND_EOS) {
                 if (nfin >= fin_cap) continue;
-                ens_finished *f = &fin[nfin];
+                at_beam_finished *f = &fin[nfin];
                 f->logp = cd->logp;
                 f->len = t;
                 f->norm = cd->logp / pow((double)f->len + 1, alpha);
@@ -286,7 +259,7 @@ attend_status attend_ensemble_beam(attend_model *const *models, int M, const int
         live = next;
         if (t == L - 1)
             for (int i = 0; i < live && nfin < fin_cap; i++) { /* unfinished at max_len */
-                ens_finished *f = &fin[nfin];
+                at_beam_finished *f = &fin[nfin];
                 f->logp = hscore[i];
                 f->len = L;
                 f->norm = hscore[i] / pow((double)L + 1, alpha);
@@ -297,10 +270,10 @@ attend_status attend_ensemble_beam(attend_model *const *models, int M, const int
                 nfin++;
             }
     }
-    qsort(fin, (size_t)nfin, sizeof *fin, cmp_finished);
+    qsort(fin, (size_t)nfin, sizeof *fin, at_beam_cmp_finished);
     int n = nfin < nbest ? nfin : nbest;
     for (int i = 0; i < n; i++) {
-        const ens_finished *f = &fin[i];
+        const at_beam_finished *f = &fin[i];
         for (int t = 0; t < L; t++) out[(size_t)i * L + t] = t < f->len ? ftok[(size_t)f->slot * L + t] : ATTEND_PAD;
         out_len[i] = f->len;
         score[i] = f->norm;
@@ -308,7 +281,7 @@ attend_status attend_ensemble_beam(attend_model *const *models, int M, const int
     if (align) /* [M,nbest,L,S]: model k's hypotheses together; rows after the end zero */
         for (int k = 0; k < M; k++)
             for (int i = 0; i < n; i++) {
-                const ens_finished *f = &fin[i];
+                const at_beam_finished *f = &fin[i];
                 attend_real *dst = align + ((size_t)k * nbest + i) * L * S;
                 memcpy(dst, AL(fal, fin_cap, k, f->slot, 0), (size_t)L * S * sizeof *align);
                 for (int t = f->len; t < L; t++) memset(dst + (size_t)t * S, 0, (size_t)S * sizeof *align);
