@@ -86,9 +86,9 @@ const char *g2p_find_dict(const char *cmd, const char *given, char *buf, size_t 
                      "share/attend/" G2P_DICT_NAME, "dictionary", buf, cap);
 }
 
-int g2p_read_dict(const char *cmd, const char *path, int skip, attend_g2p_dict **d) {
+int g2p_read_dict(const char *cmd, const char *path, int skip, int keep_stress, attend_g2p_dict **d) {
     attend_error err = {0};
-    attend_g2p_options o = {0, skip};
+    attend_g2p_options o = {keep_stress, skip};
     if (attend_g2p_dict_read(d, path, &o, &err)) return cli_lib_fail(cmd, &err);
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(*d, &in);
@@ -111,6 +111,78 @@ int g2p_load_model(const char *cmd, const char *path, int batch, int max_src, in
     cap.max_src_len = max_src;
     cap.max_tgt_len = max_tgt;
     if (attend_g2p_model_load(m, path, &cap, gv, pv, &err)) return cli_lib_fail(cmd, &err);
+    return 0;
+}
+
+void g2p_models_free(g2p_models *e) {
+    for (int k = 0; k < e->M; k++) attend_model_free(e->ms[k]);
+    attend_vocab_free(e->gv);
+    attend_vocab_free(e->pv);
+    free(e->list);
+    memset(e, 0, sizeof *e);
+}
+
+int g2p_models_open(const char *cmd, const char *spec, g2p_models *e) {
+    memset(e, 0, sizeof *e);
+    if (spec && strchr(spec, ',')) {
+        if (!(e->list = strdup(spec))) {
+            fprintf(stderr, "attend %s: out of memory\n", cmd);
+            return 1;
+        }
+        for (char *tok = e->list, *next; tok; tok = next) {
+            next = strchr(tok, ',');
+            if (next) *next++ = '\0';
+            if (!*tok || e->M == CLI_ENSEMBLE_MAX) {
+                int empty = !*tok;
+                e->M = 0;
+                g2p_models_free(e);
+                return cli_usage_error(cmd, empty ? "--model %s: an empty path in the list"
+                                                  : "--model %s: more than %d models",
+                                       spec, CLI_ENSEMBLE_MAX);
+            }
+            e->paths[e->M++] = tok;
+        }
+    } else {
+        const char *path = g2p_find_model(cmd, spec, e->found, sizeof e->found);
+        if (!path) return 1;
+        e->paths[e->M++] = path;
+    }
+    /* each member at batch 1: its trained lengths, and the ensemble check */
+    int rc = 0, M = e->M;
+    e->M = 0; /* no model handle held yet */
+    attend_model *m = NULL;
+    if ((rc = g2p_load_model(cmd, e->paths[0], 1, 0, 0, &m, &e->gv, &e->pv))) goto fail;
+    e->cfg = *attend_model_get_config(m);
+    attend_model_free(m);
+    cli_member first = {e->paths[0], e->cfg, e->gv, e->pv, ATTEND_TOKENIZE_CHAR};
+    for (int k = 1; rc == 0 && k < M; k++) {
+        cli_member b = {e->paths[k], {0}, NULL, NULL, ATTEND_TOKENIZE_CHAR};
+        attend_model *mk = NULL;
+        if ((rc = g2p_load_model(cmd, e->paths[k], 1, 0, 0, &mk, &b.sv, &b.tv))) break;
+        b.cfg = *attend_model_get_config(mk);
+        attend_model_free(mk);
+        rc = cli_ensemble_check(cmd, &first, &b, k + 1);
+        if (b.cfg.max_src_len > e->cfg.max_src_len) e->cfg.max_src_len = b.cfg.max_src_len;
+        if (b.cfg.max_tgt_len > e->cfg.max_tgt_len) e->cfg.max_tgt_len = b.cfg.max_tgt_len;
+        attend_vocab_free(b.sv);
+        attend_vocab_free(b.tv);
+    }
+    if (rc) goto fail;
+    e->M = M;
+    return 0;
+fail:
+    g2p_models_free(e);
+    return rc;
+}
+
+int g2p_models_load(const char *cmd, g2p_models *e, int batch, int max_src, int max_tgt) {
+    for (int k = 0; k < e->M; k++) {
+        attend_vocab *gk = NULL, *pk = NULL; /* checked equal by g2p_models_open */
+        int rc = g2p_load_model(cmd, e->paths[k], batch, max_src, max_tgt, &e->ms[k], &gk, &pk);
+        attend_vocab_free(gk);
+        attend_vocab_free(pk);
+        if (rc) return rc;
+    }
     return 0;
 }
 
@@ -171,11 +243,7 @@ static void say_usage(FILE *f) {
 }
 
 typedef struct {
-    attend_model *m;      /* ms[0] */
-    attend_model *ms[CLI_ENSEMBLE_MAX]; /* [M] an ensemble's members (--model A,B,...) */
-    int M;
-    const char *paths[CLI_ENSEMBLE_MAX];
-    attend_vocab *gv, *pv;
+    g2p_models e;         /* the model, or an ensemble's members (--model A,B,...) */
     int L, S, K;          /* longest output, longest word, rows */
     int trained_S;        /* the model's longest training word */
     int32_t *out, *out_len; /* [K,L], [K] */
@@ -230,7 +298,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word); /* no pronunciation */
         return e;
     }
-    if (attend_g2p_encode_word(sp->gv, word, len, src, ATTEND_G2P_MAX_LEN, &ns, &err)) {
+    if (attend_g2p_encode_word(sp->e.gv, word, len, src, ATTEND_G2P_MAX_LEN, &ns, &err)) {
         if (o->skip_malformed) {
             int e = cli_problem(&sp->probs, CLI_PROBLEM_MALFORMED, where, index, "'%.*s': %s: skipped", show, word,
                                 err.msg);
@@ -264,19 +332,19 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     size_t astride = (size_t)(o->beam ? nbest : 1) * sp->L * ns; /* an ensemble: member k's at align + k*astride */
     if (o->beam) {
         attend_beam_options bo = {o->alpha, o->coverage_penalty};
-        if (sp->M > 1 && o->coverage_penalty > 0) {
+        if (sp->e.M > 1 && o->coverage_penalty > 0) {
             fprintf(stderr, "attend g2p: --coverage-penalty with an ensemble: one model only\n");
             return 2;
         }
-        st = sp->M > 1 ? attend_ensemble_beam(sp->ms, sp->M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
+        st = sp->e.M > 1 ? attend_ensemble_beam(sp->e.ms, sp->e.M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
                                               sp->out_len, sp->score, o->align ? sp->align : NULL, &got, &err)
-                       : attend_model_beam_opts(sp->m, src, ns, o->beam, nbest, sp->L, &bo, sp->out, sp->out_len,
+                       : attend_model_beam_opts(sp->e.ms[0], src, ns, o->beam, nbest, sp->L, &bo, sp->out, sp->out_len,
                                                 sp->score, o->align ? sp->align : NULL, &got, &err);
     } else {
         int32_t sl = ns;
-        st = sp->M > 1 ? attend_ensemble_greedy(sp->ms, sp->M, src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
+        st = sp->e.M > 1 ? attend_ensemble_greedy(sp->e.ms, sp->e.M, src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
                                                 o->align ? sp->align : NULL, &err)
-                       : attend_model_greedy(sp->m, src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
+                       : attend_model_greedy(sp->e.ms[0], src, &sl, 1, ns, sp->L, sp->out, sp->out_len,
                                              o->align ? sp->align : NULL, &err);
         got = 1;
         /* a structured format gives greedy outputs their forced log-probability
@@ -285,11 +353,11 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         if (o->format != CLI_FORMAT_TEXT && !st) {
             double sum = 0, one = 0;
             int ok = sp->out_len[0] < sp->L;
-            for (int k = 0; ok && k < sp->M; k++) {
-                ok = attend_model_score(sp->ms[k], src, ns, sp->out, sp->out_len[0], &one, NULL, &err) == ATTEND_OK;
+            for (int k = 0; ok && k < sp->e.M; k++) {
+                ok = attend_model_score(sp->e.ms[k], src, ns, sp->out, sp->out_len[0], &one, NULL, &err) == ATTEND_OK;
                 sum += one;
             }
-            sp->score[0] = ok ? sum / sp->M : NAN;
+            sp->score[0] = ok ? sum / sp->e.M : NAN;
         }
     }
     if (st) return cli_lib_fail("g2p", &err);
@@ -297,7 +365,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     for (int h = 0; h < got; h++) {
         const int32_t *ph = sp->out + (size_t)h * sp->L;
         const attend_real *a = sp->align + (size_t)h * sp->L * ns; /* [T,ns] of [L,ns] */
-        if (attend_vocab_decode(sp->pv, ATTEND_TOKENIZE_SPACE, ph, sp->out_len[h], sp->text, sp->text_cap, &err))
+        if (attend_vocab_decode(sp->e.pv, ATTEND_TOKENIZE_SPACE, ph, sp->out_len[h], sp->text, sp->text_cap, &err))
             return cli_lib_fail("g2p", &err);
         int scored = o->nbest || o->format != CLI_FORMAT_TEXT;
         double sc = sp->score[h];
@@ -315,7 +383,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (isfinite(sc)) printf(",\"score\":%.6f", sc);
             else printf(",\"score\":null");
             /* an ensemble: "alignment" is model 1's, "alignments" every member's */
-            for (int k = 0; o->align && k <= (sp->M > 1 ? sp->M : 0); k++) {
+            for (int k = 0; o->align && k <= (sp->e.M > 1 ? sp->e.M : 0); k++) {
                 const attend_real *ak = a + (size_t)(k ? k - 1 : 0) * astride;
                 printf("%s", k == 0 ? ",\"alignment\":[" : k == 1 ? ",\"alignments\":[[" : ",[");
                 for (int t = 0; t < sp->out_len[h]; t++) {
@@ -324,7 +392,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                     printf("]");
                 }
                 printf("]");
-                if (k > 0 && k == sp->M) printf("]");
+                if (k > 0 && k == sp->e.M) printf("]");
             }
             printf("}");
             continue;
@@ -337,11 +405,11 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         if (o->align) {
             const char *src_tok[ATTEND_G2P_MAX_LEN], *out_tok[ATTEND_G2P_MAX_LEN];
             int T = sp->out_len[h] < ATTEND_G2P_MAX_LEN ? sp->out_len[h] : ATTEND_G2P_MAX_LEN;
-            for (int j = 0; j < ns; j++) src_tok[j] = attend_vocab_token(sp->gv, src[j]);
-            for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->pv, ph[t]);
-            for (int k = 0; k < sp->M; k++) {
+            for (int j = 0; j < ns; j++) src_tok[j] = attend_vocab_token(sp->e.gv, src[j]);
+            for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->e.pv, ph[t]);
+            for (int k = 0; k < sp->e.M; k++) {
                 char *pic = NULL;
-                if (sp->M > 1) printf("model %d (%s):\n", k + 1, sp->paths[k]);
+                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, sp->e.paths[k]);
                 if (T > 0 && attend_render_heatmap_text(&pic, a + (size_t)k * astride, T, ns, src_tok, out_tok, &err))
                     return cli_lib_fail("g2p", &err);
                 if (pic) fputs(pic, stdout);
@@ -417,82 +485,24 @@ static int cmd_say(int argc, char **argv) {
     }
     speaker sp;
     memset(&sp, 0, sizeof sp);
-    /* --model A,B,...: an ensemble (cli/ensemble.h) */
-    char *model_list = NULL;
-    if (o.model && strchr(o.model, ',')) {
-        model_list = strdup(o.model);
-        if (!model_list) {
-            free(words);
-            fprintf(stderr, "attend g2p: out of memory\n");
-            return 1;
-        }
-        for (char *tok = model_list, *next; tok; tok = next) {
-            next = strchr(tok, ',');
-            if (next) *next++ = '\0';
-            if (!*tok || sp.M == CLI_ENSEMBLE_MAX) {
-                int empty = !*tok;
-                free(words);
-                free(model_list);
-                return cli_usage_error("g2p", empty ? "--model %s: an empty path in the list"
-                                                    : "--model %s: more than 16 models",
-                                       o.model);
-            }
-            sp.paths[sp.M++] = tok;
-        }
-    }
-    char buf[PATH_MAX + 64];
-    const char *path = sp.M ? sp.paths[0] : g2p_find_model("g2p", o.model, buf, sizeof buf);
-    if (!path) {
-        free(words);
-        return 1;
-    }
-    if (!sp.M) sp.paths[sp.M++] = path;
-    sp.probs.cmd = "g2p";
+        sp.probs.cmd = "g2p";
     sp.probs.unit = "word";
     sp.probs.strict = o.strict;
     cli_lines in;
     memset(&in, 0, sizeof in);
-    /* learn the trained lengths, then load with room for any word */
-    if ((rc = g2p_load_model("g2p", path, 1, 0, 0, &sp.m, &sp.gv, &sp.pv))) goto done;
-    attend_model_config cfg = *attend_model_get_config(sp.m);
-    attend_model_free(sp.m);
-    sp.m = NULL;
-    cli_member first = {path, cfg, sp.gv, sp.pv, ATTEND_TOKENIZE_CHAR};
-    for (int k = 1; rc == 0 && k < sp.M; k++) {
-        cli_member b = {sp.paths[k], {0}, NULL, NULL, ATTEND_TOKENIZE_CHAR};
-        attend_model *mk = NULL;
-        if ((rc = g2p_load_model("g2p", sp.paths[k], 1, 0, 0, &mk, &b.sv, &b.tv))) break;
-        b.cfg = *attend_model_get_config(mk);
-        attend_model_free(mk);
-        rc = cli_ensemble_check("g2p", &first, &b, k + 1);
-        if (b.cfg.max_src_len > cfg.max_src_len) cfg.max_src_len = b.cfg.max_src_len;
-        if (b.cfg.max_tgt_len > cfg.max_tgt_len) cfg.max_tgt_len = b.cfg.max_tgt_len;
-        attend_vocab_free(b.sv);
-        attend_vocab_free(b.tv);
-    }
-    attend_vocab_free(sp.gv);
-    attend_vocab_free(sp.pv);
-    sp.gv = sp.pv = NULL;
-    if (rc) goto done;
+    /* learn the trained lengths (and check an ensemble), then load with room for any word */
+    if ((rc = g2p_models_open("g2p", o.model, &sp.e))) goto done;
     sp.S = ATTEND_G2P_MAX_LEN;
-    sp.trained_S = cfg.max_src_len;
-    sp.L = o.max_len ? o.max_len : cfg.max_tgt_len + 1;
+    sp.trained_S = sp.e.cfg.max_src_len;
+    sp.L = o.max_len ? o.max_len : sp.e.cfg.max_tgt_len + 1;
     if (sp.L > ATTEND_G2P_MAX_LEN) sp.L = ATTEND_G2P_MAX_LEN;
     sp.K = o.beam ? o.beam : 1;
-    if ((rc = g2p_load_model("g2p", path, sp.K, sp.S, sp.L, &sp.ms[0], &sp.gv, &sp.pv))) goto done;
-    sp.m = sp.ms[0];
-    for (int k = 1; k < sp.M; k++) {
-        attend_vocab *gk = NULL, *pk = NULL; /* checked equal above */
-        rc = g2p_load_model("g2p", sp.paths[k], sp.K, sp.S, sp.L, &sp.ms[k], &gk, &pk);
-        attend_vocab_free(gk);
-        attend_vocab_free(pk);
-        if (rc) goto done;
-    }
+    if ((rc = g2p_models_load("g2p", &sp.e, sp.K, sp.S, sp.L))) goto done;
     sp.text_cap = (size_t)sp.L * (ATTEND_MAX_TOKEN_BYTES + 1) + 1;
     sp.out = malloc((size_t)sp.K * sp.L * sizeof *sp.out);
     sp.out_len = malloc((size_t)sp.K * sizeof *sp.out_len);
     sp.score = malloc((size_t)sp.K * sizeof *sp.score);
-    sp.align = malloc((size_t)sp.M * sp.K * sp.L * sp.S * sizeof *sp.align);
+    sp.align = malloc((size_t)sp.e.M * sp.K * sp.L * sp.S * sizeof *sp.align);
     sp.text = malloc(sp.text_cap);
     if (!sp.out || !sp.out_len || !sp.score || !sp.align || !sp.text) {
         fprintf(stderr, "attend g2p: out of memory\n");
@@ -549,10 +559,7 @@ static int cmd_say(int argc, char **argv) {
 done:
     free(words);
     cli_lines_close(&in);
-    for (int k = 0; k < sp.M; k++) attend_model_free(sp.ms[k]);
-    free(model_list);
-    attend_vocab_free(sp.gv);
-    attend_vocab_free(sp.pv);
+    g2p_models_free(&sp.e);
     free(sp.out);
     free(sp.out_len);
     free(sp.score);

@@ -8,7 +8,10 @@
 
 #include <stddef.h>
 
+#include <limits.h>
+
 #include "attend.h"
+#include "ensemble.h"
 
 #define G2P_MODEL_NAME "g2p-cmudict.safetensors"
 #define G2P_DICT_NAME "cmudict-en-us.dict"
@@ -21,12 +24,33 @@ int g2p_file_exists(const char *path);
  * [cap]); NULL with a message when none. */
 const char *g2p_find_model(const char *cmd, const char *given, char *buf, size_t cap);
 const char *g2p_find_dict(const char *cmd, const char *given, char *buf, size_t cap);
-/* Reads a dictionary (skip: skip odd lines), reporting skipped lines; 0 or
+/* Reads a dictionary (skip: skip odd lines; keep_stress: keep stress digits,
+ * as a model whose phonemes carry them needs), reporting skipped lines; 0 or
  * the exit status after a message. */
-int g2p_read_dict(const char *cmd, const char *path, int skip, attend_g2p_dict **d);
+int g2p_read_dict(const char *cmd, const char *path, int skip, int keep_stress, attend_g2p_dict **d);
 /* Loads a G2P model with capacities (0 = the file's); 0 or the exit status. */
 int g2p_load_model(const char *cmd, const char *path, int batch, int max_src, int max_tgt, attend_model **m,
                    attend_vocab **gv, attend_vocab **pv);
+
+/* The model of `--model PATH`, or the members of an ensemble `--model
+ * A,B,...` (at most CLI_ENSEMBLE_MAX), with one set of vocabularies. */
+typedef struct {
+    int M;
+    const char *paths[CLI_ENSEMBLE_MAX];
+    attend_model *ms[CLI_ENSEMBLE_MAX]; /* [M] after g2p_models_load */
+    attend_vocab *gv, *pv;              /* model 1's (the others agree) */
+    attend_model_config cfg;            /* model 1's, with the members' largest max_src_len / max_tgt_len */
+    char *list;                         /* the --model list, cut at its commas */
+    char found[PATH_MAX + 64];          /* the default model's path */
+} g2p_models;
+/* Resolves --model (NULL: the default model) and checks an ensemble's
+ * members against model 1 (cli_ensemble_check), learning their trained
+ * lengths; no model is held after it. 0 or the exit status after a message
+ * (nothing to free then). */
+int g2p_models_open(const char *cmd, const char *spec, g2p_models *e);
+/* Loads every member with capacities (0 = the file's); 0 or the exit status. */
+int g2p_models_load(const char *cmd, g2p_models *e, int batch, int max_src, int max_tgt);
+void g2p_models_free(g2p_models *e);
 
 int cmd_g2p_data(int argc, char **argv);
 int cmd_g2p_train(int argc, char **argv);

@@ -120,8 +120,12 @@ static void eval_usage(FILE *f) {
             "Phoneme error rate (edit distance to the closest reference / its length) and\n"
             "word error rate (the output equals none of the word's pronunciations) of a G2P\n"
             "model on parts of a dictionary's split, with greedy decoding and beam search.\n"
+            "A model trained with --keep-stress reads the dictionary with its stress digits\n"
+            "and is scored twice: with stress, and ignoring it (AH0 = AH1: comparable with a\n"
+            "stress-free model).\n"
             "\n"
-            "  --model PATH       the model (default: the shipped one)\n"
+            "  --model PATH       the model (default: the shipped one); PATH,PATH,... is an\n"
+            "                     ensemble (the mean of the models' log-probabilities)\n"
             "  --dict PATH        the dictionary (default: data/g2p/" G2P_DICT_NAME ")\n"
             "  --split LIST       comma-separated parts: train, dev, test, all (dev,test)\n"
             "  --beam K           beam width of the beam rows (%d; 0 = greedy only)\n"
@@ -134,6 +138,14 @@ static void eval_usage(FILE *f) {
             "  --skip-malformed   skip odd dictionary lines\n"
             "  --help             this message\n",
             G2P_BEAM_DEFAULT);
+}
+
+/* 1 when some pronunciation of d has a stress digit (read with keep_stress). */
+static int dict_has_stress(const attend_g2p_dict *d) {
+    for (int w = 0; w < attend_g2p_dict_words(d); w++)
+        for (int k = 0; k < attend_g2p_dict_prons(d, w); k++)
+            if (strpbrk(attend_g2p_dict_pron(d, w, k), "0123456789")) return 1;
+    return 0;
 }
 
 int cmd_g2p_eval(int argc, char **argv) {
@@ -179,45 +191,69 @@ int cmd_g2p_eval(int argc, char **argv) {
         }
         if (!nwant) return cli_usage_error(cmd, "--split: give at least one part");
     }
-    char mbuf[PATH_MAX + 64], dbuf[PATH_MAX + 64];
-    const char *mpath = g2p_find_model(cmd, model, mbuf, sizeof mbuf);
-    if (!mpath) return 1;
+    g2p_models e;
+    if ((rc = g2p_models_open(cmd, model, &e))) return rc;
+    if (e.M > 1 && cov_pen > 0) {
+        g2p_models_free(&e);
+        return cli_usage_error(cmd, "--coverage-penalty with an ensemble: one model only");
+    }
+    char dbuf[PATH_MAX + 64];
     const char *dpath = g2p_find_dict(cmd, dict, dbuf, sizeof dbuf);
-    if (!dpath) return 1;
     attend_g2p_dict *d = NULL;
-    attend_model *m = NULL;
-    attend_vocab *gv = NULL, *pv = NULL;
-    if ((rc = g2p_read_dict(cmd, dpath, skip, &d))) goto done;
+    /* a model whose phonemes carry stress digits is scored against the
+     * dictionary's stressed pronunciations, and once more ignoring stress */
+    int stress = attend_g2p_vocab_has_stress(e.pv);
+    if (!dpath) {
+        rc = 1;
+        goto done;
+    }
+    if ((rc = g2p_read_dict(cmd, dpath, skip, stress, &d))) goto done;
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
+    if (stress && !dict_has_stress(d)) {
+        fprintf(stderr, "attend %s: the model's phonemes carry stress digits and %s has none: give a dictionary "
+                        "with stress (tools/get_cmudict.sh --stress)\n", cmd, dpath);
+        rc = 1;
+        goto done;
+    }
     int B = 64 > beam ? 64 : beam;
-    if ((rc = g2p_load_model(cmd, mpath, B, in.max_word_len, 0, &m, &gv, &pv))) goto done;
-    printf("model: %s (%zu parameters)\ndictionary: %s\n", mpath, attend_model_param_count(m), dpath);
-    printf("%-6s %-8s %7s %8s %8s %9s\n", "part", "decoding", "words", "PER%", "WER%", "words/s");
+    if ((rc = g2p_models_load(cmd, &e, B, in.max_word_len, 0))) goto done;
+    size_t params = 0;
+    for (int k = 0; k < e.M; k++) params += attend_model_param_count(e.ms[k]);
+    if (e.M == 1) printf("model: %s (%zu parameters)\n", e.paths[0], params);
+    else {
+        printf("ensemble of %d models (%zu parameters):", e.M, params);
+        for (int k = 0; k < e.M; k++) printf(" %s", e.paths[k]);
+        printf("\n");
+    }
+    printf("dictionary: %s%s\n", dpath, stress ? " (stress kept: the model's phonemes carry it)" : "");
+    printf("%-6s %-8s %7s %8s %8s %9s%s\n", "part", "decoding", "words", "PER%", "WER%", "words/s",
+           stress ? "  stress" : "");
     for (int s = 0; s < 4 && rc == 0; s++) {
         if (!want[s]) continue;
         for (int b = 0; b < 2 && rc == 0; b++) {
             if (b == 1 && beam < 2) continue;
-            attend_g2p_eval_options eo = {b ? beam : 0, alpha, batch, max_words, cov_pen};
-            attend_g2p_counts c;
-            attend_error err = {0};
-            double t0 = cli_now();
-            if (attend_g2p_evaluate(m, d, (attend_g2p_split)s, gv, pv, &eo, &c, &err)) {
-                rc = cli_lib_fail(cmd, &err);
-                break;
+            for (int ig = 0; ig <= stress && rc == 0; ig++) {
+                attend_g2p_eval_options eo = {b ? beam : 0, alpha, batch, max_words, cov_pen, ig};
+                attend_g2p_counts c;
+                attend_error err = {0};
+                double t0 = cli_now();
+                if (attend_g2p_evaluate_ensemble(e.ms, e.M, d, (attend_g2p_split)s, e.gv, e.pv, &eo, &c, &err)) {
+                    rc = cli_lib_fail(cmd, &err);
+                    break;
+                }
+                double dt = cli_now() - t0;
+                char dec[16];
+                snprintf(dec, sizeof dec, b ? "beam %d" : "greedy", beam);
+                printf("%-6s %-8s %7ld %8.2f %8.2f %9.0f%s\n", attend_g2p_split_name((attend_g2p_split)s), dec,
+                       c.words, 100 * attend_g2p_per(&c), 100 * attend_g2p_wer(&c), dt > 0 ? c.words / dt : 0,
+                       !stress ? "" : ig ? "  ignored" : "  scored");
+                fflush(stdout);
             }
-            double dt = cli_now() - t0;
-            char dec[16];
-            snprintf(dec, sizeof dec, b ? "beam %d" : "greedy", beam);
-            printf("%-6s %-8s %7ld %8.2f %8.2f %9.0f\n", attend_g2p_split_name((attend_g2p_split)s), dec, c.words,
-                   100 * attend_g2p_per(&c), 100 * attend_g2p_wer(&c), dt > 0 ? c.words / dt : 0);
-            fflush(stdout);
         }
     }
 done:
-    attend_model_free(m);
-    attend_vocab_free(gv);
-    attend_vocab_free(pv);
+    g2p_models_free(&e);
     attend_g2p_dict_free(d);
     return cli_finish(cmd, rc);
 }
@@ -281,7 +317,7 @@ int cmd_g2p_bench(int argc, char **argv) {
     attend_model *m = NULL, *mb = NULL;
     attend_vocab *gv = NULL, *pv = NULL, *gv2 = NULL, *pv2 = NULL;
     double *lat = NULL, *cpu = NULL;
-    if ((rc = g2p_read_dict(cmd, dpath, 0, &d))) goto done;
+    if ((rc = g2p_read_dict(cmd, dpath, 0, 0, &d))) goto done;
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
     if ((rc = g2p_load_model(cmd, mpath, 1, in.max_word_len, 0, &m, &gv, &pv))) goto done;
@@ -323,7 +359,7 @@ int cmd_g2p_bench(int argc, char **argv) {
            1e3 * lat[k / 2], 1e3 * lat[(int)(0.9 * (k - 1))], 1e3 * total / k, k / total);
     printf("batch 1, greedy: CPU time per word median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words per CPU-second\n",
            1e3 * cpu[k / 2], 1e3 * cpu[(int)(0.9 * (k - 1))], 1e3 * cpu_total / k, k / cpu_total);
-    attend_g2p_eval_options eo = {0, 0, 64, k, 0};
+    attend_g2p_eval_options eo = {0, 0, 64, k, 0, 0};
     attend_g2p_counts c;
     attend_error err = {0};
     double t0 = cli_now(), c0 = cpu_now();

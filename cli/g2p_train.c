@@ -27,6 +27,7 @@
 typedef struct {
     const char *dict, *out, *checkpoint, *resume;
     int skip;
+    int keep_stress; /* --keep-stress: phonemes with their stress digits (AH0, AH1) */
     int emb, hidden, dec_hidden, attn, layers, dec_layers;
     int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
     double lr, min_lr, clip, max_minutes;
@@ -76,6 +77,9 @@ static void train_usage(FILE *f) {
             "  --dict PATH            the dictionary (default: $ATTEND_G2P_DICT, else\n"
             "                         data/g2p/" G2P_DICT_NAME ", see tools/get_cmudict.sh)\n"
             "  --skip-malformed       skip odd lines instead of stopping at the first\n"
+            "  --keep-stress          keep the stress digits (AH0, AH1, AH2): the model learns\n"
+            "                         stressed phonemes (the dictionary must have them, see\n"
+            "                         tools/get_cmudict.sh --stress); g2p eval sees it\n"
             "model:\n"
             "  --emb N                letter and phoneme embedding width (%d)\n"
             "  --hidden N             encoder GRU width per direction (%d)\n"
@@ -123,6 +127,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_train_option(&p, &o->topt, &rc)) continue;
         else if (cli_is(&p, "--dict")) rc = cli_string(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
+        else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &o->keep_stress);
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
         else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 4096, &o->hidden);
         else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
@@ -157,7 +162,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
 static int dev_eval(attend_model *m, const attend_g2p_dict *d, attend_vocab *gv, attend_vocab *pv, int batch,
                     int max_words, attend_g2p_counts *c) {
     attend_error err = {0};
-    attend_g2p_eval_options eo = {0, 0, batch, max_words, 0};
+    attend_g2p_eval_options eo = {0, 0, batch, max_words, 0, 0};
     if (attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, c, &err)) return cli_lib_fail("g2p train", &err);
     return 0;
 }
@@ -249,7 +254,7 @@ int cmd_g2p_train(int argc, char **argv) {
     attend_dataset *train = NULL;
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
-    if ((rc = g2p_read_dict(cmd, path, o.skip, &d))) goto done;
+    if ((rc = g2p_read_dict(cmd, path, o.skip, o.keep_stress, &d))) goto done;
     if (attend_vocab_create(&gv, &err) || attend_vocab_create(&pv, &err) ||
         attend_g2p_dataset(&train, d, ATTEND_G2P_TRAIN, gv, pv, 1, &err)) {
         rc = cli_lib_fail(cmd, &err);
@@ -268,8 +273,15 @@ int cmd_g2p_train(int argc, char **argv) {
         const char *word = attend_g2p_dict_word(d, w);
         dev_words += attend_g2p_split_of(word, strlen(word)) == ATTEND_G2P_DEV;
     }
-    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes\n", path, in.words,
-           n_train, dev_words, attend_vocab_size(gv) - 4, attend_vocab_size(pv) - 4);
+    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes%s\n", path, in.words,
+           n_train, dev_words, attend_vocab_size(gv) - 4, attend_vocab_size(pv) - 4,
+           o.keep_stress ? " (stress kept)" : "");
+    if (o.keep_stress && !attend_g2p_vocab_has_stress(pv)) {
+        fprintf(stderr, "attend %s: --keep-stress: %s has no stress digits (AH0, AH1): use a dictionary with stress, "
+                        "e.g. from tools/get_cmudict.sh --stress\n", cmd, path);
+        rc = 1;
+        goto done;
+    }
 
     attend_model_config mc;
     memset(&mc, 0, sizeof mc);

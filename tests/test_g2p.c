@@ -22,6 +22,7 @@
 #endif
 #define SHIPPED_MODEL ATTEND_G2P_SOURCE_DIR "/models/g2p-cmudict.safetensors"
 #define SAMPLE_DICT ATTEND_G2P_SOURCE_DIR "/data/g2p/cmudict-sample.dict"
+#define STRESS_SAMPLE_DICT ATTEND_G2P_SOURCE_DIR "/data/g2p/cmudict-stress-sample.dict"
 
 static attend_g2p_dict *parse(const char *text, int skip, int stress, attend_error *err) {
     attend_g2p_dict *d = NULL;
@@ -370,7 +371,7 @@ static void test_evaluate_sample(void) {
     EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
     if (m) {
         attend_g2p_counts g, b;
-        attend_g2p_eval_options eo = {0, 0, 16, 0, 0};
+        attend_g2p_eval_options eo = {0, 0, 16, 0, 0, 0};
         EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &g, &err) == ATTEND_OK, "%s", err.msg);
         eo.beam = 4;
         EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &b, &err) == ATTEND_OK, "%s", err.msg);
@@ -393,6 +394,181 @@ static void test_evaluate_sample(void) {
     attend_g2p_dict_free(d);
 }
 
+/* An ensemble evaluation (issue 14 part 7): one model is attend_g2p_evaluate
+ * exactly; two clones of it give the same counts (greedy and beam); the
+ * coverage penalty and bad arguments are refused. */
+static void test_evaluate_ensemble(void) {
+    attend_error err;
+    attend_g2p_dict *d = NULL;
+    EXPECT(attend_g2p_dict_read(&d, SAMPLE_DICT, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    if (!d) return;
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(d, &in);
+    attend_model *m = NULL, *m2 = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = 16;
+    cap.max_src_len = in.max_word_len;
+    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(!m || attend_model_clone(&m2, m, &err) == ATTEND_OK, "%s", err.msg);
+    if (m && m2) {
+        EXPECT(!attend_g2p_vocab_has_stress(pv), "the shipped model has no stress");
+        attend_model *both[2] = {m, m2};
+        for (int beam = 0; beam <= 3; beam += 3) {
+            attend_g2p_eval_options eo = {beam, 0, 16, 120, 0, 0};
+            attend_g2p_counts one, ens1, ens2;
+            EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &one, &err) == ATTEND_OK, "%s", err.msg);
+            EXPECT(attend_g2p_evaluate_ensemble(both, 1, d, ATTEND_G2P_DEV, gv, pv, &eo, &ens1, &err) == ATTEND_OK,
+                   "%s", err.msg);
+            EXPECT(attend_g2p_evaluate_ensemble(both, 2, d, ATTEND_G2P_DEV, gv, pv, &eo, &ens2, &err) == ATTEND_OK,
+                   "%s", err.msg);
+            EXPECT(!memcmp(&one, &ens1, sizeof one) && !memcmp(&one, &ens2, sizeof one),
+                   "beam %d: single %ld/%ld/%ld, M=1 %ld/%ld/%ld, two clones %ld/%ld/%ld", beam, one.wrong,
+                   one.phone_errors, one.ref_phones, ens1.wrong, ens1.phone_errors, ens1.ref_phones, ens2.wrong,
+                   ens2.phone_errors, ens2.ref_phones);
+            EXPECT(one.words == 120, "words %ld", one.words);
+        }
+        attend_g2p_eval_options eo = {3, 0, 16, 10, 0.2, 0};
+        attend_g2p_counts c;
+        EXPECT(attend_g2p_evaluate_ensemble(both, 2, d, ATTEND_G2P_DEV, gv, pv, &eo, &c, &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "coverage penalty"),
+               "coverage penalty with 2 models: %s", err.msg);
+        EXPECT(attend_g2p_evaluate_ensemble(both, 0, d, ATTEND_G2P_DEV, gv, pv, &eo, &c, &err) == ATTEND_ERR_ARG,
+               "0 models");
+        attend_model *holey[2] = {m, NULL};
+        eo.coverage_penalty = 0;
+        EXPECT(attend_g2p_evaluate_ensemble(holey, 2, d, ATTEND_G2P_DEV, gv, pv, &eo, &c, &err) == ATTEND_ERR_NULL &&
+                   strstr(err.msg, "model 1"),
+               "NULL member: %s", err.msg);
+    }
+    attend_model_free(m);
+    attend_model_free(m2);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_dict_free(d);
+}
+
+/* The stress letters of a phoneme: its text without a trailing digit. */
+static size_t stress_free_len(const char *t) {
+    size_t n = strlen(t);
+    return n >= 2 && t[n - 1] >= '0' && t[n - 1] <= '9' ? n - 1 : n;
+}
+
+/* A space-separated pronunciation as ids of stress-free phonemes, interned in
+ * names [cap][8] (an independent route to what ignore_stress compares). */
+static int intern_pron(const char *p, char (*names)[8], int *nnames, int cap, int32_t *ids) {
+    int n = 0;
+    while (*p) {
+        size_t len = strcspn(p, " ");
+        char tok[8] = {0};
+        memcpy(tok, p, len < 7 ? len : 7);
+        tok[stress_free_len(tok)] = '\0';
+        int id = -1;
+        for (int k = 0; k < *nnames; k++)
+            if (!strcmp(names[k], tok)) id = k;
+        if (id < 0 && *nnames < cap) {
+            strcpy(names[*nnames], tok);
+            id = (*nnames)++;
+        }
+        ids[n++] = id;
+        p += len;
+        while (*p == ' ') p++;
+    }
+    return n;
+}
+
+/* keep_stress end to end: a small model trained on the committed stressed
+ * sample learns stressed phonemes (attend_g2p_vocab_has_stress), and the
+ * ignore_stress counts equal ones computed here from the decoded text with
+ * the digits dropped. */
+static void test_stress(void) {
+    attend_error err;
+    attend_g2p_dict *d = NULL;
+    attend_g2p_options o = {1, 0};
+    EXPECT(attend_g2p_dict_read(&d, STRESS_SAMPLE_DICT, &o, &err) == ATTEND_OK, "%s", err.msg);
+    if (!d) return;
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(d, &in);
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_dataset *train = NULL;
+    attend_model *m = NULL;
+    attend_trainer *tr = NULL;
+    EXPECT(attend_vocab_create(&gv, &err) == ATTEND_OK && attend_vocab_create(&pv, &err) == ATTEND_OK &&
+               attend_g2p_dataset(&train, d, ATTEND_G2P_TRAIN, gv, pv, 1, &err) == ATTEND_OK,
+           "%s", err.msg);
+    if (!train) goto done;
+    EXPECT(attend_g2p_vocab_has_stress(pv) && attend_vocab_size(pv) > 4 + 60, "stressed phonemes: %d",
+           attend_vocab_size(pv) - 4);
+    attend_model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.cell = ATTEND_CELL_GRU;
+    mc.decoder = ATTEND_DECODER_BAHDANAU;
+    mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.src_vocab = attend_vocab_size(gv);
+    mc.tgt_vocab = attend_vocab_size(pv);
+    mc.emb = 16;
+    mc.enc_hidden = 32;
+    mc.enc_layers = 1;
+    mc.dec_hidden = 64;
+    mc.attn = 32;
+    mc.max_batch = 32;
+    mc.max_src_len = in.max_word_len;
+    mc.max_tgt_len = in.max_pron_len;
+    attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
+    oc.lr = 5e-3;
+    EXPECT(attend_model_create(&m, &mc, 7, &err) == ATTEND_OK &&
+               attend_trainer_create(&tr, m, &oc, train, 32, 7, &err) == ATTEND_OK,
+           "%s", err.msg);
+    if (!tr) goto done;
+    attend_step_report rep;
+    for (int s = 0; s < 300; s++) EXPECT(attend_trainer_step(tr, &rep, &err) == ATTEND_OK, "%s", err.msg);
+    attend_g2p_eval_options eo = {0, 0, 32, 0, 0, 0};
+    attend_g2p_counts kept, ignored;
+    EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &kept, &err) == ATTEND_OK, "%s", err.msg);
+    eo.ignore_stress = 1;
+    EXPECT(attend_g2p_evaluate(m, d, ATTEND_G2P_DEV, gv, pv, &eo, &ignored, &err) == ATTEND_OK, "%s", err.msg);
+    /* the same counts from the decoded text */
+    attend_g2p_counts want = {0, 0, 0, 0};
+    char names[128][8];
+    int nnames = 0, with_digit = 0;
+    for (int w = 0; w < attend_g2p_dict_words(d); w++) {
+        const char *word = attend_g2p_dict_word(d, w);
+        if (attend_g2p_split_of(word, strlen(word)) != ATTEND_G2P_DEV) continue;
+        char out[ATTEND_G2P_MAX_LEN * 8];
+        EXPECT(attend_g2p_pronounce(m, gv, pv, word, strlen(word), out, sizeof out, &err) == ATTEND_OK, "%s",
+               err.msg);
+        with_digit += strpbrk(out, "012") != NULL;
+        int32_t hyp[ATTEND_G2P_MAX_LEN], refs[8][ATTEND_G2P_MAX_LEN];
+        const int32_t *refp[8];
+        int ref_lens[8], nh = intern_pron(out, names, &nnames, 128, hyp), nr = attend_g2p_dict_prons(d, w);
+        for (int r = 0; r < nr && r < 8; r++) {
+            ref_lens[r] = intern_pron(attend_g2p_dict_pron(d, w, r), names, &nnames, 128, refs[r]);
+            refp[r] = refs[r];
+        }
+        EXPECT(attend_g2p_count_word(&want, hyp, nh, refp, ref_lens, nr < 8 ? nr : 8, &err) == ATTEND_OK, "%s",
+               err.msg);
+    }
+    printf("  stressed sample dev: %ld words; with stress PER %.2f%% WER %.2f%%, ignoring it PER %.2f%% WER "
+           "%.2f%%; %d outputs carry a stress digit\n",
+           kept.words, 100 * attend_g2p_per(&kept), 100 * attend_g2p_wer(&kept), 100 * attend_g2p_per(&ignored),
+           100 * attend_g2p_wer(&ignored), with_digit);
+    EXPECT(with_digit > kept.words / 2, "only %d of %ld outputs have stress digits", with_digit, kept.words);
+    EXPECT(!memcmp(&want, &ignored, sizeof want), "ignore_stress %ld/%ld/%ld/%ld, from the text %ld/%ld/%ld/%ld",
+           ignored.words, ignored.wrong, ignored.phone_errors, ignored.ref_phones, want.words, want.wrong,
+           want.phone_errors, want.ref_phones);
+    EXPECT(ignored.wrong <= kept.wrong && ignored.phone_errors < kept.phone_errors,
+           "ignoring stress should forgive some phonemes: %ld vs %ld wrong words, %ld vs %ld phoneme errors",
+           ignored.wrong, kept.wrong, ignored.phone_errors, kept.phone_errors);
+done:
+    attend_trainer_free(tr);
+    attend_model_free(m);
+    attend_dataset_free(train);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_dict_free(d);
+}
+
 int main(void) {
     RUN(test_parse_alternates);
     RUN(test_parse_comments);
@@ -403,5 +579,7 @@ int main(void) {
     RUN(test_model_check);
     RUN(test_shipped_model);
     RUN(test_evaluate_sample);
+    RUN(test_evaluate_ensemble);
+    RUN(test_stress);
     return harness_summary();
 }

@@ -156,6 +156,8 @@ typedef struct {
     int batch;     /* greedy: words per batch, 1..the model's max_batch (0 = max_batch) */
     int max_words; /* evaluate at most this many words of the split (0 = all) */
     double coverage_penalty; /* beam: Wu et al.'s coverage penalty (attend_beam_options; 0 = none) */
+    int ignore_stress; /* 1: a phoneme and the references compare without their stress digits
+                        * ("AH0" = "AH1"), so a stress model scores like a stress-free one */
 } attend_g2p_eval_options;
 
 /*
@@ -169,6 +171,24 @@ typedef struct {
 attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, attend_g2p_split split,
                                   attend_vocab *graphemes, attend_vocab *phonemes,
                                   const attend_g2p_eval_options *opt, attend_g2p_counts *c, attend_error *err);
+
+/*
+ * As attend_g2p_evaluate with an ensemble of M models (1..64, distinct
+ * handles sharing graphemes and phonemes): greedy and beam search go through
+ * attend_ensemble_greedy / attend_ensemble_beam (the mean of the models'
+ * log-softmax). M = 1 is exactly attend_g2p_evaluate. The coverage penalty
+ * needs M = 1 (ATTEND_ERR_ARG otherwise). Every model's max_batch must cover
+ * the batch / beam width; words longer than the shortest max_src_len are
+ * ATTEND_ERR_CAPACITY, and outputs are cut at the smallest max_tgt_len + 1.
+ */
+attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, const attend_g2p_dict *d,
+                                           attend_g2p_split split, attend_vocab *graphemes, attend_vocab *phonemes,
+                                           const attend_g2p_eval_options *opt, attend_g2p_counts *c,
+                                           attend_error *err);
+
+/* 1 when some phoneme of the vocabulary ends in a stress digit ("AH0"): a
+ * model trained with keep_stress, whose dictionary must be read that way. */
+int attend_g2p_vocab_has_stress(const attend_vocab *phonemes);
 
 #ifdef __cplusplus
 }

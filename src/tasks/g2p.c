@@ -598,32 +598,85 @@ attend_status attend_g2p_pronounce(attend_model *m, attend_vocab *graphemes, con
 
 /* ---------------------------------------------------------------- evaluate */
 
+int attend_g2p_vocab_has_stress(const attend_vocab *phonemes) {
+    if (!phonemes) return 0;
+    for (int32_t id = 4; id < attend_vocab_size(phonemes); id++) {
+        const char *t = attend_vocab_token(phonemes, id);
+        size_t n = t ? strlen(t) : 0;
+        if (n >= 2 && t[n - 1] >= '0' && t[n - 1] <= '9') return 1;
+    }
+    return 0;
+}
+
+/* canon [V]: for each phoneme id, the smallest id with the same letters once a
+ * trailing stress digit is dropped ("AH1" -> the id of "AH0" or "AH"); the
+ * specials map to themselves. */
+static void stress_free_ids(const attend_vocab *phonemes, int32_t *canon, int V) {
+    for (int32_t id = 0; id < V; id++) {
+        canon[id] = id;
+        const char *t = id >= 4 ? attend_vocab_token(phonemes, id) : NULL;
+        if (!t) continue;
+        size_t n = strlen(t);
+        if (n >= 2 && t[n - 1] >= '0' && t[n - 1] <= '9') n--;
+        for (int32_t j = 4; j < id; j++) {
+            const char *u = attend_vocab_token(phonemes, j);
+            size_t nu = u ? strlen(u) : 0;
+            if (nu >= 2 && u[nu - 1] >= '0' && u[nu - 1] <= '9') nu--;
+            if (u && nu == n && !memcmp(t, u, n)) {
+                canon[id] = canon[j];
+                break;
+            }
+        }
+    }
+}
+
 attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, attend_g2p_split split,
                                   attend_vocab *graphemes, attend_vocab *phonemes,
                                   const attend_g2p_eval_options *opt, attend_g2p_counts *c, attend_error *err) {
-    const char *who = "attend_g2p_evaluate";
-    CHECK(m && d && graphemes && phonemes && c, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !m ? "model" : !d ? "dictionary" : !graphemes ? "graphemes" : !phonemes ? "phonemes" : "counts");
+    CHECK(m, err, ATTEND_ERR_NULL, "attend_g2p_evaluate: model is NULL");
+    return attend_g2p_evaluate_ensemble(&m, 1, d, split, graphemes, phonemes, opt, c, err);
+}
+
+attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, const attend_g2p_dict *d,
+                                           attend_g2p_split split, attend_vocab *graphemes, attend_vocab *phonemes,
+                                           const attend_g2p_eval_options *opt, attend_g2p_counts *c,
+                                           attend_error *err) {
+    const char *who = M == 1 ? "attend_g2p_evaluate" : "attend_g2p_evaluate_ensemble";
+    CHECK(models && d && graphemes && phonemes && c, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !models ? "models" : !d ? "dictionary" : !graphemes ? "graphemes" : !phonemes ? "phonemes" : "counts");
+    CHECK(M >= 1 && M <= 64, err, ATTEND_ERR_ARG, "%s: %d models, need 1..64", who, M);
+    for (int k = 0; k < M; k++) CHECK(models[k], err, ATTEND_ERR_NULL, "%s: model %d is NULL", who, k);
     memset(c, 0, sizeof *c);
-    attend_g2p_eval_options o = {0, 0, 0, 0, 0};
+    attend_g2p_eval_options o = {0, 0, 0, 0, 0, 0};
     if (opt) o = *opt;
-    const attend_model_config *cfg = attend_model_get_config(m);
+    CHECK(M == 1 || o.coverage_penalty == 0, err, ATTEND_ERR_ARG,
+          "%s: the coverage penalty needs one model, not an ensemble of %d", who, M);
+    const attend_model_config *cfg = attend_model_get_config(models[0]);
     int beam = o.beam > 1 ? o.beam : 0;
     int B = beam ? 1 : o.batch > 0 ? o.batch : cfg->max_batch;
     CHECK(beam <= 64, err, ATTEND_ERR_ARG, "%s: beam width %d outside [1,64]", who, o.beam);
-    CHECK(B <= cfg->max_batch && (!beam || beam <= cfg->max_batch), err, ATTEND_ERR_CAPACITY,
-          "%s: %s %d exceeds the model's max_batch=%d", who, beam ? "beam width" : "batch", beam ? beam : B,
-          cfg->max_batch);
+    int max_src = cfg->max_src_len, max_tgt = cfg->max_tgt_len;
+    for (int k = 0; k < M; k++) {
+        const attend_model_config *ck = attend_model_get_config(models[k]);
+        CHECK(B <= ck->max_batch && (!beam || beam <= ck->max_batch), err, ATTEND_ERR_CAPACITY,
+              "%s: %s %d exceeds %s max_batch=%d", who, beam ? "beam width" : "batch", beam ? beam : B,
+              M == 1 ? "the model's" : "a member's", ck->max_batch);
+        if (ck->max_src_len < max_src) max_src = ck->max_src_len;
+        if (ck->max_tgt_len < max_tgt) max_tgt = ck->max_tgt_len;
+    }
     CHECK(split >= ATTEND_G2P_TRAIN && split <= ATTEND_G2P_ALL, err, ATTEND_ERR_ARG, "%s: unknown split %d", who,
           (int)split);
-    int S = cfg->max_src_len < ATTEND_G2P_MAX_LEN ? cfg->max_src_len : ATTEND_G2P_MAX_LEN;
-    int L = cfg->max_tgt_len + 1 < ATTEND_G2P_MAX_LEN ? cfg->max_tgt_len + 1 : ATTEND_G2P_MAX_LEN;
+    int S = max_src < ATTEND_G2P_MAX_LEN ? max_src : ATTEND_G2P_MAX_LEN;
+    int L = max_tgt + 1 < ATTEND_G2P_MAX_LEN ? max_tgt + 1 : ATTEND_G2P_MAX_LEN;
+    int V = attend_vocab_size(phonemes);
     int R = 1, K = beam > B ? beam : B; /* most pronunciations of one word; output rows */
     for (size_t w = 0; w < d->nw; w++)
         if (d->words[w].count > R) R = d->words[w].count;
     /* work buffers, one allocation: sources [B,S], lengths [B], word ids [B], outputs
-     * [K,L], output lengths [K], references [R,ATTEND_G2P_MAX_LEN] and their lengths [R] */
-    size_t n32 = (size_t)B * S + 2 * (size_t)B + (size_t)K * L + (size_t)K + (size_t)R * ATTEND_G2P_MAX_LEN;
+     * [K,L], output lengths [K], references [R,ATTEND_G2P_MAX_LEN], the stress-free
+     * phoneme ids [V] (ignore_stress) */
+    size_t n32 = (size_t)B * S + 2 * (size_t)B + (size_t)K * L + (size_t)K + (size_t)R * ATTEND_G2P_MAX_LEN +
+                 (size_t)V;
     int32_t *mem = malloc(n32 * sizeof *mem);
     int *ref_lens = malloc((size_t)R * sizeof *ref_lens);
     const int32_t **refp = malloc((size_t)R * sizeof *refp);
@@ -634,8 +687,9 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
         return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
     }
     int32_t *src = mem, *src_len = src + (size_t)B * S, *which = src_len + B, *out = which + B;
-    int32_t *out_len = out + (size_t)K * L, *refs = out_len + K;
+    int32_t *out_len = out + (size_t)K * L, *refs = out_len + K, *canon = refs + (size_t)R * ATTEND_G2P_MAX_LEN;
     for (int r = 0; r < R; r++) refp[r] = refs + (size_t)r * ATTEND_G2P_MAX_LEN;
+    if (o.ignore_stress) stress_free_ids(phonemes, canon, V);
     double score[64];
     attend_status st = ATTEND_OK;
     size_t w = 0;
@@ -649,8 +703,8 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
                 int ns = 0;
                 st = attend_g2p_encode_word(graphemes, word, strlen(word), src + (size_t)nb * S, S, &ns, err);
                 if (st == ATTEND_ERR_CAPACITY)
-                    st = at_fail(err, ATTEND_ERR_CAPACITY, "%s: word '%.64s' is longer than the model's max_src_len=%d",
-                                 who, word, cfg->max_src_len);
+                    st = at_fail(err, ATTEND_ERR_CAPACITY, "%s: word '%.64s' is longer than %s max_src_len=%d", who,
+                                 word, M == 1 ? "the model's" : "the members' smallest", max_src);
                 if (st != ATTEND_OK) break;
                 src_len[nb] = ns;
                 which[nb++] = (int32_t)w;
@@ -661,7 +715,10 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
         if (beam) {
             int got = 0;
             attend_beam_options bo = {o.alpha, o.coverage_penalty};
-            st = attend_model_beam_opts(m, src, src_len[0], beam, 1, L, &bo, out, out_len, score, NULL, &got, err);
+            st = M == 1 ? attend_model_beam_opts(models[0], src, src_len[0], beam, 1, L, &bo, out, out_len, score,
+                                                 NULL, &got, err)
+                        : attend_ensemble_beam(models, M, src, src_len[0], beam, 1, L, o.alpha, out, out_len, score,
+                                               NULL, &got, err);
             if (st == ATTEND_OK && got == 0) out_len[0] = 0;
         } else {
             /* repack the rows to the batch's own width Sb, padded */
@@ -671,7 +728,8 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
             for (int k = 1; k < nb; k++) memmove(src + (size_t)k * Sb, src + (size_t)k * S, (size_t)Sb * sizeof *src);
             for (int k = 0; k < nb; k++)
                 for (int j = src_len[k]; j < Sb; j++) src[(size_t)k * Sb + j] = ATTEND_PAD;
-            st = attend_model_greedy(m, src, src_len, nb, Sb, L, out, out_len, NULL, err);
+            st = M == 1 ? attend_model_greedy(models[0], src, src_len, nb, Sb, L, out, out_len, NULL, err)
+                        : attend_ensemble_greedy(models, M, src, src_len, nb, Sb, L, out, out_len, NULL, err);
         }
         for (int k = 0; st == ATTEND_OK && k < nb; k++) {
             const g2p_word *gw = &d->words[which[k]];
@@ -679,9 +737,15 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
                 const char *p = d->text + d->entries[gw->first + r].pron;
                 st = attend_vocab_encode(phonemes, ATTEND_TOKENIZE_SPACE, 0, p, strlen(p), refs + (size_t)r * ATTEND_G2P_MAX_LEN,
                                          ATTEND_G2P_MAX_LEN, &ref_lens[r], err);
+                for (int j = 0; o.ignore_stress && st == ATTEND_OK && j < ref_lens[r]; j++) {
+                    int32_t *t = refs + (size_t)r * ATTEND_G2P_MAX_LEN + j;
+                    if (*t >= 0 && *t < V) *t = canon[*t];
+                }
             }
-            if (st == ATTEND_OK)
-                st = attend_g2p_count_word(c, out + (size_t)k * L, out_len[k], refp, ref_lens, gw->count, err);
+            int32_t *hyp = out + (size_t)k * L;
+            for (int j = 0; o.ignore_stress && j < out_len[k]; j++)
+                if (hyp[j] >= 0 && hyp[j] < V) hyp[j] = canon[hyp[j]];
+            if (st == ATTEND_OK) st = attend_g2p_count_word(c, hyp, out_len[k], refp, ref_lens, gw->count, err);
         }
         done_words += nb;
     }

@@ -12,6 +12,7 @@ mkdir -p "$work"
 cd "$work" || exit 1
 model=$src/models/g2p-cmudict.safetensors
 sample=$src/data/g2p/cmudict-sample.dict
+stress_sample=$src/data/g2p/cmudict-stress-sample.dict
 unset ATTEND_G2P_MODEL ATTEND_G2P_DICT
 fail() {
     echo "FAIL [$case_]: $*" >&2
@@ -113,6 +114,51 @@ train)
     expect_rc 0 "$cli" g2p train --dict "$sample" --epochs 2 --warmup 10 --emb 8 --hidden 16 --dec-hidden 32 \
         --attn 16 --out tiny.safetensors --checkpoint tiny.ckpt --resume tiny.ckpt
     grep -q '^resumed: tiny.ckpt at step 102$' out.txt || fail "resume: $(cat out.txt)"
+    ;;
+stress)
+    # --keep-stress: a tiny model on the stressed sample learns AH0/AH1/AH2, and
+    # g2p eval sees it from the model and scores it with and without stress
+    expect_rc 0 "$cli" g2p train --dict "$stress_sample" --keep-stress --epochs 4 --warmup 10 --emb 16 --hidden 32 \
+        --dec-hidden 64 --attn 32 --out stress.safetensors
+    grep -q '^data: .* phonemes (stress kept)$' out.txt || fail "data line: $(cat out.txt)"
+    grep -q '^saved: stress.safetensors$' out.txt || fail "not saved: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p --model stress.safetensors cat
+    grep -q '^cat .*[A-Z][012]' out.txt || fail "no stress digit in the output: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p eval --model stress.safetensors --dict "$stress_sample" --split dev --beam 2
+    grep -q '^dictionary: .*(stress kept' out.txt || fail "eval header: $(cat out.txt)"
+    for dec in greedy "beam 2"; do
+        for s in scored ignored; do
+            grep -q "^dev    $dec .* $s\$" out.txt || fail "row '$dec $s' missing: $(cat out.txt)"
+        done
+    done
+    # ignoring stress never adds errors: WER and PER of "ignored" <= "scored"
+    awk '$NF == "scored" { per[$2] = $(NF-3); wer[$2] = $(NF-2) }
+         $NF == "ignored" && ($(NF-3) > per[$2] || $(NF-2) > wer[$2]) { bad = 1 } END { exit bad }' out.txt ||
+        fail "ignoring stress raised an error rate: $(cat out.txt)"
+    # a stress model against a dictionary without stress, and --keep-stress on one
+    expect_rc 1 "$cli" g2p eval --model stress.safetensors --dict "$sample" --split dev
+    grep -q 'carry stress digits and .*cmudict-sample.dict has none' err.txt || fail "no-stress dict: $(cat err.txt)"
+    expect_rc 1 "$cli" g2p train --dict "$sample" --keep-stress --epochs 1 --emb 8 --hidden 8 --dec-hidden 8 \
+        --attn 8 --out never.safetensors
+    grep -q -- '--keep-stress: .*cmudict-sample.dict has no stress digits' err.txt || fail "keep-stress: $(cat err.txt)"
+    [ ! -e never.safetensors ] || fail "a model was written"
+    # a stress-free model and a stress model are not one ensemble
+    expect_rc 1 "$cli" g2p eval --model "$model,stress.safetensors" --dict "$stress_sample" --split dev
+    grep -q 'model 2 (stress.safetensors)' err.txt || fail "mixed ensemble: $(cat err.txt)"
+    ;;
+ensemble)
+    # g2p eval --model A,B: two copies of the shipped model score exactly as one
+    expect_rc 0 "$cli" g2p eval --dict "$sample" --split dev --beam 3
+    cut -c1-41 out.txt | tail -n +3 > one.txt
+    expect_rc 0 "$cli" g2p eval --model "$model,$model" --dict "$sample" --split dev --beam 3
+    grep -q '^ensemble of 2 models' out.txt || fail "header: $(cat out.txt)"
+    cut -c1-41 out.txt | tail -n +3 > two.txt
+    cmp -s one.txt two.txt || fail "an ensemble of two copies differs: $(cat one.txt two.txt)"
+    [ "$(wc -l < two.txt)" -eq 3 ] || fail "rows: $(cat two.txt)"
+    expect_rc 2 "$cli" g2p eval --model "$model,$model" --dict "$sample" --coverage-penalty 0.2
+    grep -q 'coverage-penalty with an ensemble' err.txt || fail "coverage penalty: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p eval --model "$model," --dict "$sample"
+    grep -q 'an empty path in the list' err.txt || fail "empty path: $(cat err.txt)"
     ;;
 errors)
     expect_rc 2 "$cli" g2p --bogus hello
