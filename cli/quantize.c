@@ -18,15 +18,16 @@ static void quantize_usage(FILE *f) {
             "scale per output row (w = q * scale, q in [-127,127]: a quarter of the size), or\n"
             "IEEE fp16 (half the size). Embeddings, biases and attention.v stay float32.\n"
             "decode, eval, g2p, align and the library's greedy, beam and scoring read such a\n"
-            "file like any model; it cannot be trained or resumed. docs/G2P.md gives the\n"
-            "accuracy of the shipped G2P model in each form.\n"
+            "file like any model; it cannot be trained or resumed. An fp16 MODEL may go on to\n"
+            "int8 (its fp16 values are the master: the shipped G2P model's int8 file is made\n"
+            "so). docs/G2P.md gives the accuracy of the shipped G2P model in each form.\n"
             "\n"
             "  --to int8|f16  the storage\n"
             "  --out PATH     the file to write (atomically; never MODEL itself)\n"
             "  --help         this message\n"
             "\n"
             "Prints the sizes of both files. Exit status: 0 ok, 1 the model could not be read,\n"
-            "quantized (already quantized, non-finite or, for f16, out-of-range weights) or\n"
+            "quantized (already quantized but fp16 to int8, non-finite or, for f16, out-of-range weights) or\n"
             "written, 2 bad usage.\n");
 }
 

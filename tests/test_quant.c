@@ -456,6 +456,47 @@ static void test_model_refusals(void) {
     EXPECT(attend_model_quantize(m, ATTEND_DTYPE_I8, NULL) == ATTEND_OK, "quantize");
     EXPECT_STATUS(attend_model_quantize(m, ATTEND_DTYPE_F16, &e_), ATTEND_ERR_ARG,
                   "already quantized: tensor 'encoder.weight_ih_l0' is I8");
+    attend_model_free(m);
+    /* F16 -> I8: the same bytes as quantizing a float model holding the F16 values */
+    m = NULL;
+    attend_model *g = NULL;
+    attend_error qe = {0};
+    attend_model_create(&m, &configs[0], 3, NULL);
+    attend_model_create(&g, &configs[0], 3, NULL);
+    if (!m || !g) {
+        attend_model_free(m);
+        attend_model_free(g);
+        return;
+    }
+    EXPECT(attend_model_quantize(m, ATTEND_DTYPE_F16, NULL) == ATTEND_OK, "f16");
+    memcpy(attend_model_params(g), attend_model_params(m), attend_model_param_count(m) * sizeof(float));
+    EXPECT_STATUS(attend_model_quantize(m, ATTEND_DTYPE_F16, &e_), ATTEND_ERR_ARG,
+                  "already quantized: tensor 'encoder.weight_ih_l0' is F16");
+    EXPECT(attend_model_quantize(m, ATTEND_DTYPE_I8, &qe) == ATTEND_OK, "f16 -> int8: %s", qe.msg);
+    EXPECT(attend_model_quantize(g, ATTEND_DTYPE_I8, NULL) == ATTEND_OK, "float -> int8");
+    EXPECT(attend_model_weight_dtype(m) == ATTEND_DTYPE_I8, "f16 -> int8 dtype");
+    EXPECT(!memcmp(attend_model_params(m), attend_model_params(g), attend_model_param_count(m) * sizeof(float)),
+           "f16 -> int8 differs from int8 of the same values");
+    const char *fm = "quant_f16_i8_a.safetensors", *fg = "quant_f16_i8_b.safetensors";
+    attend_vocab *vs = vocab(configs[0].src_vocab - 4), *vt = vocab(configs[0].tgt_vocab - 4);
+    EXPECT(attend_model_save(m, fm, vs, vt, ATTEND_TOKENIZE_CHAR, &qe) == ATTEND_OK &&
+               attend_model_save(g, fg, vs, vt, ATTEND_TOKENIZE_CHAR, &qe) == ATTEND_OK,
+           "%s", qe.msg);
+    attend_vocab_free(vs);
+    attend_vocab_free(vt);
+    FILE *a = fopen(fm, "rb"), *b = fopen(fg, "rb");
+    int same = a && b;
+    for (int ca = 0, cb = 0; same && ca != EOF;) {
+        ca = fgetc(a);
+        cb = fgetc(b);
+        same = ca == cb;
+    }
+    if (a) fclose(a);
+    if (b) fclose(b);
+    EXPECT(same, "the int8 files of f16 -> int8 and float -> int8 differ");
+    remove(fm);
+    remove(fg);
+    attend_model_free(g);
     /* training a quantized model */
     attend_dataset *d = NULL;
     attend_dataset_create(&d, NULL);

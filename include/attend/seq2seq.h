@@ -429,8 +429,10 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
  * arena afterwards does not change the quantized copies. A quantized model
  * cannot be trained (attend_trainer_create refuses it) and a checkpoint with
  * quantized tensors cannot be resumed.
- * Errors: ATTEND_ERR_ARG for another dtype, a model already quantized (naming
- * a quantized tensor) or an F16 value beyond ±65504 (naming the tensor and
+ * An F16 model may be quantized to I8: its F16 values (exact in the float
+ * copy) are the master, so an F16 file gives its I8 form byte for byte.
+ * Errors: ATTEND_ERR_ARG for another dtype, a model already quantized
+ * otherwise (naming a quantized tensor) or an F16 value beyond ±65504 (naming the tensor and
  * element); ATTEND_ERR_NONFINITE for a non-finite weight (naming it); the model
  * is unchanged on error. Not thread-safe with other calls on m.
  */

@@ -88,8 +88,12 @@ attend_status attend_model_quantize(attend_model *m, attend_dtype to, attend_err
     return at_fail(err, ATTEND_ERR_ARG, "%s: quantized products are float32; this is the double-precision test build",
                    who);
 #else
+    /* F16 -> I8: the float copy holds the F16 values exactly, so they are the
+     * master the int8 rows are made from (a model shipped as F16 gives its
+     * int8 form byte for byte); every other quantized start is refused */
+    int from_f16 = m->wdtype == ATTEND_DTYPE_F16 && to == ATTEND_DTYPE_I8;
     for (int i = 0; i < m->ntensors; i++)
-        CHECK(m->wdtype == ATTEND_DTYPE_F32 || !at_model_quantizable(&m->desc[i]), err, ATTEND_ERR_ARG,
+        CHECK(m->wdtype == ATTEND_DTYPE_F32 || from_f16 || !at_model_quantizable(&m->desc[i]), err, ATTEND_ERR_ARG,
               "%s: the model is already quantized: tensor '%s' is %s", who, m->desc[i].name,
               attend_dtype_name(m->wdtype));
     for (int i = 0; i < m->ntensors; i++) {
