@@ -135,6 +135,14 @@ stress)
     awk '$NF == "scored" { per[$2] = $(NF-3); wer[$2] = $(NF-2) }
          $NF == "ignored" && ($(NF-3) > per[$2] || $(NF-2) > wer[$2]) { bad = 1 } END { exit bad }' out.txt ||
         fail "ignoring stress raised an error rate: $(cat out.txt)"
+    # the shipped stress model: stressed phonemes, and rates on the stressed sample
+    stress_model=$src/models/g2p-cmudict-stress.safetensors
+    expect_rc 0 "$cli" g2p --model "$stress_model" read attention
+    printf 'read R IY1 D\nattention AH0 T EH1 N SH AH0 N\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "shipped stress model"; }
+    expect_rc 0 "$cli" g2p eval --model "$stress_model" --dict "$stress_sample" --split dev --beam 0
+    awk '$NF == "scored" && $(NF-2) + 0 < 45 { s = 1 } $NF == "ignored" && $(NF-2) + 0 < 38 { i = 1 }
+         END { exit !(s && i) }' out.txt || fail "shipped stress model rates: $(cat out.txt)"
     # a stress model against a dictionary without stress, and --keep-stress on one
     expect_rc 1 "$cli" g2p eval --model stress.safetensors --dict "$sample" --split dev
     grep -q 'carry stress digits and .*cmudict-sample.dict has none' err.txt || fail "no-stress dict: $(cat err.txt)"
