@@ -15,6 +15,6 @@ def test_docs_python_examples(tmp_path, monkeypatch, capsys):
     for i, code in enumerate(blocks):
         exec(compile(code, "docs/PYTHON.md block %d" % (i + 1), "exec"), ns)
     out = capsys.readouterr().out
-    assert "HH EH L OW" in out and "R IY D -0.7012" in out and "dcba" in out
+    assert "HH EH L OW" in out and "R IY D -0.3475" in out and "dcba" in out
     assert "[[[0.5  0.25 0.25]]]" in out and "ATTEND_ERR_ARG" in out and "closed" in out
     assert "[[[0.8465736  0.15342641 0.        ]]]" in out and "(0.53972" in out
