@@ -353,27 +353,37 @@ static void test_shipped_model(void) {
     attend_vocab_free(pv);
 }
 
+/* The committed sample and the shipped model with room for its words
+ * (max_batch 16); *m is NULL when either could not be loaded (reported). */
+static void load_sample_and_model(attend_g2p_dict **d, attend_model **m, attend_vocab **gv, attend_vocab **pv) {
+    attend_error err;
+    *m = NULL;
+    *gv = *pv = NULL;
+    EXPECT(attend_g2p_dict_read(d, SAMPLE_DICT, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    if (!*d) return;
+    attend_g2p_dict_info in;
+    attend_g2p_dict_get_info(*d, &in);
+    EXPECT(in.comments == 3 && in.entries > 3000, "sample: %d comments, %d entries", in.comments, in.entries);
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = 16;
+    cap.max_src_len = in.max_word_len;
+    EXPECT(attend_g2p_model_load(m, SHIPPED_MODEL, &cap, gv, pv, &err) == ATTEND_OK, "%s", err.msg);
+}
+
 /* Evaluation of the shipped model on the committed sample: counts add up,
  * greedy and beam agree on the word count, rates are sane. */
 static void test_evaluate_sample(void) {
     attend_error err;
     attend_g2p_dict *d = NULL;
-    EXPECT(attend_g2p_dict_read(&d, SAMPLE_DICT, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    attend_model *m = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    load_sample_and_model(&d, &m, &gv, &pv);
     if (!d) return;
-    attend_g2p_dict_info in;
-    attend_g2p_dict_get_info(d, &in);
-    EXPECT(in.comments == 3 && in.entries > 3000, "sample: %d comments, %d entries", in.comments, in.entries);
     long dev_words = 0;
     for (int w = 0; w < attend_g2p_dict_words(d); w++)
         dev_words += attend_g2p_split_of(attend_g2p_dict_word(d, w), strlen(attend_g2p_dict_word(d, w))) ==
                      ATTEND_G2P_DEV;
-    attend_model *m = NULL;
-    attend_vocab *gv = NULL, *pv = NULL;
-    attend_model_config cap;
-    memset(&cap, 0, sizeof cap);
-    cap.max_batch = 16;
-    cap.max_src_len = in.max_word_len;
-    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
     if (m) {
         attend_g2p_counts g, b;
         attend_g2p_eval_options eo = {0, 0, 16, 0, 0, 0};
@@ -405,17 +415,10 @@ static void test_evaluate_sample(void) {
 static void test_evaluate_ensemble(void) {
     attend_error err;
     attend_g2p_dict *d = NULL;
-    EXPECT(attend_g2p_dict_read(&d, SAMPLE_DICT, NULL, &err) == ATTEND_OK, "%s", err.msg);
-    if (!d) return;
-    attend_g2p_dict_info in;
-    attend_g2p_dict_get_info(d, &in);
     attend_model *m = NULL, *m2 = NULL;
     attend_vocab *gv = NULL, *pv = NULL;
-    attend_model_config cap;
-    memset(&cap, 0, sizeof cap);
-    cap.max_batch = 16;
-    cap.max_src_len = in.max_word_len;
-    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    load_sample_and_model(&d, &m, &gv, &pv);
+    if (!d) return;
     EXPECT(!m || attend_model_clone(&m2, m, &err) == ATTEND_OK, "%s", err.msg);
     if (m && m2) {
         EXPECT(!attend_g2p_vocab_has_stress(pv), "the shipped model has no stress");
