@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
 /* Vs = 9, Vt = 7 (test_copy_f64.c's data): source ids 4..6 copy as
@@ -75,20 +76,8 @@ static void check(const char *what, attend_model_config cfg, combo_opts o) {
     EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *g = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = g[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     char label[300];
     snprintf(label, sizeof label, "%s (%zu params, loss %.4f)", what, n, st.loss);
     EXPECT_CLOSE(label, analytic, numeric, n, 1e-7, 1e-5);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
 static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
@@ -42,20 +43,8 @@ static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_k
     EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *g = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = g[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     /* the copy tensors take part: their gradients are not zero */
     const char *names[] = {"copy.w_c", "copy.w_s", "copy.w_x", "copy.b"};
     for (int k = 0; k < 4; k++) {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
 static double urand(uint64_t *s) {
@@ -161,20 +162,8 @@ static void check_model(attend_cell_kind cell, attend_decoder_kind dec, int cove
     }
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *g = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = g[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     char label[200];
     snprintf(label, sizeof label, "%s (%zu params, loss %.4f)", what, n, st.loss);
     EXPECT_CLOSE(label, analytic, numeric, n, 1e-7, 1e-5);

@@ -11,24 +11,9 @@
 #include <string.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
-/* Two pairs of different lengths (padding and frozen decoder rows). */
-static attend_dataset *tiny_data(int pointer) {
-    attend_dataset *d = NULL;
-    attend_dataset_create(&d, NULL);
-    int32_t s1[] = {4, 5, 6, 4}, s2[] = {6, 5};
-    if (!pointer) {
-        int32_t t1[] = {5, 4, 6}, t2[] = {4};
-        attend_dataset_add(d, s1, 4, t1, 3, NULL);
-        attend_dataset_add(d, s2, 2, t2, 1, NULL);
-    } else {
-        int32_t t1[] = {0, 3, 1, 2}, t2[] = {1, 0};
-        attend_dataset_add(d, s1, 4, t1, 4, NULL);
-        attend_dataset_add(d, s2, 2, t2, 2, NULL);
-    }
-    return d;
-}
 
 static attend_model_config tiny_config(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score,
                                        int dec_layers) {
@@ -47,7 +32,7 @@ static void check_fd(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
     EXPECT(attend_model_create(&m, &cfg, 77, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     if (!m) return;
     int pointer = dec == ATTEND_DECODER_POINTER;
-    attend_dataset *d = tiny_data(pointer);
+    attend_dataset *d = fd_tiny_data(pointer);
     attend_batch b;
     attend_batch_alloc(&b, 2, 4, 5, NULL);
     int idx[2] = {0, 1};
@@ -70,20 +55,8 @@ static void check_fd(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
     EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *g = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = g[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     /* an upper layer's weights take gradient (the check is not vacuous) */
     if (dec_layers > 1) {
         attend_model_tensor t;
@@ -132,7 +105,7 @@ static void test_one_layer_same(void) {
            "dec_layers 0 and 1 differ in tensors");
     EXPECT(attend_model_tensor_count(m2) == attend_model_tensor_count(m1) + 4, "dec_layers 2: %d tensors, 1: %d",
            attend_model_tensor_count(m2), attend_model_tensor_count(m1));
-    attend_dataset *d = tiny_data(0);
+    attend_dataset *d = fd_tiny_data(0);
     attend_batch b;
     attend_batch_alloc(&b, 2, 4, 5, NULL);
     int idx[2] = {0, 1};

@@ -13,24 +13,9 @@
 #include <stdlib.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
-/* The tiny batch of test_model_f64.c: two pairs of different lengths. */
-static attend_dataset *tiny_data(int pointer) {
-    attend_dataset *d = NULL;
-    attend_dataset_create(&d, NULL);
-    int32_t s1[] = {4, 5, 6, 4}, s2[] = {6, 5};
-    if (!pointer) {
-        int32_t t1[] = {5, 4, 6}, t2[] = {4};
-        attend_dataset_add(d, s1, 4, t1, 3, NULL);
-        attend_dataset_add(d, s2, 2, t2, 1, NULL);
-    } else {
-        int32_t t1[] = {0, 3, 1, 2}, t2[] = {1, 0};
-        attend_dataset_add(d, s1, 4, t1, 4, NULL);
-        attend_dataset_add(d, s2, 2, t2, 2, NULL);
-    }
-    return d;
-}
 
 static double loss_of(attend_model *m, const attend_batch *b) {
     attend_tf_stats st;
@@ -51,7 +36,7 @@ static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_k
     EXPECT(attend_model_create(&m, &cfg, 99, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     if (!m) return;
     int pointer = dec == ATTEND_DECODER_POINTER;
-    attend_dataset *d = tiny_data(pointer);
+    attend_dataset *d = fd_tiny_data(pointer);
     attend_batch b;
     attend_batch_alloc(&b, 2, 4, 5, NULL);
     int idx[2] = {0, 1};

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
 #define LAMBDA 0.8
@@ -65,20 +66,8 @@ static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, atten
 
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *grad = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = grad[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     char label[1024];
     snprintf(label, sizeof label, "%s (%zu params, loss %.4f, term %.4f)", what, n, st.loss, g);
     EXPECT_CLOSE(label, analytic, numeric, n, 1e-7, 1e-5);
@@ -88,6 +77,7 @@ static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, atten
     attend_model_forward(m, &b, NULL, NULL);
     attend_model_backward(m, NULL);
     double diff = 0;
+    const double *grad = attend_model_grads(m);
     for (size_t i = 0; i < n; i++) diff = fmax(diff, fabs(grad[i] - analytic[i]));
     EXPECT(diff > 1e-4, "%s: the term changed no gradient (max difference %g)", what, diff);
     free(analytic);

@@ -8,25 +8,8 @@
 #include <stdlib.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
-
-/* A fixed tiny batch: two pairs of different lengths (so padding and frozen
- * decoder rows are exercised). Pointer targets are positions. */
-static attend_dataset *tiny_data(int pointer) {
-    attend_dataset *d = NULL;
-    attend_dataset_create(&d, NULL);
-    int32_t s1[] = {4, 5, 6, 4}, s2[] = {6, 5};
-    if (!pointer) {
-        int32_t t1[] = {5, 4, 6}, t2[] = {4};
-        attend_dataset_add(d, s1, 4, t1, 3, NULL);
-        attend_dataset_add(d, s2, 2, t2, 1, NULL);
-    } else {
-        int32_t t1[] = {0, 3, 1, 2}, t2[] = {1, 0};
-        attend_dataset_add(d, s1, 4, t1, 4, NULL);
-        attend_dataset_add(d, s2, 2, t2, 2, NULL);
-    }
-    return d;
-}
 
 static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers,
                            int exclude) {
@@ -40,7 +23,7 @@ static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, atten
     if (!m) return;
     EXPECT(attend_model_set_pointer_exclude(m, exclude, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     int pointer = dec == ATTEND_DECODER_POINTER;
-    attend_dataset *d = tiny_data(pointer);
+    attend_dataset *d = fd_tiny_data(pointer);
     attend_batch b;
     attend_batch_alloc(&b, 2, 4, 5, NULL);
     int idx[2] = {0, 1};
@@ -59,20 +42,8 @@ static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, atten
     EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *g = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = g[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     /* the PAD embedding rows take no gradient at all */
     attend_model_tensor t;
     attend_model_tensor_find(m, "src_emb.weight", &t, NULL);

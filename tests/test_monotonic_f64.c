@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "attend.h"
+#include "fd_check.h"
 #include "harness.h"
 
 _Static_assert(sizeof(attend_real) == sizeof(double), "test_monotonic_f64 must link attend_f64");
@@ -109,20 +110,8 @@ static void check_model(attend_cell_kind cell, attend_decoder_kind dec, attend_s
     EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
     size_t n = attend_model_param_count(m);
-    double *p = attend_model_params(m), *g = attend_model_grads(m);
-    double *analytic = malloc(n * sizeof *analytic), *numeric = malloc(n * sizeof *numeric);
-    for (size_t i = 0; i < n; i++) analytic[i] = g[i];
-    const double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = p[i];
-        attend_tf_stats sp, sm;
-        p[i] = keep + h;
-        attend_model_forward(m, &b, &sp, NULL);
-        p[i] = keep - h;
-        attend_model_forward(m, &b, &sm, NULL);
-        p[i] = keep;
-        numeric[i] = (sp.loss - sm.loss) / (2 * h);
-    }
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
     EXPECT(fabs(rt.grad[0]) > 1e-6, "%s: attention.r got no gradient (%g)", what, rt.grad[0]);
     char label[200];
     snprintf(label, sizeof label, "%s (%zu params, loss %.4f, dr %.3g)", what, n, st.loss, rt.grad[0]);
