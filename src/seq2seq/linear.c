@@ -49,7 +49,7 @@ const at_packed *at_model_pack(const attend_model *cm, int transB, const attend_
 
 /* A blocked product of `rows` rows against W reads a packed copy: two rows
  * or more, and more than a quantized copy multiplies itself. */
-static int packs(const at_qweight *q, int rows) { return rows >= 2 && !(q && rows <= AT_QUANT_MAX_ROWS); }
+static int packs(const at_qweight *q, int rows) { return rows >= 2 && !at_linear_quantized(q, rows); }
 
 void at_model_cell_copies(const attend_model *m, at_cell *cell, int rows_ih, int rows_hh) {
     const int GH = at_cell_gates(cell->kind) * cell->H;
