@@ -35,7 +35,10 @@ const at_packed *at_model_pack(const attend_model *cm, int transB, const attend_
     }
     if (!e) {
         if (m->npacks == AT_MAX_PACKS) return NULL;
-        attend_real *buf = malloc(at_pack_floats(K, N) * sizeof *buf);
+        /* 64-byte aligned, as the per-call packing buffers: a panel row that
+         * straddles two cache lines costs every other load a second line */
+        const size_t bytes = (at_pack_floats(K, N) * sizeof(attend_real) + 63) / 64 * 64;
+        attend_real *buf = aligned_alloc(64, bytes);
         if (!buf) return NULL;
         e = &m->packs[m->npacks++];
         *e = (at_pack_entry){B, ldb, K, N, transB, buf, {0}, m->pack_gen - 1};
