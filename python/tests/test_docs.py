@@ -11,6 +11,10 @@ def test_docs_python_examples(tmp_path, monkeypatch, capsys):
     blocks = re.findall(r"^```python\n(.*?)^```$", text, flags=re.S | re.M)
     assert len(blocks) >= 5
     monkeypatch.chdir(tmp_path)
+    prefix = os.environ.get("ATTEND_EXPECT_PREFIX")    # python_wheel: the pip-installed package
+    if prefix:
+        import attend
+        assert os.path.realpath(attend.__file__).startswith(os.path.realpath(prefix) + "/"), attend.__file__
     ns = {}
     for i, code in enumerate(blocks):
         exec(compile(code, "docs/PYTHON.md block %d" % (i + 1), "exec"), ns)
