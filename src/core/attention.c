@@ -260,6 +260,25 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
     return at_ok(err);
 }
 
+/* The additive score's rows [lo,hi) of N*T, forward or backward
+ * (at_parallel_rows' chunks; the backward's chunks are whole sequences of T
+ * rows, as each adds into its sequence's dkp rows). */
+typedef struct {
+    attend_real *scores, *th, *qp, *dqp, *dkp;
+    const attend_real *kp, *dscores, *v;
+    int T, S, A;
+} additive_job;
+
+static void additive_forward_chunk(void *p, int lo, int hi) {
+    const additive_job *j = p;
+    additive_forward(j->scores, j->th, j->qp, j->kp, j->v, lo, hi, j->T, j->S, j->A);
+}
+
+static void additive_backward_chunk(void *p, int lo, int hi) {
+    const additive_job *j = p;
+    additive_backward(j->dqp, j->dkp, j->dscores, j->th, j->v, lo, hi, j->T, j->S, j->A);
+}
+
 void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
                         attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
                         int keep_tanh) {
@@ -269,8 +288,8 @@ void at_additive_scores(const attend_score_config *cfg, const attend_score_param
     attend_real *th = keep_tanh ? saved + (size_t)N * T * A : NULL; /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
     at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
-    AT_PARALLEL_ROWS((double)N * T * S * A * 12, N * T, 1,
-                     additive_forward(scores, th, qp, kp, p->v, lo, hi, T, S, A));
+    additive_job j = {scores, th, qp, NULL, NULL, kp, NULL, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 12, N * T, 1, additive_forward_chunk, &j);
 }
 
 void at_scores_backward(const attend_score_config *cfg, const attend_score_params *p, const attend_score_grads *g,
@@ -292,8 +311,8 @@ void at_scores_backward(const attend_score_config *cfg, const attend_score_param
     int A = cfg->A;
     attend_real *dqp = saved;                              /* [N,T,A] scratch */
     const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
-    AT_PARALLEL_ROWS((double)N * T * S * A * 4, N * T, T,
-                     additive_backward(dqp, dkp, dscores, th, p->v, lo, hi, T, S, A));
+    additive_job j = {NULL, (attend_real *)th, NULL, dqp, dkp, NULL, dscores, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 4, N * T, T, additive_backward_chunk, &j);
     /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
     if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
     /* forward: qp = q Wqᵀ */

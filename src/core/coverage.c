@@ -88,6 +88,24 @@ AT_KERNEL_VOID(static, coverage_backward,
     }
 }
 
+/* Rows [lo,hi) of N*T, forward or backward (at_parallel_rows' chunks; the
+ * backward's are whole sequences of T rows: each adds into its dkp rows). */
+typedef struct {
+    attend_real *scores, *th, *qp, *dqp, *dkp, *dcov;
+    const attend_real *kp, *cov, *dscores, *wc, *v;
+    int T, S, A;
+} coverage_job;
+
+static void coverage_forward_chunk(void *p, int lo, int hi) {
+    const coverage_job *j = p;
+    coverage_forward(j->scores, j->th, j->qp, j->kp, j->cov, j->wc, j->v, lo, hi, j->T, j->S, j->A);
+}
+
+static void coverage_backward_chunk(void *p, int lo, int hi) {
+    const coverage_job *j = p;
+    coverage_backward(j->dqp, j->dkp, j->dcov, j->dscores, j->th, j->wc, j->v, lo, hi, j->T, j->S, j->A);
+}
+
 void at_coverage_scores_forward(const attend_score_config *cfg, const attend_score_params *p, const attend_real *w_cov,
                                 attend_real *scores, attend_real *saved, const attend_real *q, const attend_real *kp,
                                 const attend_real *cov, int N, int T, int S, int keep_tanh) {
@@ -97,8 +115,8 @@ void at_coverage_scores_forward(const attend_score_config *cfg, const attend_sco
     attend_real *th = keep_tanh ? saved + (size_t)N * T * A : NULL; /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
     at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
-    AT_PARALLEL_ROWS((double)N * T * S * A * 14, N * T, 1,
-                     coverage_forward(scores, th, qp, kp, cov, w_cov, p->v, lo, hi, T, S, A));
+    coverage_job j = {scores, th, qp, NULL, NULL, NULL, kp, cov, NULL, w_cov, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 14, N * T, 1, coverage_forward_chunk, &j);
 }
 
 void at_coverage_scores_backward(const attend_score_config *cfg, const attend_score_params *p,
@@ -111,8 +129,8 @@ void at_coverage_scores_backward(const attend_score_config *cfg, const attend_sc
     const int A = cfg->A, Dq = cfg->Dq;
     attend_real *dqp = saved;                          /* [N,T,A] scratch */
     const attend_real *th = saved + (size_t)N * T * A; /* [N,T,S,A] */
-    AT_PARALLEL_ROWS((double)N * T * S * A * 6, N * T, T,
-                     coverage_backward(dqp, dkp, dcov, dscores, th, w_cov, p->v, lo, hi, T, S, A));
+    coverage_job j = {NULL, (attend_real *)th, NULL, dqp, dkp, dcov, NULL, NULL, dscores, w_cov, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 6, N * T, T, coverage_backward_chunk, &j);
     /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
     if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
     /* g_wcov [A] += Σ_{r,j} dscores[r,j] cov[r,j] v (1 − th[r,j,:]²) */

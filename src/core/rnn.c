@@ -134,6 +134,22 @@ AT_KERNEL_VOID(static, cell_gates_forward,
     }
 }
 
+/* The gates of one step over rows [lo,hi) (at_parallel_rows' chunks). */
+typedef struct {
+    const at_cell *cell;
+    attend_real *h_out, *c_out, *saved;
+    const attend_real *xg;
+    size_t xg_stride;
+    const attend_real *hg, *h_prev, *c_prev;
+    const uint8_t *active;
+} gates_fwd_job;
+
+static void gates_fwd_rows(void *p, int lo, int hi) {
+    const gates_fwd_job *j = p;
+    cell_gates_forward(j->cell->kind, j->cell->H, j->h_out, j->c_out, j->saved, j->xg, j->xg_stride, j->hg,
+                       j->cell->b_hh, j->h_prev, j->c_prev, j->active, lo, hi);
+}
+
 /* at_cell_step_forward with the rows of xg xg_stride values apart (the layer
  * reads a step's rows in place when they are evenly spaced, instead of
  * gathering them). */
@@ -145,9 +161,8 @@ static void cell_step_forward(const at_cell *cell, attend_real *h_out, attend_re
      * bias rows would round to, without writing the rows first) */
     attend_real *hg = scratch;
     at_linear(cell->q_hh, N, GH, H, h_prev, H, cell->W_hh, H, 0, hg, GH);
-    AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
-                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, xg_stride, hg, cell->b_hh, h_prev,
-                                        c_prev, active, lo, hi));
+    gates_fwd_job j = {cell, h_out, c_out, saved, xg, xg_stride, hg, h_prev, c_prev, active};
+    at_parallel_rows((double)N * GH * 8, N, 1, gates_fwd_rows, &j);
 }
 
 void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
@@ -279,6 +294,19 @@ AT_KERNEL_VOID(static, cell_gates_backward,
     }
 }
 
+typedef struct {
+    const at_cell *cell;
+    attend_real *da, *dxg, *dh_prev, *dc_prev;
+    const attend_real *dh_out, *dc_out, *saved, *h_prev, *c_prev;
+    const uint8_t *active;
+} gates_bwd_job;
+
+static void gates_bwd_rows(void *p, int lo, int hi) {
+    const gates_bwd_job *j = p;
+    cell_gates_backward(j->cell->kind, j->cell->H, j->da, j->dxg, j->dh_prev, j->dc_prev, j->dh_out, j->dc_out,
+                        j->saved, j->h_prev, j->c_prev, j->active, lo, hi);
+}
+
 void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_real *dxg,
                            attend_real *dh_prev, attend_real *dc_prev, const attend_real *dh_out,
                            const attend_real *dc_out, const attend_real *saved,
@@ -290,9 +318,8 @@ void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_r
     // dxg, dh_prev, dc_prev may be NULL (not needed).
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
     attend_real *da = scratch; // [N,G*H] gradient of the pre-activations xg + hg
-    AT_PARALLEL_ROWS((double)N * GH * 4, N, 1,
-                     cell_gates_backward(cell->kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev,
-                                         c_prev, active, lo, hi));
+    gates_bwd_job j = {cell, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev, c_prev, active};
+    at_parallel_rows((double)N * GH * 4, N, 1, gates_bwd_rows, &j);
     // hg = h_prev W_hhᵀ + b_hh  (inactive rows of da are 0)
     if (dh_prev) at_gemm(0, 0, N, H, GH, 1, da, GH, cell->W_hh, H, 1, dh_prev, H);
     if (g && g->W_hh) at_gemm(1, 0, GH, H, N, 1, da, GH, h_prev, H, 1, g->W_hh, H);

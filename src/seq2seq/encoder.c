@@ -14,9 +14,6 @@
 #include "seq2seq/dropout.h"
 #include "core/vmath.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, int dir, at_cell *cell) {
     cell->kind = m->cfg.cell;
@@ -60,6 +57,22 @@ static void encode_direction(attend_model *m, int l, int dir, const attend_real 
                                                            scratch);
 }
 
+/* One direction of an encoder layer on its own thread (at_parallel_chunks'
+ * chunk c = direction c, with a scratch of its own). */
+typedef struct {
+    attend_model *m;
+    int l;
+    const attend_real *x;
+    const int32_t *src, *src_len;
+    int N, S;
+} direction_job;
+
+static void direction_chunk(void *p, int dir) {
+    const direction_job *j = p;
+    encode_direction(j->m, j->l, dir, j->x, j->src, j->src_len, j->N, j->S,
+                     dir ? j->m->acts.rnn_scratch2 : j->m->acts.rnn_scratch);
+}
+
 void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
@@ -77,24 +90,16 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
         /* dropout between layers: in place (layer l-1's backward does not read its output) */
         if (l > 0 && m->dropping) at_dropout_grid(m, a->enc_out[l - 1], N, S, E, 1, AT_DROP_ENC_LAYER + l);
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
-        int threaded = 0;
-#ifdef _OPENMP
-        /* the two directions are independent: one per thread, each streaming
-         * its own weights (at batch 1 the layer is a chain of matrix-vector
-         * products, bound by reading the weights); products inside run on
-         * their thread */
-        threaded = a->rnn_scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1;
-        if (threaded) {
-#pragma omp parallel num_threads(2)
-            {
-                int nth = omp_get_num_threads(), id = omp_get_thread_num();
-                for (int dir = id; dir < 2; dir += nth)
-                    encode_direction(m, l, dir, x, src, src_len, N, S, dir ? a->rnn_scratch2 : a->rnn_scratch);
-            }
-        }
-#endif
-        if (!threaded)
+        /* the two directions are independent: one chunk each, streaming its
+         * own weights (at batch 1 the layer is a chain of matrix-vector
+         * products, bound by reading the weights); products inside run on the
+         * chunk's thread */
+        if (a->rnn_scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1) {
+            direction_job j = {m, l, x, src, src_len, N, S};
+            at_parallel_chunks(2, 2, direction_chunk, &j);
+        } else {
             for (int dir = 0; dir < 2; dir++) encode_direction(m, l, dir, x, src, src_len, N, S, a->rnn_scratch);
+        }
     }
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {

@@ -216,7 +216,7 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
         }
     }
     BUF(rnn_scratch, rnn_scratch);
-#ifdef _OPENMP
+#ifdef ATTEND_THREADS
     BUF(rnn_scratch2, at_rnn_layer_scratch_size(c->cell, c->max_batch < AT_ENC_PAIR_ROWS ? c->max_batch : AT_ENC_PAIR_ROWS,
                                                 c->max_src_len, c->enc_hidden));
 #endif
@@ -520,20 +520,15 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
          * whole-grid dropout of attend_model_forward (its backward applies that) */
         if (m->dropping && !m->infer) at_dropout_rows(m, rows, N, t, D, AT_DROP_DEC_IN);
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
-            AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
-                for (int n = lo; n < hi; n++)
-                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)at_copy_input_id(m, y_in[n]) * GHd,
-                           (size_t)GHd * sizeof *xg_emb);
-            });
+            for (int n = 0; n < N; n++)
+                memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)at_copy_input_id(m, y_in[n]) * GHd,
+                       (size_t)GHd * sizeof *xg_emb);
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
             at_model_linear(m, N, GHd, D, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
-    if (xg_emb != a->xg)
-        AT_PARALLEL_ROWS((double)N * GHd, N, 1,
-                         memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
-                                (size_t)(hi - lo) * GHd * sizeof(attend_real)));
+    if (xg_emb != a->xg) memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
     m->step_y_in = y_in; /* POINTER's exclusion mask reads the previous positions */
     m->step_S = S;
     m->dec->step_forward(m, t, N, S, active, feat_row, feat_stride);

@@ -51,9 +51,9 @@ pkgconfig)
   else
     echo "libattend.so: not built (ATTEND_SHARED=OFF): the static library only"
   fi
-    # OpenBLAS and OpenMP are private to attend: a program linking the .so names only attend
+    # OpenBLAS and the threads library are private to attend: a program linking the .so names only attend
     case " $(PKG_CONFIG_PATH="$pcdir" pkg-config --libs attend) " in
-    *openblas*|*fopenmp*|*gomp*) fail "attend.pc's --libs name what libattend.so links privately" ;;
+    *openblas*|*pthread*) fail "attend.pc's --libs name what libattend.so links privately" ;;
     esac
     # static: attend-static.pc names libattend.a by its path (libattend.so sits beside it)
     sflags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --static --cflags --libs attend-static)

@@ -210,12 +210,10 @@ void at_dec_ctx_fed_forward(attend_model *m, int t, int N, int S, const uint8_t 
     else /* xg += c_t W_ih[:, D:]ᵀ */
         at_model_linear(m, N, GHd, E, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
     at_dec_cell_forward(m, t, N, active);
-    AT_PARALLEL_ROWS((double)N * (Hd + E), N, 1, {
-        for (int n = lo; n < hi; n++) { /* feat = [s_t; c_t] */
-            memcpy(feat_row + n * feat_stride, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
-            memcpy(feat_row + n * feat_stride + Hd, ctx + (size_t)n * E, E * sizeof(attend_real));
-        }
-    });
+    for (int n = 0; n < N; n++) { /* feat = [s_t; c_t] */
+        memcpy(feat_row + n * feat_stride, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
+        memcpy(feat_row + n * feat_stride + Hd, ctx + (size_t)n * E, E * sizeof(attend_real));
+    }
 }
 
 void at_dec_ctx_fed_backward(attend_model *m, int t, int N, const attend_real *dfeat_t, size_t dfeat_stride,
