@@ -72,6 +72,33 @@ void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int
                             const attend_real *A, int lda, const attend_real *B, int ldb,
                             attend_real beta, attend_real *C, int ldc);
 
+/* A matrix packed once for the own GEMM's blocked products (a weight that is
+ * multiplied at every time step): all of op(B) [K,N] in the panel layout of
+ * the process's instruction-set level (src/core/gemm_tile.h, pack_b_all).
+ * at_pack_floats: the floats at_pack writes for op(B) [K,N] at this level;
+ * at_pack: packs op(B) (B as at_gemm reads it) into dst and describes it in
+ * pk. at_gemm_w is at_gemm with that packed copy of its B: where the product
+ * takes the blocked path (M >= 2 rows) with the own GEMM, the panels are read
+ * instead of packed again, with the same bits; otherwise (pk NULL, one row,
+ * OpenBLAS, a copy of another shape or level) it is at_gemm. */
+typedef struct {
+    const attend_real *data; /* [K, npad] panels */
+    int K, N, npad, level;
+} at_packed;
+size_t at_pack_floats(int K, int N);
+/* 1 when OpenBLAS does the products in this process (attend_gemm_backend). */
+int at_gemm_uses_blas(void);
+void at_pack(at_packed *pk, attend_real *dst, int transB, const attend_real *B, int ldb, int K, int N);
+void at_gemm_w(int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+               const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C, int ldc);
+/* Rows of a larger product of whole_M rows (A and C at those rows), on the
+ * calling thread, by the path the whole product takes: the bits at_gemm_w
+ * gives those rows (a caller that splits a product by rows and fuses each
+ * share with what follows it, src/core/rnn.c). */
+void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A,
+                  int lda, const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C,
+                  int ldc);
+
 /* C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for b in [0,batch), with fixed
  * element strides between batch entries (0 = shared operand). */
 void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, attend_real alpha,
@@ -104,12 +131,19 @@ void at_chunk_range(int n, int align, int nchunks, int c, int *lo, int *hi);
 void at_rows_sum(attend_real *dst, const attend_real *rows, size_t R, int cols);
 void at_rows_add(attend_real *rows, const attend_real *v, size_t R, int cols);
 
+/* Packed copies of the additive score's Wq (a model's, at_model_pack) for
+ * qp = q Wqᵀ (wq) and dq += dqp Wq (wq_dx); NULL members (or no struct):
+ * the products pack as they go, with the same bits. */
+typedef struct {
+    const at_packed *wq, *wq_dx;
+} at_score_packs;
+
 /* The additive score of attend_scores_forward, unchecked: scores [N,T,S],
  * saved (qp [N,T,A], then the tanh values [N,T,S,A] when keep_tanh; decoding
  * passes 0 and needs only the qp part). */
 void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
                         attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
-                        int keep_tanh);
+                        int keep_tanh, const at_score_packs *pk);
 
 /* Softmax rows with masks (shared by attention, multi-head and pointer code).
  * Row r = (g, t) of `rows_per_group` groups G: rows are [G,T,S]; the key

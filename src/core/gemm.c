@@ -118,6 +118,8 @@ static int use_blas(void) {
 
 const char *attend_gemm_backend(void) { return use_blas() ? "openblas" : "own"; }
 
+int at_gemm_uses_blas(void) { return use_blas(); }
+
 const char *attend_gemm_info(void) {
     use_blas();
     return gemm_why;
@@ -185,6 +187,51 @@ AT_KERNEL_VOID(static, gemm_run,
     case AT_ISA_AVX2: gemm_32(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
     default: gemm_16(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
     }
+}
+
+/* Packs all of op(B) at level lvl (pack_b_all of that width). */
+AT_KERNEL_VOID(static, pack_run,
+               (int lvl, attend_real *dst, int transB, const attend_real *B, int ldb, int K, int N),
+               (lvl, dst, transB, B, ldb, K, N)) {
+    switch (lvl) {
+    case AT_ISA_AVX512: pack_b_all_64(dst, transB, B, ldb, K, N); break;
+    case AT_ISA_AVX2: pack_b_all_32(dst, transB, B, ldb, K, N); break;
+    default: pack_b_all_16(dst, transB, B, ldb, K, N); break;
+    }
+}
+
+/* The blocked product against a packed op(B), columns [col0, col0+N) of it. */
+AT_KERNEL_VOID(static, prepacked_run,
+               (int lvl, int transA, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+                const attend_real *Bp, int npad, int col0, attend_real beta, attend_real *C, int ldc),
+               (lvl, transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc)) {
+    switch (lvl) {
+    case AT_ISA_AVX512: gemm_prepacked_64(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
+    case AT_ISA_AVX2: gemm_prepacked_32(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
+    default: gemm_prepacked_16(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
+    }
+}
+
+/* Panel width NR of a level: 2 vectors of its width. */
+static int level_nr(int lvl) {
+    const int bytes = lvl == AT_ISA_AVX512 ? 64 : lvl == AT_ISA_AVX2 ? 32 : 16;
+    return 2 * bytes / (int)sizeof(attend_real);
+}
+
+size_t at_pack_floats(int K, int N) {
+    if (K <= 0 || N <= 0) return 0;
+    const int nr = level_nr((int)at_isa());
+    return (size_t)K * (((size_t)N + nr - 1) / nr * nr);
+}
+
+void at_pack(at_packed *pk, attend_real *dst, int transB, const attend_real *B, int ldb, int K, int N) {
+    const int lvl = (int)at_isa(), nr = level_nr(lvl);
+    pk->data = dst;
+    pk->K = K;
+    pk->N = N;
+    pk->npad = (N + nr - 1) / nr * nr;
+    pk->level = lvl;
+    if (K > 0 && N > 0) pack_run(lvl, dst, transB, B, ldb, K, N);
 }
 
 /* C = beta C for an empty sum (K <= 0); beta = 0 writes zeros without reading. */
@@ -336,6 +383,60 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
     }
     gemm_job j = {path, transA, transB, M, N, K, by_rows, nt, alpha, beta, A, B, lda, ldb, ldc, C};
     at_parallel_chunks(nt, nt, gemm_chunk, &j);
+}
+
+/* A product against a weight packed once (at_pack of the same op(B)): the
+ * blocked path reads the panels in place of packing op(B) again; the bits are
+ * those of at_gemm. Chunk c computes rows, or whole panels of columns, of C. */
+typedef struct {
+    int transA, M, N, K, by_rows, nchunks, align;
+    attend_real alpha, beta;
+    const attend_real *A;
+    int lda, ldc;
+    const at_packed *pk;
+    attend_real *C;
+} packed_job;
+
+static void packed_chunk(void *p, int c) {
+    const packed_job *j = p;
+    int lo, hi;
+    at_chunk_range(j->by_rows ? j->M : j->N, j->align, j->nchunks, c, &lo, &hi);
+    if (hi <= lo) return;
+    if (j->by_rows)
+        prepacked_run(j->pk->level, j->transA, hi - lo, j->N, j->K, j->alpha,
+                      j->transA ? j->A + lo : j->A + (size_t)lo * j->lda, j->lda, j->pk->data, j->pk->npad, 0, j->beta,
+                      j->C + (size_t)lo * j->ldc, j->ldc);
+    else
+        prepacked_run(j->pk->level, j->transA, j->M, hi - lo, j->K, j->alpha, j->A, j->lda, j->pk->data, j->pk->npad,
+                      lo, j->beta, j->C + lo, j->ldc);
+}
+
+void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A,
+                  int lda, const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C,
+                  int ldc) {
+    if (M <= 0 || N <= 0) return;
+    const int path = gemm_path(whole_M, N, K);
+    if (pk && K > 0 && pk->K == K && pk->N == N && pk->level == (int)at_isa() && !use_blas() && path == PATH_BLOCKED)
+        prepacked_run(pk->level, transA, M, N, K, alpha, A, lda, pk->data, pk->npad, 0, beta, C, ldc);
+    else
+        gemm_one(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void at_gemm_w(int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+               const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (!pk || K <= 0 || pk->K != K || pk->N != N || pk->level != (int)at_isa() || use_blas() ||
+        gemm_path(M, N, K) != PATH_BLOCKED) {
+        at_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    int nt = at_threads((double)M * N * K);
+    int by_rows = M >= 32 || M >= N;
+    const int align = by_rows ? 16 : 32; /* columns: whole panels at every level */
+    if (nt > 1 && (by_rows ? M : N) < align * nt) nt = 1;
+    packed_job j = {transA, M, N, K, by_rows, nt, align, alpha, beta, A, lda, ldc, pk, C};
+    if (nt == 1) packed_chunk(&j, 0);
+    else at_parallel_chunks(nt, nt, packed_chunk, &j);
 }
 
 /* Batch entries with one row (M == 1: a vector times a matrix) or a rank-1

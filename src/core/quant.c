@@ -236,8 +236,8 @@ void at_f16_gemm(int N, int out, int in, const float *X, int ldx, const uint16_t
     at_parallel_rows((double)N * out * in, out, 16, f16_chunk, &j);
 }
 
-void at_linear(const at_qweight *q, int N, int out, int in, const attend_real *X, int ldx, const attend_real *W,
-               int ldw, attend_real beta, attend_real *Y, int ldy) {
+void at_linear(const at_qweight *q, const at_packed *pk, int N, int out, int in, const attend_real *X, int ldx,
+               const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy) {
 #ifndef ATTEND_DOUBLE
     if (q && N >= 1 && N <= AT_QUANT_MAX_ROWS && out >= 1 && ldw == q->cols &&
         (uintptr_t)W >= (uintptr_t)q->f) {
@@ -254,5 +254,5 @@ void at_linear(const at_qweight *q, int N, int out, int in, const attend_real *X
 #else
     (void)q;
 #endif
-    at_gemm(0, 1, N, out, in, 1, X, ldx, W, ldw, beta, Y, ldy);
+    at_gemm_w(0, 1, N, out, in, 1, X, ldx, W, ldw, pk, beta, Y, ldy);
 }

@@ -15,7 +15,11 @@
 #include "core/vmath.h"
 
 
-static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, int dir, at_cell *cell) {
+/* Layer l, direction dir's cell, with the copies of its weights that
+ * products of rows_ih (the input projection; 0: from the table) and rows_hh
+ * rows read. */
+static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, int dir, int rows_ih, int rows_hh,
+                     at_cell *cell) {
     cell->kind = m->cfg.cell;
     cell->I = l == 0 ? m->cfg.emb : m->E;
     cell->H = m->cfg.enc_hidden;
@@ -23,26 +27,26 @@ static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, in
     cell->W_hh = w->enc_whh[l][dir];
     cell->b_ih = w->enc_bih[l][dir];
     cell->b_hh = w->enc_bhh[l][dir];
-    cell->q_ih = at_model_qweight(m, cell->W_ih);
-    cell->q_hh = at_model_qweight(m, cell->W_hh);
+    at_model_cell_copies(m, cell, rows_ih, rows_hh);
 }
 
 /* Layer l, direction dir of the encoder over x [N,S,*] (layer 0: the source
  * embeddings, or the per-token table when m->enc_tab_on), using scratch
  * [at_rnn_layer_scratch_size]; writes enc_out[l]'s half dir, enc_hfin/cfin,
  * enc_saved[l][dir] (and the table enc_tab[dir]). */
-static void encode_direction(attend_model *m, int l, int dir, const attend_real *x, const int32_t *src,
-                             const int32_t *src_len, int N, int S, attend_real *scratch) {
+static void encode_direction(attend_model *m, int l, int dir, const at_cell *cell, const attend_real *x,
+                             const int32_t *src, const int32_t *src_len, int N, int S, attend_real *scratch) {
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int D = c->emb, He = c->enc_hidden, E = m->E, GHe = m->G * He, Vs = c->src_vocab;
-    at_cell cell;
-    enc_cell(m, &m->p, l, dir, &cell);
     if (l == 0 && m->enc_tab_on) {
-        /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
+        /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding);
+         * a decode reuses the table an earlier one made for the same parameters */
         attend_real *tab = a->enc_tab + (size_t)dir * Vs * GHe;
-        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell.b_ih, (size_t)GHe * sizeof *tab);
-        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell.W_ih, D, 1, tab, GHe);
+        if (!(m->infer && m->enc_tab_gen == m->pack_gen + 1)) {
+            for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
+            at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
+        }
         for (int n = 0; n < N; n++)
             for (int j = 0; j < S; j++) {
                 int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
@@ -50,7 +54,7 @@ static void encode_direction(attend_model *m, int l, int dir, const attend_real 
             }
         x = NULL; /* at_rnn_layer_forward reads xg from the scratch */
     }
-    (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(&cell, dir, a->enc_out[l] + dir * He, E,
+    (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(cell, dir, a->enc_out[l] + dir * He, E,
                                                            a->enc_hfin[l][dir],
                                                            c->cell == ATTEND_CELL_LSTM ? a->enc_cfin[l][dir] : NULL,
                                                            a->enc_saved[l][dir], x, src_len, NULL, NULL, N, S,
@@ -62,6 +66,7 @@ static void encode_direction(attend_model *m, int l, int dir, const attend_real 
 typedef struct {
     attend_model *m;
     int l;
+    const at_cell *cells; /* [2] */
     const attend_real *x;
     const int32_t *src, *src_len;
     int N, S;
@@ -69,7 +74,7 @@ typedef struct {
 
 static void direction_chunk(void *p, int dir) {
     const direction_job *j = p;
-    encode_direction(j->m, j->l, dir, j->x, j->src, j->src_len, j->N, j->S,
+    encode_direction(j->m, j->l, dir, &j->cells[dir], j->x, j->src, j->src_len, j->N, j->S,
                      dir ? j->m->acts.rnn_scratch2 : j->m->acts.rnn_scratch);
 }
 
@@ -85,22 +90,31 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
         }
     /* training with dropout: the embeddings are dropped, so no per-token table */
     if (m->dropping) at_dropout_grid(m, a->emb_src, N, S, D, 1, AT_DROP_SRC_EMB);
-    m->enc_tab_on = m->enc_tab_cap && c->src_vocab < N * S && !m->dropping;
+    /* the per-token table: when it replaces more rows than it has, or (decoding)
+     * when an earlier decode made it for these parameters */
+    const int tab_kept = m->infer && m->enc_tab_gen == m->pack_gen + 1;
+    m->enc_tab_on = m->enc_tab_cap && (c->src_vocab < N * S || tab_kept) && !m->dropping;
     for (int l = 0; l < c->enc_layers; l++) {
         /* dropout between layers: in place (layer l-1's backward does not read its output) */
         if (l > 0 && m->dropping) at_dropout_grid(m, a->enc_out[l - 1], N, S, E, 1, AT_DROP_ENC_LAYER + l);
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
+        /* the cells (and their packed weights) before the directions run */
+        at_cell cells[2];
+        for (int dir = 0; dir < 2; dir++)
+            enc_cell(m, &m->p, l, dir, l == 0 && m->enc_tab_on ? 0 : N * S, N, &cells[dir]);
         /* the two directions are independent: one chunk each, streaming its
          * own weights (at batch 1 the layer is a chain of matrix-vector
          * products, bound by reading the weights); products inside run on the
          * chunk's thread */
         if (a->rnn_scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1) {
-            direction_job j = {m, l, x, src, src_len, N, S};
+            direction_job j = {m, l, cells, x, src, src_len, N, S};
             at_parallel_chunks(2, 2, direction_chunk, &j);
         } else {
-            for (int dir = 0; dir < 2; dir++) encode_direction(m, l, dir, x, src, src_len, N, S, a->rnn_scratch);
+            for (int dir = 0; dir < 2; dir++)
+                encode_direction(m, l, dir, &cells[dir], x, src, src_len, N, S, a->rnn_scratch);
         }
     }
+    m->enc_tab_gen = m->infer && m->enc_tab_on ? m->pack_gen + 1 : 0; /* training changes the weights */
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {
         memcpy(a->fin_cat + (size_t)n * E, a->enc_hfin[top][0] + (size_t)n * He, He * sizeof(attend_real));
@@ -193,7 +207,7 @@ void at_encoder_backward(attend_model *m, const attend_real *ds0, int N, int S) 
         if (dx) memset(dx, 0, (size_t)N * S * I * sizeof(attend_real));
         for (int dir = 0; dir < 2; dir++) {
             at_cell ec;
-            enc_cell(m, &m->p, l, dir, &ec);
+            enc_cell(m, &m->p, l, dir, tab ? 0 : N * S, N, &ec);
             at_cell_grads eg = {m->g.enc_wih[l][dir], m->g.enc_whh[l][dir], m->g.enc_bih[l][dir], m->g.enc_bhh[l][dir]};
             if (tab) eg.W_ih = eg.b_ih = NULL; /* from the table below */
             at_rnn_layer_backward(&ec, &eg, dir, dx, NULL, NULL, dout + dir * He, E,

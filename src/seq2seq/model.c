@@ -377,6 +377,7 @@ void attend_model_free(attend_model *m) {
     free(m->beam_mem);
     free(m->qmem);
     free(m->guide_ref);
+    at_model_packs_free(m);
     free(m);
 }
 
@@ -408,7 +409,11 @@ attend_status attend_model_set_label_smoothing(attend_model *m, double eps, atte
 }
 int attend_model_tensor_count(const attend_model *m) { return m ? m->ntensors : 0; }
 size_t attend_model_param_count(const attend_model *m) { return m ? m->nparams : 0; }
-attend_real *attend_model_params(attend_model *m) { return m ? m->params : NULL; }
+attend_real *attend_model_params(attend_model *m) {
+    if (!m) return NULL;
+    at_model_params_changed(m); /* the caller may write through it */
+    return m->params;
+}
 attend_real *attend_model_grads(attend_model *m) { return m ? m->grads : NULL; }
 
 void attend_model_zero_grad(attend_model *m) {
@@ -417,6 +422,8 @@ void attend_model_zero_grad(attend_model *m) {
 
 static void fill_tensor(const attend_model *m, int i, attend_model_tensor *t) {
     const at_tensor_desc *td = &m->desc[i];
+    /* t->data is writable: the packed copies are refreshed at the next product */
+    at_model_params_changed((attend_model *)m);
     t->name = td->name;
     t->ndim = td->ndim;
     t->shape[0] = td->shape[0];
@@ -478,11 +485,13 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
      * decode of up to Tcap steps projects more rows than the table has
      * (attend_model_forward decides again for its T) */
     int D = c->emb, Vt = c->tgt_vocab, GHd = m->G * c->dec_hidden;
-    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap && !m->dropping; /* dropout: the embeddings are dropped */
-    if (m->dec_tab_on) {
+    const int tab_kept = m->infer && m->dec_tab_gen == m->pack_gen + 1; /* an earlier decode's, same parameters */
+    m->dec_tab_on = m->dec_tab_cap && (Vt < N * m->Tcap || tab_kept) && !m->dropping; /* dropout: embeddings dropped */
+    if (m->dec_tab_on && !tab_kept) {
         for (int v = 0; v < Vt; v++) memcpy(a->dec_tab + (size_t)v * GHd, m->p.dec_bih, (size_t)GHd * sizeof(attend_real));
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
     }
+    m->dec_tab_gen = m->infer && m->dec_tab_on ? m->pack_gen + 1 : 0;
     if (m->dec->begin) m->dec->begin(m, N, S);
     if (c->copy) at_copy_begin(m, src, src_len, N, S);
 }
@@ -601,6 +610,9 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                                    attend_error *err) {
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
+    /* a training step's forward (and anything a caller wrote into the
+     * parameters since the last one): its backward reuses these packings */
+    at_model_params_changed(m);
     attend_status bad = check_batch(m, b, err);
     if (!bad) bad = at_guide_begin(m, b, err);
     if (bad) {
