@@ -85,7 +85,7 @@ typedef struct {
  * a matrix-vector product over the largest weight matrix at every step. */
 #define AT_CTX_PROJ_ROWS 8
 
-/* OpenMP builds run the encoder's two directions on two threads up to this
+/* Threaded builds run the encoder's two directions on two threads up to this
  * many rows (where a direction's products are too small to split well);
  * larger batches split each product instead, without a second scratch. */
 #define AT_ENC_PAIR_ROWS 64
@@ -98,8 +98,8 @@ typedef struct {
     attend_real *enc_cfin[AT_MAX_LAYERS][2];     /* [N,He] (LSTM) */
     attend_real *rnn_scratch;                    /* at_rnn_layer_scratch_size */
     attend_real *rnn_scratch2;                   /* the same at min(N, AT_ENC_PAIR_ROWS) rows, for the
-                                                    backward direction on a second thread (OpenMP
-                                                    builds only; else NULL) */
+                                                    backward direction on a second thread
+                                                    (threaded builds only; else NULL) */
     attend_real *fin_cat;                        /* [N,E] top layer's final states */
     attend_real *kp;                             /* [N,S,P] projected keys */
     attend_real *states;                         /* [T+1,N,Hd] s_0 .. s_T (the top decoder layer's) */
