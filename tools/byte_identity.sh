@@ -31,6 +31,7 @@ build() {
     local rev=$1 dir
     if [ "$rev" = "." ]; then
         dir=$work/worktree
+        rm -rf "$dir/src" # files deleted since the last copy must go too
         mkdir -p "$dir/src"
         # the working tree's files (tracked and untracked, not ignored)
         (cd "$here" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$dir/src"

@@ -3,9 +3,9 @@
  * matrix W inside the parameter arena, read from its int8/fp16 copy when the
  * model is quantized (src/io/quantize.c makes the copies; src/core/quant.c
  * multiplies them), and the attention keys projected the same way.
- * Dimension letters: src/seq2seq/model_internal.h.
+ * Dimension letters: src/seq2seq/state.h.
  */
-#include "seq2seq/model_internal.h"
+#include "seq2seq/linear.h"
 
 const at_qweight *at_model_qweight(const attend_model *m, const attend_real *w) {
     if (m->wdtype == ATTEND_DTYPE_F32) return NULL;
