@@ -29,7 +29,7 @@ extern "C" {
  * sizeof() it was compiled with (ATTEND_OPTIONS_INIT), the library reads
  * that many bytes and takes 0 for every field after them; a struct from a
  * newer library is accepted when every byte beyond what this one knows is 0. */
-#define ATTEND_OPTIONS_INIT(type) {sizeof(type)}
+#define ATTEND_OPTIONS_INIT(type) {.size = sizeof(type)}
 
 /* ------------------------------------------------------------------ model */
 /*
