@@ -16,20 +16,6 @@
 extern "C" {
 #endif
 
-/* Old names kept as thin wrappers of the functions that replace them (each
- * says which); compilers warn where they are used. Define
- * ATTEND_NO_DEPRECATION_WARNINGS to silence that. */
-#if defined(__GNUC__) && !defined(ATTEND_NO_DEPRECATION_WARNINGS) && !defined(ATTEND_BUILDING)
-#define ATTEND_DEPRECATED(why) __attribute__((deprecated(why)))
-#else
-#define ATTEND_DEPRECATED(why)
-#endif
-
-/* Options structs grow at their end: the caller sets `size` to the
- * sizeof() it was compiled with (ATTEND_OPTIONS_INIT), the library reads
- * that many bytes and takes 0 for every field after them; a struct from a
- * newer library is accepted when every byte beyond what this one knows is 0. */
-#define ATTEND_OPTIONS_INIT(type) {.size = sizeof(type)}
 
 /* ------------------------------------------------------------------ model */
 /*
@@ -777,7 +763,8 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
  * batch size and dataset size must match this trainer's, and so must its
  * fingerprint of the data and options (attend_trainer_resume_checked):
  * otherwise an error naming the difference, and nothing is changed. */
-attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err);
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err)
+    ATTEND_DEPRECATED("attend_trainer_restore with NULL options");
 
 /* What attend_trainer_resume_checked compares besides the trainer's own
  * fingerprint (training pairs in order, seed, every optimizer setting). */
@@ -804,7 +791,25 @@ typedef struct {
  * differences refused. Nothing is changed on error.
  */
 attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
-                                            attend_error *note, attend_error *err);
+                                            attend_error *note, attend_error *err)
+    ATTEND_DEPRECATED("attend_trainer_restore with attend_restore_options");
+
+/* attend_trainer_resume_checked's options with a size (ATTEND_OPTIONS_INIT),
+ * so they can grow: the same fields. */
+typedef struct {
+    size_t size; /* sizeof(attend_restore_options) */
+    const attend_vocab *src_vocab;
+    const attend_vocab *tgt_vocab;
+    attend_tokenizer tok;
+    int anyway;
+} attend_restore_options;
+
+/* Restores a checkpoint into tr (what attend_trainer_resume_checked
+ * describes) with options o; o NULL: the trainer's own fingerprint only
+ * (vocabularies not compared, differences refused), as attend_trainer_resume.
+ * note may be NULL. */
+attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
+                                     attend_error *note, attend_error *err);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,7 @@
 #include "../core/quant.h"
 #include "../core/rnn.h"
 #include "../core/attention.h"
+#include "../core/options.h"
 
 #define AT_MAX_LAYERS 8
 #define AT_MAX_TENSORS (8 + 12 * AT_MAX_LAYERS + 16) /* encoder 8, decoder 4 per layer */
@@ -300,13 +301,6 @@ int32_t *at_act_ints(at_act_layout *L, size_t count);
 /* Declares rows of kind AT_ROWS_* at base for beam search (unit bytes, times
  * the source length when per_source), when base is placed (not while counting). */
 void at_act_rows(at_act_layout *L, void *base, size_t unit, int per_source, int kind);
-
-/* Copies an options struct whose caller set src_size (its sizeof, the
- * struct's first field) into dst [dst_size]: the fields the caller knows,
- * zero for the rest; ATTEND_ERR_ARG naming what and who for a size too small
- * or bytes set beyond what this library knows. */
-attend_status at_options_read(void *dst, size_t dst_size, const void *src, size_t src_size, const char *what,
-                              const char *who, attend_error *err);
 
 /* -------------------------------------------------------------- rows */
 

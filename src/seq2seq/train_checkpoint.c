@@ -129,7 +129,7 @@ static int vocab_first_diff(const char *json, const attend_vocab *v, char *store
  * run; differences are an error naming the first, or with opt->anyway a note.
  * Fields an older checkpoint does not record are named in the note. */
 static attend_status compare_fingerprint(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                         const at_json_node *r, const attend_resume_options *opt,
+                                         const at_json_node *r, const attend_restore_options *opt,
                                          attend_error *note, attend_error *err) {
     fp_diff d;
     memset(&d, 0, sizeof d);
@@ -228,7 +228,7 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
 }
 
 static attend_status check_train_meta(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                      const char *json, const attend_resume_options *ropt, attend_error *note,
+                                      const char *json, const attend_restore_options *ropt, attend_error *note,
                                       attend_error *err) {
     at_json_doc *doc = NULL;
     attend_status pst = at_json_parse(&doc, json, strlen(json), NULL, NULL, err);
@@ -257,14 +257,14 @@ static attend_status check_train_meta(const attend_trainer *tr, const attend_st_
     return st;
 }
 
-attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
-    return attend_trainer_resume_checked(tr, path, NULL, NULL, err);
-}
-
-attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
-                                            attend_error *note, attend_error *err) {
+attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
+                                     attend_error *note, attend_error *err) {
     const char *who = "attend_trainer_resume";
     if (note) at_ok(note);
+    attend_restore_options d;
+    memset(&d, 0, sizeof d);
+    if (o) TRY(at_options_read(&d, sizeof d, o, o->size, "attend_restore_options", "attend_trainer_restore", err));
+    const attend_restore_options *opt = o ? &d : NULL;
     CHECK(tr && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "path");
     attend_st_file *f = NULL;
     TRY(attend_st_open(&f, path, 0, err));
@@ -367,3 +367,13 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
     return st ? st : at_ok(err);
 }
 
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
+    return attend_trainer_restore(tr, path, NULL, NULL, err);
+}
+
+attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
+                                            attend_error *note, attend_error *err) {
+    if (!opt) return attend_trainer_restore(tr, path, NULL, note, err);
+    attend_restore_options o = {sizeof o, opt->src_vocab, opt->tgt_vocab, opt->tok, opt->anyway};
+    return attend_trainer_restore(tr, path, &o, note, err);
+}
