@@ -15,6 +15,7 @@
  *     where they should, format with the caller's names, and the training
  *     options are listed in checkpoint order.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,9 +272,48 @@ static void test_rules(void) {
     printf("  %d rules, %d training options\n", n, attend_train_option_count());
 }
 
+/* attend_attention_compute/_gradient with options = the _normalized forms, bit for bit */
+static void test_attention_options(void) {
+    enum { AN = 2, AT = 3, AS = 5, AD = 4 };
+    attend_error e;
+    attend_score_config cfg = {ATTEND_SCORE_DOT, AD, AD, 0, 0, 0};
+    attend_score_params p = {0};
+    attend_score_grads g = {0};
+    attend_real q[AN * AT * AD], k[AN * AS * AD], v[AN * AS * AD];
+    for (int i = 0; i < AN * AT * AD; i++) q[i] = (attend_real)sin(0.7 * i);
+    for (int i = 0; i < AN * AS * AD; i++) k[i] = (attend_real)cos(0.3 * i), v[i] = (attend_real)sin(0.11 * i + 1);
+    uint8_t valid[AN * AS] = {1, 1, 1, 0, 0, 1, 1, 1, 1, 1};
+    size_t ws = attend_attention_workspace_size(&cfg, AN, AT, AS);
+    attend_real *w1 = calloc(ws, sizeof *w1), *w2 = calloc(ws, sizeof *w2);
+    attend_real c1[AN * AT * AD], c2[AN * AT * AD], a1[AN * AT * AS], a2[AN * AT * AS];
+    attend_real dq1[AN * AT * AD] = {0}, dq2[AN * AT * AD] = {0}, dk1[AN * AS * AD] = {0}, dk2[AN * AS * AD] = {0};
+    attend_real dctx[AN * AT * AD];
+    for (int i = 0; i < AN * AT * AD; i++) dctx[i] = (attend_real)(0.1 * (i % 7) - 0.3);
+    attend_attention_options o = ATTEND_OPTIONS_INIT(attend_attention_options);
+    o.normalizer = ATTEND_NORMALIZER_SPARSEMAX;
+    o.valid = valid;
+    EXPECT(attend_attention_forward_normalized(&cfg, &p, ATTEND_NORMALIZER_SPARSEMAX, c1, a1, q, k, v, valid, NULL, 0,
+                                               AN, AT, AS, AD, w1, ws, &e) == ATTEND_OK, "%s", e.msg);
+    EXPECT(attend_attention_compute(&cfg, &p, &o, c2, a2, q, k, v, AN, AT, AS, AD, w2, ws, &e) == ATTEND_OK, "%s",
+           e.msg);
+    EXPECT(!memcmp(c1, c2, sizeof c1) && !memcmp(a1, a2, sizeof a1), "compute differs from forward_normalized");
+    EXPECT(attend_attention_backward_normalized(&cfg, &p, ATTEND_NORMALIZER_SPARSEMAX, &g, dq1, dk1, NULL, dctx, NULL,
+                                                a1, q, k, v, AN, AT, AS, AD, w1, ws, &e) == ATTEND_OK, "%s", e.msg);
+    EXPECT(attend_attention_gradient(&cfg, &p, &o, &g, dq2, dk2, NULL, dctx, NULL, a2, q, k, v, AN, AT, AS, AD, w2, ws,
+                                     &e) == ATTEND_OK, "%s", e.msg);
+    EXPECT(!memcmp(dq1, dq2, sizeof dq1) && !memcmp(dk1, dk2, sizeof dk1), "gradient differs from backward_normalized");
+    o.normalizer = (attend_normalizer)7;
+    EXPECT(attend_attention_compute(&cfg, &p, &o, c2, a2, q, k, v, AN, AT, AS, AD, w2, ws, &e) == ATTEND_ERR_ARG,
+           "an unknown normaliser accepted");
+    printf("  attend_attention_compute/_gradient (sparsemax, a padding mask) = the _normalized forms, bit for bit\n");
+    free(w1);
+    free(w2);
+}
+
 int main(void) {
     RUN(test_forward_options);
     RUN(test_ensembles);
     RUN(test_rules);
+    RUN(test_attention_options);
     return harness_summary();
 }
