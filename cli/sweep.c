@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "attend.h"
 #include "cli.h"
+#include "options.h"
 #include "outputs.h"
 
 #define MAX_LIST 32
@@ -159,17 +160,17 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
                                    "or DECODER-SCORE such as bahdanau-dot)",
                                    tok);
         }
-        if (out[*n].coverage && (out[*n].decoder == ATTEND_DECODER_NONE || out[*n].score != ATTEND_SCORE_ADDITIVE))
-            return cli_usage_error("sweep", "--decoders: '%s': coverage needs attention with the additive score "
-                                   "(additive, bahdanau-additive, luong-additive)", tok);
-        if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
-                                   tok);
-        if (out[*n].copy && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +copy with decoder none: copying needs attention", tok);
-        if (out[*n].normalizer && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +%s with decoder none, which has no attention", tok,
-                                   attend_normalizer_name((attend_normalizer)out[*n].normalizer));
+        /* what combines with what: the library's rules, in the suffixes' words */
+        attend_model_config mc;
+        memset(&mc, 0, sizeof mc);
+        mc.decoder = out[*n].decoder;
+        mc.score = out[*n].decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : out[*n].score;
+        mc.coverage = out[*n].coverage;
+        mc.copy = out[*n].copy;
+        mc.monotonic = out[*n].monotonic;
+        mc.normalizer = (attend_normalizer)out[*n].normalizer;
+        char msg[600];
+        if (cli_rules_suffixes(&mc, msg, sizeof msg)) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, msg);
         (*n)++;
     }
     return 0;
