@@ -11,6 +11,7 @@
 #include "io/json.h"
 #include "io/model_io.h"
 #include "io/quantize.h"
+#include "seq2seq/linear.h"
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/extension.h"
 
@@ -283,6 +284,7 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
                        src->nparams);
     }
     memcpy(m->params, src->params, src->nparams * sizeof *m->params);
+    at_model_params_changed(m);
     if (m->dec->clone) m->dec->clone(m, src);
     at_ext_clone(m, src);
     attend_status st = at_model_quant_clone(m, src, err);
@@ -302,6 +304,7 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
 /* Copies the file's tensors into m, checking names, dtypes and shapes. */
 attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
     int found = 0;
+    at_model_params_changed(m);
     for (int i = 0; i < m->ntensors; i++) {
         const at_tensor_desc *td = &m->desc[i];
         const attend_st_tensor *t = attend_st_find(f, td->name);

@@ -105,6 +105,7 @@ void attend_model_free(attend_model *m) {
     free(m->rows_tmp);
     free(m->scratch);
     free(m->qmem);
+    at_model_packs_free(m);
     free(m->enc_state); /* the block of every own state */
     free(m);
 }
@@ -112,7 +113,11 @@ void attend_model_free(attend_model *m) {
 const attend_model_config *attend_model_get_config(const attend_model *m) { return m ? &m->cfg : NULL; }
 int attend_model_tensor_count(const attend_model *m) { return m ? m->ntensors : 0; }
 size_t attend_model_param_count(const attend_model *m) { return m ? m->nparams : 0; }
-attend_real *attend_model_params(attend_model *m) { return m ? m->params : NULL; }
+attend_real *attend_model_params(attend_model *m) {
+    if (!m) return NULL;
+    at_model_params_changed(m); /* the caller may write through it */
+    return m->params;
+}
 attend_real *attend_model_grads(attend_model *m) { return m ? m->grads : NULL; }
 
 void attend_model_zero_grad(attend_model *m) {
@@ -121,6 +126,8 @@ void attend_model_zero_grad(attend_model *m) {
 
 static void fill_tensor(const attend_model *m, int i, attend_model_tensor *t) {
     const at_tensor_desc *td = &m->desc[i];
+    /* t->data is writable: the packed copies are refreshed at the next product */
+    at_model_params_changed((attend_model *)m);
     t->name = td->name;
     t->ndim = td->ndim;
     t->shape[0] = td->shape[0];
@@ -217,20 +224,15 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         /* inputs chosen step by step: the same transform as the whole grid's in at_model_forward */
         if (!infer) at_ext_site_rows(m, rows, N, t, D, AT_SITE_DEC_IN);
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
-            AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
-                for (int n = lo; n < hi; n++)
-                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)m->dec->input_id(m, y_in[n]) * GHd,
-                           (size_t)GHd * sizeof *xg_emb);
-            });
+            for (int n = 0; n < N; n++)
+                memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)m->dec->input_id(m, y_in[n]) * GHd,
+                       (size_t)GHd * sizeof *xg_emb);
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
             at_model_linear(m, N, GHd, D, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
-    if (xg_emb != a->xg)
-        AT_PARALLEL_ROWS((double)N * GHd, N, 1,
-                         memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
-                                (size_t)(hi - lo) * GHd * sizeof(attend_real)));
+    if (xg_emb != a->xg) memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
     m->step_y_in = y_in; /* what a kind remembers of the previous outputs (a pointer's exclusion) */
     m->step_S = S;
     m->dec->step_forward(m, t, N, S, active, feat_row, feat_stride);
@@ -264,6 +266,9 @@ attend_status at_model_forward(attend_model *m, const attend_batch *b, const at_
                                attend_error *err) {
     m->fwd_ready = 0;
     m->run = *run;
+    /* a training step's forward (and anything a caller wrote into the
+     * parameters since the last one): its backward reuses these packings */
+    at_model_params_changed(m);
     TRY(check_batch(m, b, "attend_model_forward", err));
     TRY(at_ext_forward_begin(m, b, err));
     at_acts *a = &m->acts;

@@ -192,6 +192,16 @@ typedef struct {
     int kind;
 } at_rows;
 
+/* One packed view of a weight matrix (linear.c). */
+#define AT_MAX_PACKS 96
+typedef struct {
+    const attend_real *B; /* the view: B at row stride ldb, op(B) [K,N] */
+    int ldb, K, N, transB;
+    attend_real *buf;     /* [at_pack_floats(K, N)] */
+    at_packed pk;
+    uint64_t gen;         /* pack_gen it was packed at */
+} at_pack_entry;
+
 typedef struct at_decoder_ops at_decoder_ops; /* decoders/decoder.h */
 typedef struct at_encoder_ops at_encoder_ops; /* encoders/encoder_kind.h */
 
@@ -238,6 +248,13 @@ struct attend_model {
      * allocates nothing after warm-up; freed with the model */
     void *scratch;
     size_t scratch_bytes;
+    /* Packed copies of weight matrices (linear.c, at_model_pack): views of the
+     * parameter arena in the own GEMM's panel layout, made on their first
+     * blocked product and packed again when pack_gen has moved on (every write
+     * of the parameters bumps it: at_model_params_changed) */
+    at_pack_entry packs[AT_MAX_PACKS];
+    int npacks;
+    uint64_t pack_gen;
     /* the rows a beam search replicates and reorders, and the scratch it gathers through */
     at_rows rows[AT_ROWS_MAX];
     int nrows;

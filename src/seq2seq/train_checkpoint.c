@@ -14,6 +14,7 @@
 #include "io/json.h"
 #include "io/model_io.h"
 #include "seq2seq/train_internal.h"
+#include "seq2seq/linear.h"
 
 /* ------------------------------------------------------------ checkpoints */
 
@@ -346,6 +347,7 @@ attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const
             memcpy(backup, m->params, m->nparams * sizeof *backup);
             st = at_model_read_tensors(m, f, path, err);
             if (st) memcpy(m->params, backup, m->nparams * sizeof *backup);
+            at_model_params_changed(m);
             free(backup);
         }
     }

@@ -19,11 +19,7 @@
 #include "seq2seq/extension.h"
 #include "seq2seq/linear.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* OpenMP builds run the encoder's two directions on two threads up to this
+/* Threaded builds run the encoder's two directions on two threads up to this
  * many rows (where a direction's products are too small to split well);
  * larger batches split each product instead, without a second scratch. */
 #define AT_ENC_PAIR_ROWS 64
@@ -35,7 +31,7 @@ typedef struct {
     attend_real *cfin[AT_MAX_LAYERS][2];     /* [N,He] (LSTM) */
     attend_real *scratch;                    /* at_rnn_layer_scratch_size */
     attend_real *scratch2;                   /* the same at min(N, AT_ENC_PAIR_ROWS) rows, for the backward
-                                                direction on a second thread (OpenMP builds only; else NULL) */
+                                                direction on a second thread (threaded builds only; else NULL) */
     attend_real *dnext;                      /* [N,S,E] a lower layer's output gradient */
     attend_real *dhf, *dhb;                  /* [N,He] */
     attend_real *tab;                        /* [2,Vs,G*He] layer 0's projection table, per direction */
@@ -83,7 +79,7 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
         }
     }
     s->scratch = at_act_take(L, scratch);
-#ifdef _OPENMP
+#ifdef ATTEND_THREADS
     s->scratch2 = at_act_take(L, at_rnn_layer_scratch_size(c->cell, c->max_batch < AT_ENC_PAIR_ROWS ? c->max_batch
                                                                                                    : AT_ENC_PAIR_ROWS,
                                                             c->max_src_len, c->enc_hidden));
@@ -99,7 +95,10 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
     m->acts.enc_top = s->out[c->enc_layers - 1];
 }
 
-static void cell_of(const attend_model *m, int l, int dir, at_cell *cell) {
+/* Layer l, direction dir's cell, with the copies of its weights that
+ * products of rows_ih (the input projection; 0: from the table) and rows_hh
+ * rows read. */
+static void cell_of(const attend_model *m, int l, int dir, int rows_ih, int rows_hh, at_cell *cell) {
     const at_model_tensors *w = &m->p;
     cell->kind = m->cfg.cell;
     cell->I = l == 0 ? m->cfg.emb : m->E;
@@ -108,25 +107,22 @@ static void cell_of(const attend_model *m, int l, int dir, at_cell *cell) {
     cell->W_hh = w->enc_whh[l][dir];
     cell->b_ih = w->enc_bih[l][dir];
     cell->b_hh = w->enc_bhh[l][dir];
-    cell->q_ih = at_model_qweight(m, cell->W_ih);
-    cell->q_hh = at_model_qweight(m, cell->W_hh);
+    at_model_cell_copies(m, cell, rows_ih, rows_hh);
 }
 
 /* Layer l, direction dir over x [N,S,*] (layer 0: the source embeddings, or
  * the per-token table when tab_on), using scratch [at_rnn_layer_scratch_size];
  * writes out[l]'s half dir, hfin/cfin, saved[l][dir] (and the table tab[dir]). */
-static void encode_direction(attend_model *m, int l, int dir, const attend_real *x, const int32_t *src,
-                             const int32_t *src_len, int N, int S, attend_real *scratch) {
+static void encode_direction(attend_model *m, int l, int dir, const at_cell *cell, const attend_real *x,
+                             const int32_t *src, const int32_t *src_len, int N, int S, attend_real *scratch) {
     const attend_model_config *c = &m->cfg;
     rnn_state *s = st(m);
     int D = c->emb, He = c->enc_hidden, E = m->E, GHe = m->G * He, Vs = c->src_vocab;
-    at_cell cell;
-    cell_of(m, l, dir, &cell);
     if (l == 0 && s->tab_on) {
         /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
         attend_real *tab = s->tab + (size_t)dir * Vs * GHe;
-        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell.b_ih, (size_t)GHe * sizeof *tab);
-        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell.W_ih, D, 1, tab, GHe);
+        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
+        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
         for (int n = 0; n < N; n++)
             for (int j = 0; j < S; j++) {
                 int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
@@ -134,10 +130,27 @@ static void encode_direction(attend_model *m, int l, int dir, const attend_real 
             }
         x = NULL; /* at_rnn_layer_forward reads xg from the scratch */
     }
-    (m->run.infer ? at_rnn_layer_infer : at_rnn_layer_forward)(&cell, dir, s->out[l] + dir * He, E, s->hfin[l][dir],
+    (m->run.infer ? at_rnn_layer_infer : at_rnn_layer_forward)(cell, dir, s->out[l] + dir * He, E, s->hfin[l][dir],
                                                                c->cell == ATTEND_CELL_LSTM ? s->cfin[l][dir] : NULL,
                                                                s->saved[l][dir], x, src_len, NULL, NULL, N, S,
                                                                scratch);
+}
+
+/* One direction of an encoder layer on its own thread (at_parallel_chunks'
+ * chunk c = direction c, with a scratch of its own). */
+typedef struct {
+    attend_model *m;
+    int l;
+    const at_cell *cells; /* [2] */
+    const attend_real *x;
+    const int32_t *src, *src_len;
+    int N, S;
+} direction_job;
+
+static void direction_chunk(void *p, int dir) {
+    const direction_job *j = p;
+    encode_direction(j->m, j->l, dir, &j->cells[dir], j->x, j->src, j->src_len, j->N, j->S,
+                     dir ? st(j->m)->scratch2 : st(j->m)->scratch);
 }
 
 static void forward(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
@@ -152,24 +165,20 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
          * its output) */
         if (l > 0) at_ext_site(m, s->out[l - 1], N, S, E, 1, AT_SITE_ENC_LAYER + l);
         const attend_real *x = l == 0 ? a->emb_src : s->out[l - 1];
-        int threaded = 0;
-#ifdef _OPENMP
-        /* the two directions are independent: one per thread, each streaming
-         * its own weights (at batch 1 the layer is a chain of matrix-vector
-         * products, bound by reading the weights); products inside run on
-         * their thread */
-        threaded = s->scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1;
-        if (threaded) {
-#pragma omp parallel num_threads(2)
-            {
-                int nth = omp_get_num_threads(), id = omp_get_thread_num();
-                for (int dir = id; dir < 2; dir += nth)
-                    encode_direction(m, l, dir, x, src, src_len, N, S, dir ? s->scratch2 : s->scratch);
-            }
+        /* the cells (and their packed weights) before the directions run */
+        at_cell cells[2];
+        for (int dir = 0; dir < 2; dir++) cell_of(m, l, dir, l == 0 && s->tab_on ? 0 : N * S, N, &cells[dir]);
+        /* the two directions are independent: one chunk each, streaming its
+         * own weights (at batch 1 the layer is a chain of matrix-vector
+         * products, bound by reading the weights); products inside run on the
+         * chunk's thread */
+        if (s->scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1) {
+            direction_job j = {m, l, cells, x, src, src_len, N, S};
+            at_parallel_chunks(2, 2, direction_chunk, &j);
+        } else {
+            for (int dir = 0; dir < 2; dir++)
+                encode_direction(m, l, dir, &cells[dir], x, src, src_len, N, S, s->scratch);
         }
-#endif
-        if (!threaded)
-            for (int dir = 0; dir < 2; dir++) encode_direction(m, l, dir, x, src, src_len, N, S, s->scratch);
     }
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {
@@ -196,7 +205,7 @@ static int backward(attend_model *m, int N, int S) {
         if (dx) memset(dx, 0, (size_t)N * S * I * sizeof(attend_real));
         for (int dir = 0; dir < 2; dir++) {
             at_cell ec;
-            cell_of(m, l, dir, &ec);
+            cell_of(m, l, dir, tab ? 0 : N * S, N, &ec);
             at_cell_grads eg = {m->g.enc_wih[l][dir], m->g.enc_whh[l][dir], m->g.enc_bih[l][dir], m->g.enc_bhh[l][dir]};
             if (tab) eg.W_ih = eg.b_ih = NULL; /* from the table below */
             at_rnn_layer_backward(&ec, &eg, dir, dx, NULL, NULL, dout + dir * He, E,

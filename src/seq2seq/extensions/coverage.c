@@ -29,6 +29,7 @@
 
 #include "seq2seq/extension.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/linear.h"
 #include "core/coverage.h"
 
 typedef struct {
@@ -73,7 +74,8 @@ static int scores(attend_model *m, int t, int N, int S, const attend_real *q, at
     attend_real *cov = s->cov + (size_t)t * N * S;
     if (t == 0) memset(cov, 0, (size_t)N * S * sizeof *cov); /* cov_0 = 0 */
     attend_score_params sp = at_model_score_params(&m->p);
-    at_coverage_scores_forward(&m->score, &sp, s->wcov[0], sc, saved, q, m->acts.kp, cov, N, 1, S, !m->run.infer);
+    const at_score_packs wq = at_model_score_packs(m, N);
+    at_coverage_scores_forward(&m->score, &sp, s->wcov[0], sc, saved, q, m->acts.kp, cov, N, 1, S, !m->run.infer, &wq);
     return 1;
 }
 
@@ -84,9 +86,10 @@ static int scores_backward(attend_model *m, int t, int N, int S, const attend_re
     at_acts *a = &m->acts;
     attend_score_params sp = at_model_score_params(&m->p);
     attend_score_grads sg = at_model_score_grads(&m->g);
+    const at_score_packs wq = at_model_score_packs(m, N);
     /* ∂L/∂cov_t joins the running sum dcov (used by the earlier steps) */
     at_coverage_scores_backward(&m->score, &sp, &sg, s->wcov[0], s->wcov[1], dq, a->dkp, s->dcov, a->dscores, saved, q,
-                                s->cov + (size_t)t * N * S, N, 1, S);
+                                s->cov + (size_t)t * N * S, N, 1, S, &wq);
     return 1;
 }
 

@@ -44,21 +44,32 @@ static double uniform(uint64_t base, long e) { return (double)(mix64(base ^ (uin
 /* p of the running pass (0 while decoding) */
 static double pass_p(const attend_model *m) { return m->run.infer ? 0 : m->run.o.dropout; }
 
+/* Rows [lo,hi) of the first axis of a site's grid (at_parallel_rows' chunks). */
+typedef struct {
+    attend_real *x;
+    int B, W, rows_first, site;
+    double p;
+    attend_real scale;
+    uint64_t key;
+    long row0;
+} grid_job;
+
+static void grid_rows(void *pj, int lo, int hi) {
+    const grid_job *j = pj;
+    for (int a = lo; a < hi; a++)
+        for (int b = 0; b < j->B; b++) {
+            long row = j->row0 + (j->rows_first ? a : b), pos = j->rows_first ? b : a;
+            uint64_t base = vector_base(j->key, j->site, row, pos);
+            attend_real *v = j->x + ((size_t)a * j->B + b) * j->W;
+            for (int e = 0; e < j->W; e++) v[e] = uniform(base, e) >= j->p ? v[e] * j->scale : 0;
+        }
+}
+
 static void site(const attend_model *m, attend_real *x, int A, int B, int W, int rows_first, int s) {
     double p = pass_p(m);
     if (!(p > 0)) return;
-    attend_real scale = (attend_real)(1.0 / (1.0 - p));
-    uint64_t key = m->run.o.dropout_key;
-    long row0 = m->run.o.row0;
-    AT_PARALLEL_ROWS((double)A * B * W * 4, A, 1, {
-        for (int a = lo; a < hi; a++)
-            for (int b = 0; b < B; b++) {
-                long row = row0 + (rows_first ? a : b), pos = rows_first ? b : a;
-                uint64_t base = vector_base(key, s, row, pos);
-                attend_real *v = x + ((size_t)a * B + b) * W;
-                for (int e = 0; e < W; e++) v[e] = uniform(base, e) >= p ? v[e] * scale : 0;
-            }
-    });
+    grid_job j = {x, B, W, rows_first, s, p, (attend_real)(1.0 / (1.0 - p)), m->run.o.dropout_key, m->run.o.row0};
+    at_parallel_rows((double)A * B * W * 4, A, 1, grid_rows, &j);
 }
 
 static void site_rows(const attend_model *m, attend_real *x, int N, int pos, int W, int s) {
