@@ -216,6 +216,8 @@ struct attend_model {
     size_t sc_saved_stride;    /* attend_scores_saved_size at one step of max_batch rows (0: none) */
     int dec_tab_cap;           /* the decoder-input table is allocated (Vt <= the rows it replaces) */
     int dec_tab_on;            /* the last encode / forward used it */
+    uint64_t dec_tab_gen;      /* pack_gen + 1 when a decode made the table: later decodes reuse it
+                                  (inference; 0 = not made for these parameters) */
     at_run run;                /* the running call */
     attend_forward_options defaults; /* attend_model_forward's options (the deprecated setters) */
     attend_real *params, *grads, *act_arena;

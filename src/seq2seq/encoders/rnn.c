@@ -38,6 +38,9 @@ typedef struct {
     attend_real *dtab;                       /* [Vs,G*He] its gradient */
     int tab_cap;                             /* the table is allocated (Vs <= the rows it replaces) */
     int tab_on;                              /* the last forward used it */
+    int tab_kept;                            /* this forward reuses the table an earlier decode made */
+    uint64_t tab_gen;                        /* pack_gen + 1 when a decode made the table: later decodes reuse
+                                                it (inference; 0 = not made for these parameters) */
 } rnn_state;
 
 static rnn_state *st(const attend_model *m) { return m->enc_state; }
@@ -119,10 +122,13 @@ static void encode_direction(attend_model *m, int l, int dir, const at_cell *cel
     rnn_state *s = st(m);
     int D = c->emb, He = c->enc_hidden, E = m->E, GHe = m->G * He, Vs = c->src_vocab;
     if (l == 0 && s->tab_on) {
-        /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
+        /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding);
+         * a decode reuses the table an earlier one made for the same parameters */
         attend_real *tab = s->tab + (size_t)dir * Vs * GHe;
-        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
-        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
+        if (!s->tab_kept) {
+            for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
+            at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
+        }
         for (int n = 0; n < N; n++)
             for (int j = 0; j < S; j++) {
                 int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
@@ -158,8 +164,11 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
     at_acts *a = &m->acts;
     rnn_state *s = st(m);
     int He = c->enc_hidden, E = m->E;
-    /* transformed embeddings (dropout) have no per-token table */
-    s->tab_on = s->tab_cap && c->src_vocab < N * S && !at_ext_transforms(m, AT_SITE_SRC_EMB);
+    /* the per-token table: when it replaces more rows than it has, or (decoding)
+     * when an earlier decode made it for these parameters; transformed
+     * embeddings (dropout) have none */
+    s->tab_kept = m->run.infer && s->tab_gen == m->pack_gen + 1;
+    s->tab_on = s->tab_cap && (c->src_vocab < N * S || s->tab_kept) && !at_ext_transforms(m, AT_SITE_SRC_EMB);
     for (int l = 0; l < c->enc_layers; l++) {
         /* the input of layers above the first may be transformed, in place (layer l-1's backward does not read
          * its output) */
@@ -180,6 +189,8 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
                 encode_direction(m, l, dir, &cells[dir], x, src, src_len, N, S, s->scratch);
         }
     }
+    s->tab_gen = m->run.infer && s->tab_on ? m->pack_gen + 1 : 0; /* training changes the weights */
+    s->tab_kept = 0;
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {
         memcpy(a->fin_cat + (size_t)n * E, s->hfin[top][0] + (size_t)n * He, He * sizeof(attend_real));
