@@ -243,7 +243,13 @@ static AT_ALWAYS_INLINE void T_(pack_a)(attend_real *restrict dst /* [ceil(mc/MR
         const int m = mc - ir < TILE_MR ? mc - ir : TILE_MR;
         if (!transA) { /* op(A)(i,p) = A[i*lda + p]: rows contiguous */
             transpose_into(panel, TILE_MR, A + (size_t)ir * lda, (size_t)lda, m, kc);
-        } else { /* op(A)(i,p) = A[p*lda + i] */
+        } else if (m == TILE_MR) { /* op(A)(i,p) = A[p*lda + i]: a whole panel, a constant-size copy per step */
+            for (int p = 0; p < kc; p++) {
+                const attend_real *src = A + (size_t)p * lda + ir;
+                AT_UNROLL
+                for (int i = 0; i < TILE_MR; i++) panel[(size_t)p * TILE_MR + i] = src[i];
+            }
+        } else { /* the last rows (gcc would call memmove for each step of a variable-length copy) */
             for (int p = 0; p < kc; p++) {
                 const attend_real *src = A + (size_t)p * lda + ir;
                 for (int i = 0; i < m; i++) panel[(size_t)p * TILE_MR + i] = src[i];
