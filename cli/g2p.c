@@ -10,7 +10,7 @@
  * in g2p_files.c, `g2p train` in g2p_train.c, `g2p data`, `g2p eval`,
  * `g2p bench` in g2p_eval.c.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath; POSIX.1-2008 */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -298,7 +298,11 @@ static int cmd_say(int argc, char **argv) {
     }
     if (rc || help) {
         free(words);
-        if (help) say_usage(stdout);
+        if (help) {
+            say_usage(stdout);
+            printf("\n");
+            g2p_search_help(stdout, 1);
+        }
         return rc ? rc : cli_finish("g2p", 0);
     }
     if (o.nbest && !o.beam) o.beam = o.nbest > G2P_BEAM_DEFAULT ? o.nbest : G2P_BEAM_DEFAULT;

@@ -89,5 +89,19 @@ int main(void) {
     S(attend_tsv_options);
     F(attend_tsv_options, tokenizer), F(attend_tsv_options, max_line_bytes), F(attend_tsv_options, max_tokens);
     F(attend_tsv_options, skip_malformed), F(attend_tsv_options, copy);
+    S(attend_intervention);
+    F(attend_intervention, kind), F(attend_intervention, position), F(attend_intervention, token);
+    F(attend_intervention, seed);
+    S(attend_intervention_result);
+    F(attend_intervention_result, tv), F(attend_intervention_result, kl), F(attend_intervention_result, js);
+    F(attend_intervention_result, forced_align), F(attend_intervention_result, out);
+    F(attend_intervention_result, out_align), F(attend_intervention_result, steps);
+    F(attend_intervention_result, src_len), F(attend_intervention_result, tv_mean);
+    F(attend_intervention_result, tv_max), F(attend_intervention_result, kl_mean);
+    F(attend_intervention_result, kl_max), F(attend_intervention_result, js_mean);
+    F(attend_intervention_result, js_max), F(attend_intervention_result, out_len);
+    F(attend_intervention_result, changed);
+    S(attend_plot_series);
+    F(attend_plot_series, label), F(attend_plot_series, n), F(attend_plot_series, x), F(attend_plot_series, y);
     return 0;
 }
