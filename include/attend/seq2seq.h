@@ -450,24 +450,18 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
 
 /* ------------------------------------------------------------- ensembles */
 /*
- * Decoding with an ensemble of M models (1..64; src/seq2seq/ensemble.c). The
- * step distribution is the mean of the models' log-softmax outputs,
- * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
- * renormalised). Each model keeps its own encoder output, decoder state and
- * attention, so alignments come out per model. The models must be distinct
- * handles (each runs its own activations: attend_model_clone for two copies),
- * vocabulary decoders (POINTER is refused) with the same target vocabulary
- * size (otherwise ATTEND_ERR_ARG naming the first model that differs); the
- * library cannot compare tokens: callers holding vocabularies compare them
- * (the CLI and Python do, naming the first differing id). Capacities are each
- * model's (N or beam <= max_batch, max_len <= max_tgt_len + 1). With M = 1
- * the output is exactly attend_model_greedy's / attend_model_beam's.
+ * Decoding with an ensemble of M models: the old names, thin wrappers of
+ * attend_decode (the models, their output spaces, capacities, the mean of
+ * the log-probabilities and the per-model alignments as described there;
+ * with M = 1 the output is exactly attend_model_greedy's /
+ * attend_model_beam's).
  *
- * attend_ensemble_greedy: as attend_model_greedy (src [N,S], src_len [N],
+ * attend_ensemble_greedy: attend_decode with beam 0 (src [N,S], src_len [N],
  * out [N,max_len], out_len [N]); align NULL or [M,N,max_len,S], model k's
  * weights of each emitted step.
- * attend_ensemble_beam: as attend_model_beam (score = summed mean
- * log-probability / (length+1)^alpha); align NULL or [M,nbest,max_len,S].
+ * attend_ensemble_beam: attend_decode with beam K, nbest, alpha and no
+ * coverage penalty (score = summed mean log-probability / (length+1)^alpha);
+ * align NULL or [M,nbest,max_len,S].
  * Not thread-safe with other calls on any of the models.
  */
 attend_status attend_ensemble_greedy(attend_model *const *models, int M, const int32_t *src,
