@@ -7,9 +7,11 @@ attend with itself (bench/run.sh compares it with the peer).
     /usr/bin/python3 bench/ab.py --a OLD/tests/attend_bench --b NEW/tests/attend_bench \
                                  [--reps 5] [--isa avx2|avx512|default] [--threads 1]
 
-Build each side as bench/run.sh does (cmake -DCMAKE_BUILD_TYPE=Release, the
-default configuration, target attend_bench), e.g. the old commit from
-`git archive OLD | tar -x -C /tmp/old`. Noise: the spread (max/min) of each
+Build each side as bench/run.sh does (cmake -DATTEND_BLAS=OFF
+-DCMAKE_BUILD_TYPE=Release, target attend_bench; its OpenBLAS rows:
+-DATTEND_BLAS=ON), e.g. the old commit from `git archive OLD | tar -x -C
+/tmp/old`; tools/byte_identity.sh's builds in $BI_DIR use the same options
+(`cmake --build $BI_DIR/<commit>/build --target attend_bench`). Noise: the spread (max/min) of each
 side's repetitions is printed beside the medians; a B/A inside both spreads is
 noise. The peak resident memory of each process (wait4) is printed too: the
 largest over the repetitions, per side.

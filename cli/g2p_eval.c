@@ -16,7 +16,7 @@
 #include "attend.h"
 #include "cli.h"
 #include "mpirun.h"
-#include "g2p.h"
+#include "g2p_files.h"
 #include "outputs.h" /* issue 17: output checks */
 
 
