@@ -48,7 +48,8 @@ static void decode_usage(FILE *f) {
             "Several models make an ensemble: each step's distribution is the mean of the\n"
             "models' log-probabilities (as OpenNMT and Marian average them), in greedy and beam\n"
             "search; the models must have the same tokenizer and source and target\n"
-            "vocabularies (token by token), and none may be a pointer model. A positional\n"
+            "vocabularies (token by token), and be all pointer models (their distributions\n"
+            "are over source positions) or none. A positional\n"
             "argument that is a model file (safetensors) is one more model; the first that is\n"
             "not is the input. --align shows each model's own alignment in turn.\n"
             "\n"
@@ -70,7 +71,8 @@ static void decode_usage(FILE *f) {
             "                       defaults to N); text: score<TAB>output lines\n"
             "  --alpha A            length normalisation: score = log p / (length+1)^A (0)\n"
             "  --coverage-penalty B beam: add B * sum_j log(min(total attention on source j, 1))\n"
-            "                       to a finished hypothesis's score (Wu et al. 2016) (0)\n"
+            "                       to a finished hypothesis's score (Wu et al. 2016); with an\n"
+            "                       ensemble, of the members' mean attention (0)\n"
             "  --rescore MODEL      re-rank the n-best by (1-w) x score + w x MODEL's log-probability\n"
             "                       of the hypothesis per output token, EOS counted (log p / (length\n"
             "                       + 1)); the printed score is the combined one. MODEL reads the\n"
@@ -560,13 +562,18 @@ static int decode_beam(decoder *dc, const decode_opts *o) {
             int L = line_limit(dc, o, l->n);
             attend_error err = {0};
             attend_beam_options bo = {o->alpha, o->coverage_penalty};
-            if (dc->M > 1 && o->coverage_penalty > 0)
-                return cli_usage_error("decode", "--coverage-penalty with an ensemble: one model only");
-            if (dc->M > 1 ? attend_ensemble_beam(dc->ms, dc->M, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out,
-                                                 dc->out_len, dc->score, dc->align, &got, &err)
-                          : attend_model_beam_opts(dc->m, l->ids, l->n, o->beam, nbest, L, &bo, dc->out, dc->out_len,
-                                                   dc->score, dc->align, &got, &err))
-                return cli_lib_fail("decode", &err);
+            attend_decode_options dopt = ATTEND_OPTIONS_INIT(attend_decode_options);
+            dopt.beam = o->beam, dopt.nbest = nbest, dopt.max_len = L, dopt.alpha = o->alpha;
+            dopt.coverage_penalty = o->coverage_penalty; /* an ensemble's: on the members' mean attention */
+            attend_status st =
+                dc->M > 1 && o->coverage_penalty > 0
+                    ? attend_decode(dc->ms, dc->M, l->ids, NULL, 1, l->n, &dopt, dc->out, dc->out_len, dc->score,
+                                    dc->align, &got, &err)
+                : dc->M > 1 ? attend_ensemble_beam(dc->ms, dc->M, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out,
+                                                   dc->out_len, dc->score, dc->align, &got, &err)
+                            : attend_model_beam_opts(dc->m, l->ids, l->n, o->beam, nbest, L, &bo, dc->out,
+                                                     dc->out_len, dc->score, dc->align, &got, &err);
+            if (st != ATTEND_OK) return cli_lib_fail("decode", &err);
             for (int h = 0; h < got; h++) dc->order[h] = h;
             if (dc->rm && (rc = rescore(dc, o, l, L, got))) return rc;
             int show_score = o->nbest || o->format != CLI_FORMAT_TEXT;

@@ -56,11 +56,12 @@ static int vocab_check(const char *cmd, const char *side, const cli_member *a, c
 
 int cli_ensemble_check(const char *cmd, const cli_member *a, const cli_member *b, int nb) {
     int pa = a->cfg.decoder == ATTEND_DECODER_POINTER, pb = b->cfg.decoder == ATTEND_DECODER_POINTER;
-    if (pa || pb) {
+    if (pa != pb) { /* pointers average distributions over source positions, the others over a vocabulary */
         fprintf(stderr,
-                "attend %s: model %d (%s) is a pointer model (%s decoder): an ensemble averages distributions over "
-                "one target vocabulary\n",
-                cmd, pa ? 1 : nb, pa ? a->path : b->path, attend_decoder_name((pa ? a : b)->cfg.decoder));
+                "attend %s: model %d (%s) is a pointer model (%s decoder) and model %d (%s) is not: an ensemble "
+                "averages distributions over one output space\n",
+                cmd, pa ? 1 : nb, pa ? a->path : b->path, attend_decoder_name((pa ? a : b)->cfg.decoder),
+                pa ? nb : 1, pa ? b->path : a->path);
         return 1;
     }
     if (a->tok != b->tok) {
@@ -68,6 +69,6 @@ int cli_ensemble_check(const char *cmd, const cli_member *a, const cli_member *b
                 attend_tokenizer_name(b->tok), a->path, attend_tokenizer_name(a->tok));
         return 1;
     }
-    if (vocab_check(cmd, "target", a, a->tv, b, b->tv, nb)) return 1;
+    if (!pa && vocab_check(cmd, "target", a, a->tv, b, b->tv, nb)) return 1; /* a pointer's outputs are positions */
     return vocab_check(cmd, "source", a, a->sv, b, b->sv, nb);
 }
