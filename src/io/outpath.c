@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -84,9 +85,9 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
     char *tmp = malloc(tl);
     CHECK(tmp, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* our own, from an earlier failed write */
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     attend_status st = ATTEND_OK;
     if (fd < 0) {
         int e = errno;
@@ -223,4 +224,25 @@ attend_status attend_output_clean_stale(const char *path, attend_stale_fn fn, vo
     free(dir);
     if (removed) *removed = count;
     return st ? st : at_ok(err);
+}
+
+/* ------------------------------------------------------------ free space */
+
+attend_status attend_output_space(const char *path, uint64_t bytes, uint64_t *free_bytes, attend_error *err) {
+    const char *who = "attend_output_space";
+    CHECK(path, err, ATTEND_ERR_NULL, "%s: path is NULL", who);
+    if (free_bytes) *free_bytes = UINT64_MAX;
+    char *dir = NULL;
+    const char *name = NULL;
+    CHECK(split_path(path, &dir, &name), err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    struct statvfs vs;
+    int ok = statvfs(dir, &vs) == 0;
+    free(dir);
+    if (!ok) return at_ok(err); /* unknown: the write itself will tell */
+    uint64_t avail = (uint64_t)vs.f_bavail * (uint64_t)(vs.f_frsize ? vs.f_frsize : vs.f_bsize);
+    if (free_bytes) *free_bytes = avail;
+    CHECK(avail >= bytes, err, ATTEND_ERR_IO,
+          "'%s' needs about %llu bytes, and its file system has %llu bytes free: free some space or write elsewhere",
+          path, (unsigned long long)bytes, (unsigned long long)avail);
+    return at_ok(err);
 }
