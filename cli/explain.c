@@ -165,7 +165,7 @@ void ex_header(const char *name, const char *where) {
 /* ------------------------------------------------------ library plumbing */
 
 int ex_lib_fail(const char *what, attend_status st, const attend_error *err) {
-    fprintf(stderr, "attend explain: %s failed: %s: %s\n", what, attend_status_name(st), err->msg);
+    cli_error("explain", "%s failed: %s: %s", what, attend_status_name(st), err->msg);
     return 1;
 }
 
@@ -287,7 +287,7 @@ static int find_example(const char *name) {
 
 static int finish(int rc) {
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "attend explain: error writing the output\n");
+        cli_error("explain", "error writing the output");
         return 1;
     }
     return rc;
@@ -307,12 +307,12 @@ int cmd_explain(int argc, char **argv) {
     }
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
-            fprintf(stderr, "attend explain: unknown option '%s'\n", argv[i]);
+            cli_error("explain", "unknown option '%s'", argv[i]);
             explain_usage(stderr);
             return 2;
         }
         if (find_example(argv[i]) < 0) {
-            fprintf(stderr, "attend explain: unknown example '%s' (attend explain --list shows the names)\n",
+            cli_error("explain", "unknown example '%s' (attend explain --list shows the names)",
                     argv[i]);
             return 2;
         }

@@ -61,7 +61,7 @@ static const char *find_file(const char *cmd, const char *given, const char *env
     if (compiled && g2p_file_exists(compiled)) return compiled;
     if (beside_exe(buf, cap, rel_build) && g2p_file_exists(buf)) return buf;
     if (beside_exe(buf, cap, rel_install) && g2p_file_exists(buf)) return buf;
-    fprintf(stderr, "attend %s: no %s found: give %s, set %s, or %s\n", cmd, what,
+    cli_error(cmd, "no %s found: give %s, set %s, or %s", what,
             !strcmp(what, "model") ? "--model PATH" : "--dict PATH", env,
             !strcmp(what, "model") ? "train one with `attend g2p train`"
                                    : "fetch CMUdict with tools/get_cmudict.sh");
@@ -92,10 +92,10 @@ int g2p_read_dict(const char *cmd, const char *path, int skip, int keep_stress, 
     if (attend_g2p_dict_read(d, path, &o, &err)) return cli_lib_fail(cmd, &err);
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(*d, &in);
-    if (in.skipped) fprintf(stderr, "attend %s: skipped %d odd line%s (first: %s)\n", cmd, in.skipped,
+    if (in.skipped) cli_error(cmd, "skipped %d odd line%s (first: %s)", in.skipped,
                             in.skipped == 1 ? "" : "s", in.first_skipped);
     if (in.words == 0) {
-        fprintf(stderr, "attend %s: %s: no entries\n", cmd, path);
+        cli_error(cmd, "%s: no entries", path);
         return 1;
     }
     return 0;
@@ -126,7 +126,7 @@ int g2p_models_open(const char *cmd, const char *spec, g2p_models *e) {
     memset(e, 0, sizeof *e);
     if (spec && strchr(spec, ',')) {
         if (!(e->list = strdup(spec))) {
-            fprintf(stderr, "attend %s: out of memory\n", cmd);
+            cli_error(cmd, "out of memory");
             return 1;
         }
         for (char *tok = e->list, *next; tok; tok = next) {
@@ -295,7 +295,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                             len > 80 ? "..." : "", code_points(word, len), sp->S);
         word_begin(o, index, word, len, 0, "too long");
         word_end(o, index, word, len, 0);
-        if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word); /* no pronunciation */
+        if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len)); /* no pronunciation */
         return e;
     }
     if (attend_g2p_encode_word(sp->e.gv, word, len, src, ATTEND_G2P_MAX_LEN, &ns, &err)) {
@@ -304,10 +304,10 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                                 err.msg);
             word_begin(o, index, word, len, 0, "malformed");
             word_end(o, index, word, len, 0);
-            if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word);
+            if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len));
             return e;
         }
-        fprintf(stderr, "attend g2p: %s:%ld: '%.*s': %s (--skip-malformed skips such words)\n", where, index, show,
+        cli_error("g2p", "%s:%ld: '%.*s': %s (--skip-malformed skips such words)", where, index, show,
                 word, err.msg);
         word_begin(o, index, word, len, 0, "malformed");
         word_end(o, index, word, len, 0);
@@ -333,7 +333,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     if (o->beam) {
         attend_beam_options bo = {o->alpha, o->coverage_penalty};
         if (sp->e.M > 1 && o->coverage_penalty > 0) {
-            fprintf(stderr, "attend g2p: --coverage-penalty with an ensemble: one model only\n");
+            cli_error("g2p", "--coverage-penalty with an ensemble: one model only");
             return 2;
         }
         st = sp->e.M > 1 ? attend_ensemble_beam(sp->e.ms, sp->e.M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
@@ -374,7 +374,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (scored && isfinite(sc)) printf("%.6f", sc);
             printf("\t");
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\n", sp->text);
+            printf("\t%s\n", cli_vis(sp->text));
             continue;
         }
         if (o->format == CLI_FORMAT_JSONL) {
@@ -397,9 +397,9 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             printf("}");
             continue;
         }
-        fwrite(word, 1, len, stdout);
+        fputs(cli_vis_n(word, len), stdout);
         if (h) printf("(%d)", h + 1);
-        printf(" %s", sp->text);
+        printf(" %s", cli_vis(sp->text));
         if (o->nbest) printf("  # %.4f", sc);
         printf("\n");
         if (o->align) {
@@ -409,7 +409,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->e.pv, ph[t]);
             for (int k = 0; k < sp->e.M; k++) {
                 char *pic = NULL;
-                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, sp->e.paths[k]);
+                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, cli_vis(sp->e.paths[k]));
                 if (T > 0 && attend_render_heatmap_text(&pic, a + (size_t)k * astride, T, ns, src_tok, out_tok, &err))
                     return cli_lib_fail("g2p", &err);
                 if (pic) fputs(pic, stdout);
@@ -418,10 +418,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             }
         }
     }
-    if (got == 0 && o->format == CLI_FORMAT_TEXT) {
-        fwrite(word, 1, len, stdout);
-        printf("\n");
-    }
+    if (got == 0 && o->format == CLI_FORMAT_TEXT) printf("%s\n", cli_vis_n(word, len));
     word_end(o, index, word, len, got);
     return 0;
 }
@@ -435,7 +432,7 @@ static int cmd_say(int argc, char **argv) {
     const char **words = calloc((size_t)argc + 1, sizeof *words);
     int nw = 0;
     if (!words) {
-        fprintf(stderr, "attend g2p: out of memory\n");
+        cli_error("g2p", "out of memory");
         return 1;
     }
     while (rc == 0 && cli_next(&p)) {
@@ -505,7 +502,7 @@ static int cmd_say(int argc, char **argv) {
     sp.align = malloc((size_t)sp.e.M * sp.K * sp.L * sp.S * sizeof *sp.align);
     sp.text = malloc(sp.text_cap);
     if (!sp.out || !sp.out_len || !sp.score || !sp.align || !sp.text) {
-        fprintf(stderr, "attend g2p: out of memory\n");
+        cli_error("g2p", "out of memory");
         rc = 1;
         goto done;
     }
@@ -519,16 +516,15 @@ static int cmd_say(int argc, char **argv) {
             int got = cli_lines_next(&in, &len);
             if (got == 0) break;
             if (got == -2) {
-                fprintf(stderr, "attend g2p: %s: read error in line %ld: %s\n", in.name, in.line + 1,
+                cli_error("g2p", "%s: read error in line %ld: %s", in.name, in.line + 1,
                         strerror(in.err));
                 rc = 1;
                 break;
             }
             if (got == -1) {
                 if (!o.skip_malformed) {
-                    fprintf(stderr,
-                            "attend g2p: %s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
-                            "such lines)\n",
+                    cli_error("g2p", "%s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
+                            "such lines)",
                             in.name, in.line, CLI_MAX_LINE);
                     rc = 1;
                     break;
@@ -537,7 +533,7 @@ static int cmd_say(int argc, char **argv) {
                 if (cli_problem(&sp.probs, CLI_PROBLEM_MALFORMED, in.name, in.line,
                                 "longer than the %d bytes a line may have: skipped", CLI_MAX_LINE) ||
                     cli_lines_skip_rest(&in)) {
-                    if (in.err) fprintf(stderr, "attend g2p: %s: read error: %s\n", in.name, strerror(in.err));
+                    if (in.err) cli_error("g2p", "%s: read error: %s", in.name, strerror(in.err));
                     rc = 1;
                     break;
                 }

@@ -67,10 +67,10 @@ int cmd_g2p_data(int argc, char **argv) {
     if (attend_g2p_dict_read(&d, path, &o, &err)) return cli_lib_fail("g2p data", &err);
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
-    printf("dictionary: %s\n", path);
+    printf("dictionary: %s\n", cli_vis(path));
     printf("lines %d: %d pronunciations of %d words, %d comment, %d blank, %d skipped, %d duplicate\n", in.lines,
            in.entries, in.words, in.comments, in.blank, in.skipped, in.duplicates);
-    if (in.skipped) printf("first skipped: %s\n", in.first_skipped);
+    if (in.skipped) printf("first skipped: %s\n", cli_vis(in.first_skipped));
     printf("longest word %d characters, longest pronunciation %d phonemes; stress %s\n", in.max_word_len,
            in.max_pron_len, stress ? "kept" : "stripped");
     FILE *f[3] = {NULL, NULL, NULL};
@@ -80,7 +80,7 @@ int cmd_g2p_data(int argc, char **argv) {
             char fp[PATH_MAX];
             snprintf(fp, sizeof fp, "%s/%s.dict", out, attend_g2p_split_name((attend_g2p_split)s));
             if (!(f[s] = fopen(fp, "w"))) {
-                fprintf(stderr, "attend g2p data: %s: %s\n", fp, strerror(errno));
+                cli_error("g2p data", "%s: %s", fp, strerror(errno));
                 rc = 1;
             }
         }
@@ -101,12 +101,12 @@ int cmd_g2p_data(int argc, char **argv) {
         printf("%-5s %6ld words (%4.1f%%) %6ld pronunciations\n", attend_g2p_split_name((attend_g2p_split)s), words[s],
                in.words ? 100.0 * (double)words[s] / in.words : 0, prons[s]);
         if (f[s] && fclose(f[s]) != 0) {
-            fprintf(stderr, "attend g2p data: error writing %s/%s.dict\n", out,
+            cli_error("g2p data", "error writing %s/%s.dict", out,
                     attend_g2p_split_name((attend_g2p_split)s));
             rc = 1;
         }
     }
-    if (out && rc == 0) printf("written: %s/{train,dev,test}.dict\n", out);
+    if (out && rc == 0) printf("written: %s/{train,dev,test}.dict\n", cli_vis(out));
     attend_g2p_dict_free(d);
     return cli_finish("g2p data", rc);
 }
@@ -211,8 +211,8 @@ int cmd_g2p_eval(int argc, char **argv) {
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
     if (stress && !dict_has_stress(d)) {
-        fprintf(stderr, "attend %s: the model's phonemes carry stress digits and %s has none: give a dictionary "
-                        "with stress (tools/get_cmudict.sh --stress)\n", cmd, dpath);
+        cli_error(cmd, "the model's phonemes carry stress digits and %s has none: give a dictionary "
+                        "with stress (tools/get_cmudict.sh --stress)", dpath);
         rc = 1;
         goto done;
     }
@@ -220,13 +220,13 @@ int cmd_g2p_eval(int argc, char **argv) {
     if ((rc = g2p_models_load(cmd, &e, B, in.max_word_len, 0))) goto done;
     size_t params = 0;
     for (int k = 0; k < e.M; k++) params += attend_model_param_count(e.ms[k]);
-    if (e.M == 1) printf("model: %s (%zu parameters)\n", e.paths[0], params);
+    if (e.M == 1) printf("model: %s (%zu parameters)\n", cli_vis(e.paths[0]), params);
     else {
         printf("ensemble of %d models (%zu parameters):", e.M, params);
-        for (int k = 0; k < e.M; k++) printf(" %s", e.paths[k]);
+        for (int k = 0; k < e.M; k++) printf(" %s", cli_vis(e.paths[k]));
         printf("\n");
     }
-    printf("dictionary: %s%s\n", dpath, stress ? " (stress kept: the model's phonemes carry it)" : "");
+    printf("dictionary: %s%s\n", cli_vis(dpath), stress ? " (stress kept: the model's phonemes carry it)" : "");
     printf("%-6s %-8s %7s %8s %8s %9s%s\n", "part", "decoding", "words", "PER%", "WER%", "words/s",
            stress ? "  stress" : "");
     for (int s = 0; s < 4 && rc == 0; s++) {
@@ -325,7 +325,7 @@ int cmd_g2p_bench(int argc, char **argv) {
     lat = malloc((size_t)n * sizeof *lat);
     cpu = malloc((size_t)n * sizeof *cpu);
     if (!lat || !cpu) {
-        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        cli_error(cmd, "out of memory");
         rc = 1;
         goto done;
     }
@@ -347,13 +347,13 @@ int cmd_g2p_bench(int argc, char **argv) {
         total += lat[k++];
     }
     if (k == 0) {
-        fprintf(stderr, "attend %s: no words in the %s part\n", cmd, split);
+        cli_error(cmd, "no words in the %s part", split);
         rc = 1;
         goto done;
     }
     qsort(lat, (size_t)k, sizeof *lat, cmp_double);
     qsort(cpu, (size_t)k, sizeof *cpu, cmp_double);
-    printf("model: %s (%zu parameters), gemm %s, OPENBLAS_NUM_THREADS=%s\n", mpath, attend_model_param_count(m),
+    printf("model: %s (%zu parameters), gemm %s, OPENBLAS_NUM_THREADS=%s\n", cli_vis(mpath), attend_model_param_count(m),
            attend_gemm_backend(), getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "(unset)");
     printf("batch 1, greedy: %d words, wall latency median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words/s\n", k,
            1e3 * lat[k / 2], 1e3 * lat[(int)(0.9 * (k - 1))], 1e3 * total / k, k / total);

@@ -264,7 +264,7 @@ int cmd_g2p_train(int argc, char **argv) {
     attend_g2p_dict_get_info(d, &in);
     int n_train = attend_dataset_size(train);
     if (n_train == 0) {
-        fprintf(stderr, "attend %s: %s: no training words\n", cmd, path);
+        cli_error(cmd, "%s: no training words", path);
         rc = 1;
         goto done;
     }
@@ -273,12 +273,12 @@ int cmd_g2p_train(int argc, char **argv) {
         const char *word = attend_g2p_dict_word(d, w);
         dev_words += attend_g2p_split_of(word, strlen(word)) == ATTEND_G2P_DEV;
     }
-    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes%s\n", path, in.words,
+    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes%s\n", cli_vis(path), in.words,
            n_train, dev_words, attend_vocab_size(gv) - 4, attend_vocab_size(pv) - 4,
            o.keep_stress ? " (stress kept)" : "");
     if (o.keep_stress && !attend_g2p_vocab_has_stress(pv)) {
-        fprintf(stderr, "attend %s: --keep-stress: %s has no stress digits (AH0, AH1): use a dictionary with stress, "
-                        "e.g. from tools/get_cmudict.sh --stress\n", cmd, path);
+        cli_error(cmd, "--keep-stress: %s has no stress digits (AH0, AH1): use a dictionary with stress, "
+                        "e.g. from tools/get_cmudict.sh --stress", path);
         rc = 1;
         goto done;
     }
@@ -335,7 +335,7 @@ int cmd_g2p_train(int argc, char **argv) {
             rc = cli_lib_fail(cmd, &err);
             goto done;
         }
-        printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
+        printf("resumed: %s at step %ld\n", cli_vis(o.resume), attend_trainer_steps(tr));
         /* the best model so far is --out: its dev WER is the one to beat */
         attend_model *bm = NULL;
         attend_vocab *bg = NULL, *bp = NULL;
@@ -348,7 +348,7 @@ int cmd_g2p_train(int argc, char **argv) {
         if (g2p_file_exists(o.out) && attend_g2p_model_load(&bm, o.out, &cap, &bg, &bp, &err) == ATTEND_OK &&
             dev_eval(bm, d, bg, bp, o.batch, o.eval_words, &c) == 0) {
             best_wer = attend_g2p_wer(&c);
-            printf("best so far: %s, dev WER %.2f%%\n", o.out, 100 * best_wer);
+            printf("best so far: %s, dev WER %.2f%%\n", cli_vis(o.out), 100 * best_wer);
         }
         attend_model_free(bm);
         attend_vocab_free(bg);
@@ -371,7 +371,7 @@ int cmd_g2p_train(int argc, char **argv) {
     printf("trained: steps %ld-%ld in %.1f min (%.0f words/s; %.1f min with evaluations); best dev WER %.2f%%\n",
            lp.start_step + 1, attend_trainer_steps(tr), lp.t_train / 60, train_loop_pairs_per_s(&lp),
            (cli_now() - t_begin) / 60, best_wer <= 1 ? 100 * best_wer : NAN);
-    if (best_wer <= 1) printf("saved: %s\n", o.out);
+    if (best_wer <= 1) printf("saved: %s\n", cli_vis(o.out));
 done:
     attend_trainer_free(tr);
     attend_model_free(m);

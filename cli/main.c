@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "attend: unknown command '%s'\n", cmd);
+    fprintf(stderr, "attend: unknown command '%s'\n", cli_vis(cmd));
     usage(stderr);
     return 2;
 }

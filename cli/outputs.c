@@ -15,13 +15,15 @@
 
 #include "outputs.h"
 
+#include "args.h"
+
 int cli_check_outputs(const char *cmd, const attend_path_use *uses, int n, const char *special_hint) {
     signal(SIGXFSZ, SIG_IGN);
     attend_error err = {0};
     if (attend_paths_check(uses, n, &err) == ATTEND_OK) return 0;
-    fprintf(stderr, "attend %s: %s\n", cmd, err.msg);
+    cli_error(cmd, "%s", err.msg);
     if (special_hint && strstr(err.msg, "not a regular file: refusing"))
-        fprintf(stderr, "attend %s: %s\n", cmd, special_hint);
+        cli_error(cmd, "%s", special_hint);
     return 1;
 }
 
@@ -41,7 +43,7 @@ int cli_check_train_files(const char *cmd, const char *data_role, const char *da
 }
 
 static void print_removed(void *ctx, const char *file, long pid) {
-    printf("%s: removed %s, left by process %ld, which is gone\n", (const char *)ctx, file, pid);
+    printf("%s: removed %s, left by process %ld, which is gone\n", (const char *)ctx, cli_vis(file), pid);
     fflush(stdout); /* said at once: the run may be killed next */
 }
 
@@ -57,7 +59,7 @@ int cli_output_begin(const char *cmd, const char *target, char *buf, size_t cap,
     int k = snprintf(buf, cap, "%s/attend-out-XXXXXX", t && *t ? t : "/tmp");
     int fd = k > 0 && (size_t)k < cap ? mkstemp(buf) : -1;
     if (fd < 0) {
-        fprintf(stderr, "attend %s: cannot create a temporary file for %s: %s\n", cmd, target, strerror(errno));
+        cli_error(cmd, "cannot create a temporary file for %s: %s", target, strerror(errno));
         return 1;
     }
     close(fd);
@@ -78,7 +80,7 @@ int cli_output_finish(const char *cmd, const char *target, const char *write_pat
         if (out && fclose(out) != 0) bad = 1;
         if (in) fclose(in);
         if (bad) {
-            fprintf(stderr, "attend %s: cannot write %s: %s\n", cmd, target, strerror(errno));
+            cli_error(cmd, "cannot write %s: %s", target, strerror(errno));
             rc = 1;
         }
     }

@@ -75,7 +75,7 @@ int cmd_quantize(int argc, char **argv) {
     attend_vocab_free(sv);
     attend_vocab_free(tv);
     if (rc) return rc;
-    printf("%s: %s, %ld bytes (%s: %ld bytes)\n", out, to == ATTEND_DTYPE_I8 ? "int8" : "f16", file_size(out), model,
+    printf("%s: %s, %ld bytes (%s: %ld bytes)\n", cli_vis(out), to == ATTEND_DTYPE_I8 ? "int8" : "f16", file_size(out), cli_vis(model),
            file_size(model));
     return cli_finish("quantize", 0);
 }

@@ -221,7 +221,7 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     } else {
         const char *body = strchr(line, '\n') + 1; /* after the header */
         if (fputs(body, pg->csv) == EOF || fflush(pg->csv) != 0) {
-            fprintf(stderr, "attend sweep: error writing %s\n", pg->csv_path);
+            cli_error("sweep", "error writing %s", pg->csv_path);
             pg->failed = 1;
         } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
             pg->failed = 1;
@@ -277,7 +277,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
     for (int f = 0; !rc && f < n_files; f++) {
         FILE *in = fopen(files[f], "rb");
         if (!in) {
-            fprintf(stderr, "attend sweep: cannot read %s\n", files[f]);
+            cli_error("sweep", "cannot read %s", files[f]);
             rc = 1;
             break;
         }
@@ -318,7 +318,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
     }
     if (!rc && csv_path) rc = analysis_write_file("sweep", csv_path, csv);
     if (!rc) rc = analysis_write_file("sweep", svg_path, svg);
-    if (!rc) printf("wrote %s%s%s\n", csv_path ? csv_path : "", csv_path ? " and " : "", svg_path);
+    if (!rc) printf("wrote %s%s%s\n", csv_path ? cli_vis(csv_path) : "", csv_path ? " and " : "", cli_vis(svg_path));
     free(csv);
     free(svg);
     free(rows);
@@ -455,7 +455,7 @@ int cmd_sweep(int argc, char **argv) {
         rows = calloc((size_t)n_rows, sizeof *rows);
         pg.done = calloc((size_t)n_rows, sizeof *pg.done);
         if (!rows || !pg.done) {
-            fprintf(stderr, "attend sweep: out of memory\n");
+            cli_error("sweep", "out of memory");
             rc = 1;
         }
     }
@@ -463,20 +463,20 @@ int cmd_sweep(int argc, char **argv) {
         pg.csv = fopen(csv_path, "wb");
         char *header = NULL;
         if (!pg.csv) {
-            fprintf(stderr, "attend sweep: cannot write %s\n", csv_path);
+            cli_error("sweep", "cannot write %s", csv_path);
             rc = 1;
         } else if (attend_sweep_csv(rows, 0, &header, &err)) {
             rc = cli_lib_fail("sweep", &err);
         } else if (fputs(header, pg.csv) == EOF || fflush(pg.csv) != 0) {
-            fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
+            cli_error("sweep", "error writing %s", csv_path);
             rc = 1;
         }
         free(header);
     }
     if (!rc) {
         if (train_path)
-            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", train_path,
-                   dev_path, c.steps, c.batch, (unsigned long long)c.seed);
+            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", cli_vis(train_path),
+                   cli_vis(dev_path), c.steps, c.batch, (unsigned long long)c.seed);
         else
             printf("sweep: %s, %d symbols, %d training / %d dev pairs per length, %d steps x %d pairs per run, "
                    "seed %llu\n",
@@ -491,12 +491,12 @@ int cmd_sweep(int argc, char **argv) {
         if (!rc && pg.failed) rc = 1;
     }
     if (pg.csv && fclose(pg.csv) != 0 && !rc) {
-        fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
+        cli_error("sweep", "error writing %s", csv_path);
         rc = 1;
     }
     if (!rc) {
         print_matrix(rows, n_rows);
-        printf("wrote %s and %s\n", csv_path, svg_path);
+        printf("wrote %s and %s\n", cli_vis(csv_path), cli_vis(svg_path));
     }
     free(rows);
     free(pg.done);

@@ -381,10 +381,10 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     if (rc) return rc;
     printf("data: %s: %d training pairs, vocabularies of %d source and %d target symbols (%s tokenizer), "
            "sources up to %d and targets up to %d tokens",
-           d->tsv, attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
+           cli_vis(d->tsv), attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
            attend_vocab_size(td->tgt_vocab) - 4, attend_tokenizer_name(td->tok), attend_dataset_max_src_len(td->train),
            attend_dataset_max_tgt_len(td->train));
-    if (td->dev) printf("; %s: %d dev pairs", d->dev, attend_dataset_size(td->dev));
+    if (td->dev) printf("; %s: %d dev pairs", cli_vis(d->dev), attend_dataset_size(td->dev));
     printf("\n");
     return 0;
 }
@@ -425,7 +425,7 @@ static int save_checkpoint(const char *cmd, const attend_trainer *tr, const trai
         return cli_lib_fail(cmd, &err);
     }
     train_loop_clear(pg);
-    printf("checkpoint: step %ld saved to %s\n", attend_trainer_steps(tr), o->checkpoint);
+    printf("checkpoint: step %ld saved to %s\n", attend_trainer_steps(tr), cli_vis(o->checkpoint));
     fflush(stdout);
     return 0;
 }
@@ -484,8 +484,7 @@ static int resume_best(const char *cmd, const train_opts *o, const train_data *t
              attend_model_evaluate(bm, td->dev ? td->dev : td->train, o->batch, td->dev ? 0 : 1000, s, &err) ==
                  ATTEND_OK;
     if (!ok)
-        fprintf(stderr, "attend %s: note: %s is not this run's best so far (%s): the first evaluation replaces it\n",
-                cmd, o->out, err.msg);
+        cli_error(cmd, "note: %s is not this run's best so far (%s): the first evaluation replaces it", o->out, err.msg);
     attend_model_free(bm);
     return ok;
 }
@@ -534,7 +533,7 @@ static int select_best(run_hook *h, long step, int *stop) {
     }
     printf("best: step %ld, %s ", step, SELECT_LABELS[o->select]);
     print_select(o->select, select_value(o->select, h->ev));
-    printf("%s%s\n", o->out ? ": saved to " : "", o->out ? o->out : "");
+    printf("%s%s\n", o->out ? ": saved to " : "", o->out ? cli_vis(o->out) : "");
     fflush(stdout);
     return 0;
 }
@@ -644,17 +643,15 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
             if (err.status == ATTEND_ERR_ARG && strstr(err.msg, "resuming needs the same data and options")) {
                 if ((opts->warmup < 0 || opts->decay < 0) &&
                     (strstr(err.msg, "warmup_steps") || strstr(err.msg, "decay_steps")))
-                    fprintf(stderr,
-                            "attend %s: (the warm-up and decay come from --steps when not given: to resume with "
-                            "another --steps, give --warmup and --decay as the checkpoint has them)\n",
-                            cmd);
-                fprintf(stderr, "attend %s: (--resume-anyway resumes all the same)\n", cmd);
+                    cli_error(cmd, "(the warm-up and decay come from --steps when not given: to resume with "
+                            "another --steps, give --warmup and --decay as the checkpoint has them)");
+                cli_error(cmd, "(--resume-anyway resumes all the same)");
             }
             goto done;
         }
         if (note.status != ATTEND_OK)
-            fprintf(stderr, "attend %s: %s: %s\n", cmd, note.status == ATTEND_ERR_ARG ? "warning" : "note", note.msg);
-        printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
+            cli_error(cmd, "%s: %s", note.status == ATTEND_ERR_ARG ? "warning" : "note", note.msg);
+        printf("resumed: %s at step %ld\n", cli_vis(o.resume), attend_trainer_steps(tr));
     }
     fflush(stdout);
 
@@ -675,7 +672,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         double best = INFINITY;
         if (o.out && resume_best(cmd, &o, &td, &mc, &h.best_ev)) {
             best = select_score(o.select, &h.best_ev);
-            printf("best so far: %s, %s ", o.out, SELECT_LABELS[o.select]);
+            printf("best so far: %s, %s ", cli_vis(o.out), SELECT_LABELS[o.select]);
             print_select(o.select, select_value(o.select, &h.best_ev));
             printf("\n");
             fflush(stdout);
@@ -709,7 +706,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         long now = attend_trainer_steps(tr);
         if ((h.best.last_step != now || now == 0) && (rc = select_best(&h, now, &ignored))) goto done;
         if (!isfinite(h.best.best)) {
-            fprintf(stderr, "attend %s: no evaluation gave a finite %s: no model saved\n", cmd,
+            cli_error(cmd, "no evaluation gave a finite %s: no model saved",
                     SELECT_LABELS[o.select]);
             rc = 1;
             goto done;
@@ -717,13 +714,13 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         if (o.out) {
             char when[48];
             best_when(&h, when, sizeof when);
-            printf("saved: %s (the best model: %s, %s ", o.out, when, SELECT_LABELS[o.select]);
+            printf("saved: %s (the best model: %s, %s ", cli_vis(o.out), when, SELECT_LABELS[o.select]);
             print_select(o.select, select_value(o.select, &h.best_ev));
             printf(")\n");
         }
     } else if (o.out) {
         if ((rc = save_model(cmd, m, &o, &td))) goto done;
-        printf("saved: %s\n", o.out);
+        printf("saved: %s\n", cli_vis(o.out));
     }
     if (res) {
         res->dev = ev;

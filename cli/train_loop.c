@@ -132,8 +132,8 @@ int train_loop_run(const train_loop_config *c, train_loop *lp) {
             train_loop_clear(lp);
             rc = cli_lib_fail(c->cmd, &err);
             if (err.status == ATTEND_ERR_NONFINITE)
-                fprintf(stderr, "attend %s: stopped after %ld non-finite steps in a row (--max-nonfinite %d); "
-                        "nothing was saved%s%s\n", c->cmd, attend_trainer_nonfinite_run(c->tr), c->max_nonfinite,
+                cli_error(c->cmd, "stopped after %ld non-finite steps in a row (--max-nonfinite %d); "
+                        "nothing was saved%s%s", attend_trainer_nonfinite_run(c->tr), c->max_nonfinite,
                         c->checkpoint ? ", the last checkpoint is " : "", c->checkpoint ? c->checkpoint : "");
             return rc;
         }

@@ -176,6 +176,9 @@ attend_status attend_outfile_open(attend_outfile **out, const char *path, unsign
 attend_status attend_outfile_write(attend_outfile *f, const void *data, size_t n, attend_error *err);
 attend_status attend_outfile_commit(attend_outfile *f, attend_error *err);
 void attend_outfile_abort(attend_outfile *f);
+/* 1 when path exists as something attend_outfile_open would write in place
+ * (a FIFO, a device, a link into /proc), else 0. */
+int attend_outfile_in_place(const char *path);
 /* open + write + commit of data [n] (NULL when n is 0). */
 attend_status attend_file_write(const char *path, const void *data, size_t n, unsigned flags, attend_error *err);
 
@@ -198,6 +201,16 @@ attend_status attend_output_space(const char *path, uint64_t bytes, uint64_t *fr
 typedef struct attend_lock attend_lock;
 attend_status attend_lock_acquire(attend_lock **out, const char *path, long *stale_pid, attend_error *err);
 void attend_lock_release(attend_lock *l); /* NULL is fine */
+
+/* ----------------------------------------------------------- visible text */
+/* The one escaping of text for a terminal: copies s [n] to dst [cap] with
+ * every control character made visible, so that text from a user or a file
+ * cannot move the cursor, clear the screen or fake a message line: C0 bytes
+ * and DEL as "\x1b", C1 control code points (U+0080..U+009F) as "\u009b",
+ * bytes that are not UTF-8 as "\xff"; everything else, backslashes included,
+ * unchanged. Always NUL-terminates when cap > 0 (truncating); returns the
+ * length of the whole escaped text (as snprintf). Thread-safe. */
+size_t attend_text_visible(char *dst, size_t cap, const char *s, size_t n);
 
 /* ------------------------------------------------------------- vocabulary */
 /* Every vocabulary starts with these four tokens, at these ids. */

@@ -73,6 +73,12 @@ static int links_into_proc(const char *path) {
     return strncmp(target, "/proc/", 6) == 0 || strncmp(target, "/dev/fd/", 8) == 0;
 }
 
+int attend_outfile_in_place(const char *path) {
+    struct stat sb;
+    if (!path) return 0;
+    return (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) || links_into_proc(path);
+}
+
 /* Writes all of p [n] to fd, through EINTR and short writes. 0 or errno. */
 static int write_all(int fd, const unsigned char *p, size_t n) {
     while (n > 0) {
