@@ -155,8 +155,8 @@ int cmd_align(int argc, char **argv) {
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 10, &alpha);
         else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &cov_pen);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
-        else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg);
-        else if (cli_is(&p, "--html")) rc = cli_string(&p, &html);
+        else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg);
+        else if (cli_is(&p, "--html")) rc = cli_path(&p, &html);
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) model = p.arg;

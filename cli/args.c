@@ -25,6 +25,15 @@ int cli_next(cli_parser *p) {
     if (++p->i >= p->argc) return 0;
     p->arg = p->argv[p->i];
     p->value = NULL;
+    if (!p->operands && !strcmp(p->arg, "--")) { /* the end of the options */
+        p->operands = 1;
+        if (++p->i >= p->argc) return 0;
+        p->arg = p->argv[p->i];
+    }
+    if (p->operands) {
+        p->opt[0] = '\0'; /* matches no option */
+        return 1;
+    }
     const char *eq = p->arg[0] == '-' && p->arg[1] == '-' ? strchr(p->arg, '=') : NULL;
     size_t n = eq ? (size_t)(eq - p->arg) : strlen(p->arg);
     if (n >= sizeof p->opt) n = sizeof p->opt - 1;
@@ -36,7 +45,7 @@ int cli_next(cli_parser *p) {
 
 int cli_is(const cli_parser *p, const char *name) { return !strcmp(p->opt, name); }
 
-int cli_positional(const cli_parser *p) { return p->arg[0] != '-' || !strcmp(p->arg, "-"); }
+int cli_positional(const cli_parser *p) { return p->operands || p->arg[0] != '-' || !strcmp(p->arg, "-"); }
 
 int cli_is_help(const cli_parser *p) { return cli_is(p, "--help") || cli_is(p, "-h"); }
 
@@ -113,6 +122,12 @@ int cli_string(cli_parser *p, const char **out) {
     }
     if (p->i + 1 >= p->argc) return cli_usage_error(p->cmd, "%s needs a value", p->opt);
     *out = p->argv[++p->i];
+    return 0;
+}
+
+int cli_path(cli_parser *p, const char **out) {
+    if (cli_string(p, out)) return 2;
+    if (!**out) return cli_usage_error(p->cmd, "%s: the file name is empty", p->opt);
     return 0;
 }
 
@@ -235,9 +250,11 @@ int cli_lib_fail(const char *cmd, const attend_error *err) {
 }
 
 int cli_finish(const char *cmd, int rc) {
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error(cmd, "error writing the output");
-        return 1;
+        cli_error(cmd, "error writing the output: %s", errno ? strerror(errno) : "write error");
+        clearerr(stdout); /* said once: main's final check stays quiet */
+        return rc == 2 ? 2 : 1;
     }
     return rc;
 }
@@ -294,8 +311,8 @@ int cli_data_option(cli_parser *p, cli_data_opts *d, const char *tsv_name) {
         d->given_task_opts = d->have_data_seed = 1;
         return cli_u64(p, &d->data_seed);
     }
-    if (cli_is(p, tsv_name)) return cli_string(p, &d->tsv);
-    if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev")) return cli_string(p, &d->dev);
+    if (cli_is(p, tsv_name)) return cli_path(p, &d->tsv);
+    if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev")) return cli_path(p, &d->dev);
     if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev-count"))
         {
         d->given_task_opts = 1;

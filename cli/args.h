@@ -13,7 +13,8 @@
 
 #include "attend.h"
 
-/* Walks argv[1..argc). Options are "--name value" or "--name=value". */
+/* Walks argv[1..argc). Options are "--name value" or "--name=value"; "--"
+ * ends the options (every later argument is an operand, "-x" included). */
 typedef struct {
     const char *cmd;   /* the subcommand, for messages ("train") */
     int argc;
@@ -22,6 +23,7 @@ typedef struct {
     const char *arg;   /* the current argument as written */
     char opt[64];      /* its option name without "=value" ("--steps") */
     const char *value; /* the "=value" part, or NULL */
+    int operands;      /* after "--": every argument is an operand */
 } cli_parser;
 
 void cli_init(cli_parser *p, const char *cmd, int argc, char **argv);
@@ -29,7 +31,8 @@ void cli_init(cli_parser *p, const char *cmd, int argc, char **argv);
 int cli_next(cli_parser *p);
 /* The current argument is option `name`. */
 int cli_is(const cli_parser *p, const char *name);
-/* The current argument is a positional one (does not start with '-', or is "-"). */
+/* The current argument is a positional one (does not start with '-', is "-",
+ * or comes after "--"). */
 int cli_positional(const cli_parser *p);
 /* The current argument is --help or -h. */
 int cli_is_help(const cli_parser *p);
@@ -46,6 +49,8 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
 
 /* Values of the current option (the next argument, or after '='). */
 int cli_string(cli_parser *p, const char **out);
+/* A file name: as cli_string, but an empty one is a usage error. */
+int cli_path(cli_parser *p, const char **out);
 int cli_int(cli_parser *p, long lo, long hi, int *out);
 int cli_u64(cli_parser *p, uint64_t *out);
 int cli_double(cli_parser *p, double lo, double hi, double *out);

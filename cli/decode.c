@@ -123,7 +123,7 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o->format);
         else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o->strict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip_malformed);
-        else if (cli_is(&p, "--rescore")) rc = cli_string(&p, &o->rescore);
+        else if (cli_is(&p, "--rescore")) rc = cli_path(&p, &o->rescore);
         else if (cli_is(&p, "--rescore-weight")) rc = cli_double(&p, 0, 1, &o->rescore_weight);
         else if (cli_is(&p, "--rescore-reverse")) rc = cli_flag(&p, &o->rescore_reverse);
         else if (cli_positional(&p) && !o->input && (npos == 0 || cli_is_model_file(p.arg))) {

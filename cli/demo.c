@@ -141,7 +141,7 @@ int cmd_demo(int argc, char **argv) {
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
         else if (cli_is(&p, "--steps")) rc = cli_int(&p, 1, 1000000000, &o.steps);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &o.out);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &o.out);
         else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o.seed);
         else rc = cli_unknown(&p);
     }

@@ -440,7 +440,7 @@ static int cmd_say(int argc, char **argv) {
         else if (!strcmp(p.arg, "-")) stdin_mode = 1;
         else if (!strcmp(p.arg, "--")) dashdash = 1;
         else if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &o.model);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &o.model);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &o.beam);
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o.nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o.alpha);

@@ -47,8 +47,8 @@ int cmd_g2p_data(int argc, char **argv) {
     int rc = 0, help = 0, skip = 0, stress = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &dict);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &out);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &out);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &skip);
         else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &stress);
         else rc = cli_unknown(&p);
@@ -73,16 +73,14 @@ int cmd_g2p_data(int argc, char **argv) {
     if (in.skipped) printf("first skipped: %s\n", cli_vis(in.first_skipped));
     printf("longest word %d characters, longest pronunciation %d phonemes; stress %s\n", in.max_word_len,
            in.max_pron_len, stress ? "kept" : "stripped");
-    FILE *f[3] = {NULL, NULL, NULL};
+    /* the three parts through the one atomic writer: all written, or none changed */
+    attend_outfile *f[3] = {NULL, NULL, NULL};
+    char fp[3][PATH_MAX];
     if (out) {
         mkdir(out, 0777);
         for (int s = 0; s < 3 && rc == 0; s++) {
-            char fp[PATH_MAX];
-            snprintf(fp, sizeof fp, "%s/%s.dict", out, attend_g2p_split_name((attend_g2p_split)s));
-            if (!(f[s] = fopen(fp, "w"))) {
-                cli_error("g2p data", "%s: %s", fp, strerror(errno));
-                rc = 1;
-            }
+            snprintf(fp[s], sizeof fp[s], "%s/%s.dict", out, attend_g2p_split_name((attend_g2p_split)s));
+            if (attend_outfile_open(&f[s], fp[s], ATTEND_OUTPUT_ALLOW_SPECIAL, &err)) rc = cli_lib_fail("g2p data", &err);
         }
     }
     long words[3] = {0, 0, 0}, prons[3] = {0, 0, 0};
@@ -91,21 +89,24 @@ int cmd_g2p_data(int argc, char **argv) {
         int s = (int)attend_g2p_split_of(word, strlen(word));
         words[s]++;
         prons[s] += attend_g2p_dict_prons(d, w);
-        if (f[s])
-            for (int k = 0; k < attend_g2p_dict_prons(d, w); k++) {
-                if (k) fprintf(f[s], "%s(%d) %s\n", word, k + 1, attend_g2p_dict_pron(d, w, k));
-                else fprintf(f[s], "%s %s\n", word, attend_g2p_dict_pron(d, w, k));
-            }
-    }
-    for (int s = 0; s < 3; s++) {
-        printf("%-5s %6ld words (%4.1f%%) %6ld pronunciations\n", attend_g2p_split_name((attend_g2p_split)s), words[s],
-               in.words ? 100.0 * (double)words[s] / in.words : 0, prons[s]);
-        if (f[s] && fclose(f[s]) != 0) {
-            cli_error("g2p data", "error writing %s/%s.dict", out,
-                    attend_g2p_split_name((attend_g2p_split)s));
-            rc = 1;
+        for (int k = 0; f[s] && rc == 0 && k < attend_g2p_dict_prons(d, w); k++) {
+            char line[4096];
+            int n = k ? snprintf(line, sizeof line, "%s(%d) %s\n", word, k + 1, attend_g2p_dict_pron(d, w, k))
+                      : snprintf(line, sizeof line, "%s %s\n", word, attend_g2p_dict_pron(d, w, k));
+            if (n < 0 || n >= (int)sizeof line) rc = cli_oom("g2p data", "a dictionary line over 4 KiB");
+            else if (attend_outfile_write(f[s], line, (size_t)n, &err)) rc = cli_lib_fail("g2p data", &err);
         }
     }
+    for (int s = 0; s < 3; s++)
+        if (rc == 0 && f[s]) {
+            attend_status st = attend_outfile_commit(f[s], &err);
+            f[s] = NULL;
+            if (st) rc = cli_lib_fail("g2p data", &err);
+        }
+    for (int s = 0; s < 3; s++) attend_outfile_abort(f[s]); /* after a failure: the temporaries go */
+    for (int s = 0; s < 3 && rc == 0; s++)
+        printf("%-5s %6ld words (%4.1f%%) %6ld pronunciations\n", attend_g2p_split_name((attend_g2p_split)s), words[s],
+               in.words ? 100.0 * (double)words[s] / in.words : 0, prons[s]);
     if (out && rc == 0) printf("written: %s/{train,dev,test}.dict\n", cli_vis(out));
     attend_g2p_dict_free(d);
     return cli_finish("g2p data", rc);
@@ -157,8 +158,8 @@ int cmd_g2p_eval(int argc, char **argv) {
     double alpha = 0, cov_pen = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &model);
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &dict);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &model);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
         else if (cli_is(&p, "--split")) rc = cli_string(&p, &splits);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 0, 64, &beam);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &alpha);
@@ -293,8 +294,8 @@ int cmd_g2p_bench(int argc, char **argv) {
     int rc = 0, help = 0, n = 2000;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &model);
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &dict);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &model);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
         else if (cli_is(&p, "--words")) rc = cli_int(&p, 1, 10000000, &n);
         else if (cli_is(&p, "--split")) rc = cli_string(&p, &split);
         else rc = cli_unknown(&p);

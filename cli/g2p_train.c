@@ -125,7 +125,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) *help = 1;
         else if (cli_train_option(&p, &o->topt, &rc)) continue;
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &o->dict);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
         else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &o->keep_stress);
         else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
@@ -147,10 +147,10 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--max-minutes")) rc = cli_double(&p, 0, 1e6, &o->max_minutes);
         else if (cli_is(&p, "--eval-words")) rc = cli_int(&p, 0, 100000000, &o->eval_words);
         else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &o->out);
-        else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &o->out);
+        else if (cli_is(&p, "--checkpoint")) rc = cli_path(&p, &o->checkpoint);
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
-        else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
+        else if (cli_is(&p, "--resume")) rc = cli_path(&p, &o->resume);
         else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 4096, &o->grad_shards);
         else rc = cli_unknown(&p);

@@ -1,5 +1,6 @@
 /* main.c — `attend`: argument dispatch only; the work lives in the library. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,7 @@ static int threads_in_use(void) {
 #endif
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (take_threads(&argc, argv) != 0) return 2;
     if (argc < 2) {
         usage(stderr);
@@ -125,4 +126,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "attend: unknown command '%s'\n", cli_vis(cmd));
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv) {
+    int rc = dispatch(argc, argv);
+    /* every command, --help and version included: output that did not reach
+     * stdout (a full disk, /dev/full, a closed pipe) is a failure. A command
+     * that failed already (1) has said why; a usage error stays 2. */
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "attend: error writing the output: %s\n", errno ? strerror(errno) : "write error");
+        rc = 1;
+    }
+    return rc;
 }

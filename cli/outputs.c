@@ -70,19 +70,23 @@ int cli_output_begin(const char *cmd, const char *target, char *buf, size_t cap,
 int cli_output_finish(const char *cmd, const char *target, const char *write_path, int ok) {
     if (write_path == target) return 0;
     int rc = 0;
-    if (ok) {
-        FILE *in = fopen(write_path, "rb"), *out = in ? fopen(target, "wb") : NULL;
+    if (ok) { /* the bytes into the target in place, through the one writer */
+        attend_error err = {0};
+        attend_outfile *out = NULL;
+        FILE *in = fopen(write_path, "rb");
+        attend_status st = in ? attend_outfile_open(&out, target, ATTEND_OUTPUT_ALLOW_SPECIAL, &err) : ATTEND_ERR_IO;
+        if (!in) snprintf(err.msg, sizeof err.msg, "cannot read '%s': %s", write_path, strerror(errno));
         char chunk[1 << 16];
         size_t n;
-        int bad = !in || !out;
-        while (!bad && (n = fread(chunk, 1, sizeof chunk, in)) > 0) bad = fwrite(chunk, 1, n, out) != n;
-        if (in && ferror(in)) bad = 1;
-        if (out && fclose(out) != 0) bad = 1;
-        if (in) fclose(in);
-        if (bad) {
-            cli_error(cmd, "cannot write %s: %s", target, strerror(errno));
-            rc = 1;
+        while (!st && (n = fread(chunk, 1, sizeof chunk, in)) > 0) st = attend_outfile_write(out, chunk, n, &err);
+        if (!st && ferror(in)) {
+            st = ATTEND_ERR_IO;
+            snprintf(err.msg, sizeof err.msg, "cannot read '%s': %s", write_path, strerror(errno));
         }
+        if (st) attend_outfile_abort(out);
+        else st = attend_outfile_commit(out, &err);
+        if (in) fclose(in);
+        if (st) rc = cli_lib_fail(cmd, &err);
     }
     remove(write_path);
     return rc;

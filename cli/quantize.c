@@ -52,7 +52,7 @@ int cmd_quantize(int argc, char **argv) {
             quantize_usage(stdout);
             return cli_finish("quantize", 0);
         } else if (cli_is(&p, "--to")) rc = cli_choice(&p, to_from_name, "int8|f16", &to);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &out);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &out);
         else if (cli_positional(&p) && !model) model = p.arg;
         else rc = cli_unknown(&p);
         if (rc) return rc;

@@ -195,15 +195,27 @@ static void print_row(const attend_sweep_row *r) {
            r->eval.attn_entropy, r->uniform_entropy, r->samples_per_s, r->wall_seconds);
 }
 
-/* Rows as they complete: printed, appended to the CSV file, and the plot
- * redrawn, so a long sweep stopped early keeps what it finished. */
+/* Rows as they complete: printed, the CSV file rewritten (atomically, with
+ * every row so far) and the plot redrawn, so a long sweep stopped early keeps
+ * what it finished. A CSV target written in place (a FIFO, /dev/stdout) gets
+ * the whole table once, at the end. */
 typedef struct {
     attend_sweep_row *done; /* [total] in completion order */
     int n_done;
-    FILE *csv;
     const char *csv_path, *svg_path;
+    int csv_in_place;
     int failed;
 } progress;
+
+/* The CSV of the rows done so far to csv_path; 0 or 1 after a message. */
+static int write_csv(const progress *pg) {
+    attend_error err = {0};
+    char *csv = NULL;
+    if (attend_sweep_csv(pg->done, pg->n_done, &csv, &err)) return cli_lib_fail("sweep", &err);
+    int rc = analysis_write_file("sweep", pg->csv_path, csv);
+    free(csv);
+    return rc;
+}
 
 static void on_row(void *user, const attend_sweep_row *row, int index, int total) {
     progress *pg = user;
@@ -214,20 +226,14 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     pg->done[pg->n_done++] = *row;
     if (pg->failed) return;
     attend_error err = {0};
-    char *line = NULL, *svg = NULL;
-    if (attend_sweep_csv(row, 1, &line, &err) || attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
+    char *svg = NULL;
+    if (!pg->csv_in_place && write_csv(pg)) pg->failed = 1;
+    else if (attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
         cli_lib_fail("sweep", &err);
         pg->failed = 1;
-    } else {
-        const char *body = strchr(line, '\n') + 1; /* after the header */
-        if (fputs(body, pg->csv) == EOF || fflush(pg->csv) != 0) {
-            cli_error("sweep", "error writing %s", pg->csv_path);
-            pg->failed = 1;
-        } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
-            pg->failed = 1;
-        }
+    } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
+        pg->failed = 1;
     }
-    free(line);
     free(svg);
 }
 
@@ -361,8 +367,8 @@ int cmd_sweep(int argc, char **argv) {
         } else if (cli_is(&p, "--symbols")) rc = cli_int(&p, 1, 100000, &c.symbols);
         else if (cli_is(&p, "--train-pairs")) rc = cli_int(&p, 1, 100000000, &c.train_pairs);
         else if (cli_is(&p, "--dev-pairs")) rc = cli_int(&p, 1, 100000000, &c.dev_pairs);
-        else if (cli_is(&p, "--train")) rc = cli_string(&p, &train_path);
-        else if (cli_is(&p, "--dev")) rc = cli_string(&p, &dev_path);
+        else if (cli_is(&p, "--train")) rc = cli_path(&p, &train_path);
+        else if (cli_is(&p, "--dev")) rc = cli_path(&p, &dev_path);
         else if (cli_is(&p, "--tokenizer")) rc = cli_choice(&p, attend_tokenizer_from_name, "char|space", &tokenizer);
         else if (cli_is(&p, "--lengths")) {
             rc = cli_string(&p, &s);
@@ -388,9 +394,9 @@ int cmd_sweep(int argc, char **argv) {
         else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e9, &clip);
         else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &c.seed);
         else if (cli_is(&p, "--csv")) {
-            rc = cli_string(&p, &csv_path);
+            rc = cli_path(&p, &csv_path);
             csv_given = 1;
-        } else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg_path);
+        } else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg_path);
         else if (cli_is(&p, "--plot")) rc = cli_flag(&p, &plot);
         else if (cli_positional(&p) && n_files < MAX_LIST) files[n_files++] = p.arg;
         else rc = cli_unknown(&p);
@@ -459,20 +465,8 @@ int cmd_sweep(int argc, char **argv) {
             rc = 1;
         }
     }
-    if (!rc) {
-        pg.csv = fopen(csv_path, "wb");
-        char *header = NULL;
-        if (!pg.csv) {
-            cli_error("sweep", "cannot write %s", csv_path);
-            rc = 1;
-        } else if (attend_sweep_csv(rows, 0, &header, &err)) {
-            rc = cli_lib_fail("sweep", &err);
-        } else if (fputs(header, pg.csv) == EOF || fflush(pg.csv) != 0) {
-            cli_error("sweep", "error writing %s", csv_path);
-            rc = 1;
-        }
-        free(header);
-    }
+    pg.csv_in_place = attend_outfile_in_place(csv_path);
+    if (!rc && !pg.csv_in_place) rc = write_csv(&pg); /* the header: the file is writable */
     if (!rc) {
         if (train_path)
             printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", cli_vis(train_path),
@@ -490,10 +484,7 @@ int cmd_sweep(int argc, char **argv) {
         if (attend_sweep_run(&c, rows, on_row, &pg, &err)) rc = cli_lib_fail("sweep", &err);
         if (!rc && pg.failed) rc = 1;
     }
-    if (pg.csv && fclose(pg.csv) != 0 && !rc) {
-        cli_error("sweep", "error writing %s", csv_path);
-        rc = 1;
-    }
+    if (!rc && pg.csv_in_place && write_csv(&pg)) rc = 1;
     if (!rc) {
         print_matrix(rows, n_rows);
         printf("wrote %s and %s\n", cli_vis(csv_path), cli_vis(svg_path));

@@ -236,10 +236,10 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
             rc = cli_int(&p, 0, 1000000000, &ramp);
             o->topt.sampling_ramp = ramp;
         }
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &o->out);
-        else if (cli_is(&p, "--checkpoint")) rc = cli_string(&p, &o->checkpoint);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &o->out);
+        else if (cli_is(&p, "--checkpoint")) rc = cli_path(&p, &o->checkpoint);
         else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
-        else if (cli_is(&p, "--resume")) rc = cli_string(&p, &o->resume);
+        else if (cli_is(&p, "--resume")) rc = cli_path(&p, &o->resume);
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
         else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
         else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);

@@ -348,7 +348,10 @@ typedef struct {
 
 /*
  * Reads "source<TAB>target" lines (LF or CRLF; the last line may lack its
- * newline; an empty line is malformed, as its source side is empty). A line
+ * newline) from path, or from standard input when path is "-" (named
+ * "<stdin>" in messages; not closed). Blank lines (empty, or spaces and tabs)
+ * at the end of the input are ignored; one followed by a pair is malformed
+ * ("blank line ...", counted as skipped with skip_malformed). A line
  * may have a third column, "source<TAB>target<TAB>alignment": links "i-j"
  * (source token i, target token j, 0-based) separated by spaces, e.g.
  * "0-0 1-2 2-1", which the pair then carries (attend_dataset_get_alignment;
