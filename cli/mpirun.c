@@ -95,6 +95,7 @@ int cli_mpi_end(const char *cmd, int rc) {
 
 int cli_mpi_any(int flag) { return flag; }
 void cli_mpi_share(double *v) { (void)v; }
+int cli_mpi_share_int(int v) { return v; }
 
 #else /* ATTEND_MPI */
 
@@ -354,6 +355,11 @@ int cli_mpi_any(int flag) {
 
 void cli_mpi_share(double *v) {
     if (g.active) or_abort(MPI_Bcast(v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+}
+
+int cli_mpi_share_int(int v) {
+    if (g.active) or_abort(MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    return v;
 }
 
 /* Shows this rank's captured messages on the real stderr, each line prefixed

@@ -91,3 +91,155 @@ int cli_output_finish(const char *cmd, const char *target, const char *write_pat
     remove(write_path);
     return rc;
 }
+
+/* ------------------------------------------------ training runs (issue 28) */
+
+int cli_check_checkpoint_reuse(const char *cmd, const char *checkpoint, const char *resume, int overwrite) {
+    struct stat sb;
+    if (!checkpoint || overwrite || stat(checkpoint, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    int same = 0;
+    if (resume) attend_path_same(resume, checkpoint, &same, NULL);
+    if (same) return 0;
+    if (resume)
+        return cli_usage_error(cmd, "--checkpoint '%s' exists and is not the --resume file: this run would replace "
+                                    "it; --overwrite replaces it, or give another --checkpoint",
+                               checkpoint);
+    return cli_usage_error(cmd, "--checkpoint '%s' exists: continue that run with --resume %s, or start over with "
+                                "--overwrite (which replaces it)",
+                           checkpoint, checkpoint);
+}
+
+int cli_lock_outputs(const char *cmd, const char *const *paths, int n, attend_lock **locks) {
+    for (int i = 0; i < n; i++) locks[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!paths[i] || attend_outfile_in_place(paths[i])) continue;
+        attend_error err = {0};
+        long stale = 0;
+        if (attend_lock_acquire(&locks[i], paths[i], &stale, &err)) {
+            cli_error(cmd, "%s: another run writes it; wait for it to end, or choose another path", err.msg);
+            cli_unlock_outputs(locks, n);
+            return 1;
+        }
+        if (stale > 0 && kill((pid_t)stale, 0) != 0)
+            cli_error(cmd, "note: '%s' was locked by process %ld, which is gone: lock taken over", paths[i], stale);
+    }
+    return 0;
+}
+
+void cli_unlock_outputs(attend_lock **locks, int n) {
+    for (int i = 0; i < n; i++) {
+        attend_lock_release(locks[i]);
+        locks[i] = NULL;
+    }
+}
+
+static void human_bytes(char out[32], uint64_t b) {
+    if (b >= (uint64_t)1 << 30) snprintf(out, 32, "%.1f GiB", (double)b / (1 << 30));
+    else if (b >= 1 << 20) snprintf(out, 32, "%.1f MiB", (double)b / (1 << 20));
+    else if (b >= 1 << 10) snprintf(out, 32, "%.1f KiB", (double)b / (1 << 10));
+    else snprintf(out, 32, "%llu bytes", (unsigned long long)b);
+}
+
+int cli_check_space(const char *cmd, const char *const *paths, const uint64_t *bytes, const char *const *what, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!paths[i] || attend_outfile_in_place(paths[i])) continue;
+        /* the sum over the outputs on this one's file system (its free space as the key) */
+        uint64_t need = 0, avail = 0, other = 0;
+        attend_error err = {0};
+        attend_output_space(paths[i], 0, &avail, &err);
+        if (avail == UINT64_MAX) continue; /* unknown */
+        char names[512] = "";
+        size_t u = 0;
+        int first = 1;
+        for (int j = 0; j < n; j++) {
+            if (!paths[j] || attend_outfile_in_place(paths[j])) continue;
+            struct stat a, b;
+            int same_fs = j == i;
+            if (!same_fs) { /* the same file system: the directories' devices */
+                char di[4096], dj[4096];
+                const char *si = strrchr(paths[i], '/'), *sj = strrchr(paths[j], '/');
+                snprintf(di, sizeof di, "%.*s", si ? (int)(si - paths[i] + 1) : 1, si ? paths[i] : ".");
+                snprintf(dj, sizeof dj, "%.*s", sj ? (int)(sj - paths[j] + 1) : 1, sj ? paths[j] : ".");
+                same_fs = stat(di, &a) == 0 && stat(dj, &b) == 0 && a.st_dev == b.st_dev;
+            }
+            if (!same_fs) continue;
+            if (j < i) { /* counted with an earlier one already */
+                first = 0;
+                break;
+            }
+            need += bytes[j];
+            other += j != i;
+            char h[32];
+            human_bytes(h, bytes[j]);
+            if (u < sizeof names)
+                u += (size_t)snprintf(names + u, sizeof names - u, "%s'%s' (%s) about %s", u ? ", " : "", paths[j],
+                                      what[j], h);
+        }
+        if (!first || avail >= need) continue;
+        char h[32];
+        human_bytes(h, avail);
+        cli_error(cmd, "not enough free space: %s %s, and %s %s free: free some space or write elsewhere "
+                       "(nothing was trained)",
+                  names, other ? "need" : "needs", other ? "their file system has" : "its file system has", h);
+        return 1;
+    }
+    return 0;
+}
+
+uint64_t cli_model_file_bytes(const attend_model *m, const attend_vocab *src_vocab, const attend_vocab *tgt_vocab) {
+    uint64_t b = 4 * (uint64_t)attend_model_param_count(m) + 65536; /* tensors; header and configuration */
+    const attend_vocab *vs[2] = {src_vocab, tgt_vocab};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; vs[k] && i < attend_vocab_size(vs[k]); i++) {
+            const char *t = attend_vocab_token(vs[k], i);
+            b += 6 * (t ? strlen(t) : 0) + 3; /* a JSON string, every byte escaped at worst */
+        }
+    return b;
+}
+
+uint64_t cli_checkpoint_bytes(const attend_model *m, const attend_vocab *src_vocab, const attend_vocab *tgt_vocab,
+                              int data_size) {
+    return cli_model_file_bytes(m, src_vocab, tgt_vocab) + 8 * (uint64_t)attend_model_param_count(m) +
+           4 * (uint64_t)(data_size > 0 ? data_size : 0) + 8192;
+}
+
+int cli_check_best_out(const char *cmd, const char *option, const char *out, const attend_model *m,
+                       const char *run_fp, const char *run_fp2, int overwrite) {
+    struct stat sb;
+    if (!out || overwrite || stat(out, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
+    attend_error err = {0};
+    attend_st_file *f = NULL;
+    char why[320];
+    if (attend_st_open(&f, out, 0, &err) != ATTEND_OK) {
+        snprintf(why, sizeof why, "it is not a model file (%s)", err.msg);
+    } else {
+        const char *cj = attend_st_metadata(f, "attend.config"), *run = attend_st_metadata(f, "attend.run");
+        attend_model_config cfg;
+        char field[32], was[32], now[32];
+        why[0] = '\0';
+        if (!cj || attend_model_config_from_json(&cfg, cj, strlen(cj), &err) != ATTEND_OK)
+            snprintf(why, sizeof why, "it is not an attend model file");
+        else if (attend_model_config_diff(&cfg, attend_model_get_config(m), 0, field, was, now))
+            snprintf(why, sizeof why, "a model of another configuration: its %s is %s, this run's %s", field, was,
+                     now);
+        else if (!run)
+            snprintf(why, sizeof why, "a model without a run fingerprint (written by an older attend, or copied, "
+                                      "quantized or converted)");
+        else if (strcmp(run, run_fp) && (!run_fp2 || strcmp(run, run_fp2)))
+            snprintf(why, sizeof why, "a model of another run: its fingerprint of the data and options is %.16s, "
+                                      "this run's %s",
+                     run, run_fp);
+        attend_st_close(f);
+        if (!why[0]) return 0;
+    }
+    return cli_usage_error(cmd, "%s '%s' exists and holds %s; this run would replace it with its best model: "
+                                "give another %s, or --overwrite to replace it",
+                           option, out, why, option);
+}
+
+attend_status cli_save_model(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                             const attend_vocab *tgt_vocab, attend_tokenizer tok, const char *run_fp,
+                             attend_error *err) {
+    attend_st_meta meta[1] = {{"attend.run", run_fp}};
+    return attend_model_save_meta(m, path, src_vocab, tgt_vocab, tok, meta, run_fp ? 1 : 0, err);
+}
