@@ -246,9 +246,13 @@ int cmd_g2p_eval(int argc, char **argv) {
                 double dt = cli_now() - t0;
                 char dec[16];
                 snprintf(dec, sizeof dec, b ? "beam %d" : "greedy", beam);
-                printf("%-6s %-8s %7ld %8.2f %8.2f %9.0f%s\n", attend_g2p_split_name((attend_g2p_split)s), dec,
-                       c.words, 100 * attend_g2p_per(&c), 100 * attend_g2p_wer(&c), dt > 0 ? c.words / dt : 0,
-                       !stress ? "" : ig ? "  ignored" : "  scored");
+                char per[16] = "n/a", wer[16] = "n/a"; /* no words: no rate, not 0% */
+                if (c.words > 0) {
+                    snprintf(per, sizeof per, "%.2f", 100 * attend_g2p_per(&c));
+                    snprintf(wer, sizeof wer, "%.2f", 100 * attend_g2p_wer(&c));
+                }
+                printf("%-6s %-8s %7ld %8s %8s %9.0f%s\n", attend_g2p_split_name((attend_g2p_split)s), dec, c.words,
+                       per, wer, dt > 0 ? c.words / dt : 0, !stress ? "" : ig ? "  ignored" : "  scored");
                 fflush(stdout);
             }
         }

@@ -87,8 +87,9 @@ static void train_usage(FILE *f) {
             "data, TSV files (source<TAB>target per line, optionally <TAB>alignment: links i-j\n"
             "of source token i and target token j, 0-based, e.g. 0-0 1-2 2-1; vocabularies from\n"
             "the training file):\n"
-            "  --train FILE         training pairs\n"
-            "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>)\n"
+            "  --train FILE         training pairs (- reads standard input; data may be a pipe)\n"
+            "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>;\n"
+            "                       - reads standard input)\n"
             "  --tokenizer NAME     char (one token per character) or space (words) (char)\n"
             "  --skip-malformed     skip and count malformed lines instead of stopping at the first\n"
             "model:\n"
@@ -274,6 +275,8 @@ static int check_combination(const train_opts *o) {
     const cli_data_opts *d = &o->data;
     if (d->task < 0 && !d->tsv) return cli_usage_error("train", "give the data: --task NAME or --train FILE.tsv");
     if (d->task >= 0 && d->tsv) return cli_usage_error("train", "--task and --train exclude each other");
+    if (d->tsv && d->dev && !strcmp(d->tsv, "-") && !strcmp(d->dev, "-"))
+        return cli_usage_error("train", "--train - and --dev -: standard input can be read only once");
     if (d->task >= 0 && (d->dev || d->tokenizer >= 0 || d->skip_malformed))
         return cli_usage_error("train", "--dev, --tokenizer and --skip-malformed apply to --train, not --task");
     if (d->tsv && d->given_task_opts)
@@ -391,10 +394,10 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     if (rc) return rc;
     printf("data: %s: %d training pairs, vocabularies of %d source and %d target symbols (%s tokenizer), "
            "sources up to %d and targets up to %d tokens",
-           cli_vis(d->tsv), attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
+           strcmp(d->tsv, "-") ? cli_vis(d->tsv) : "<stdin>", attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
            attend_vocab_size(td->tgt_vocab) - 4, attend_tokenizer_name(td->tok), attend_dataset_max_src_len(td->train),
            attend_dataset_max_tgt_len(td->train));
-    if (td->dev) printf("; %s: %d dev pairs", cli_vis(d->dev), attend_dataset_size(td->dev));
+    if (td->dev) printf("; %s: %d dev pairs", strcmp(d->dev, "-") ? cli_vis(d->dev) : "<stdin>", attend_dataset_size(td->dev));
     printf("\n");
     return 0;
 }
@@ -850,13 +853,16 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
                o.steps);
     else
         printf("trained: no steps (--steps 0)\n");
-    /* the last state (an early stop may just have written it) */
-    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(&h, &pg))) goto done;
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
     if (h.selecting) { /* the final evaluation competes too, unless it was the last one recorded */
         int ignored = 0;
         long now = attend_trainer_steps(tr);
         if ((h.st.best.last_step != now || now == 0) && (rc = select_best(&h, now, &ignored))) goto done;
+    }
+    /* the last state, after the final evaluation so that it holds its decision
+     * (an early stop may just have written it) */
+    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(&h, &pg))) goto done;
+    if (h.selecting) {
         if (!isfinite(h.st.best.best)) {
             cli_error(cmd, "no evaluation gave a finite %s: no model saved", SELECT_LABELS[o.select]);
             rc = 1;

@@ -104,7 +104,7 @@ resume)
     # shellcheck disable=SC2086
     run 0 "$A" train $OVERFIT --steps 300 --out best.st --checkpoint run.ckpt --resume run.ckpt
     # the checkpoint carries the early-stopping state: the best so far, its step, the count since
-    has out "^best so far: best.st, dev loss $best \(step 50, 2 evaluations without improvement since\)$"
+    has out "^best so far: best.st, dev loss $best \(step 50, 3 evaluations without improvement since\)$"
     if grep -q '^best: ' out; then fail "a later (overfitted) evaluation replaced the best so far"; fi
     has out "^saved: best.st \(the best model: step 50, dev loss $best\)$"
     cmp -s best.st before.st || fail "--out changed although nothing beat it"
