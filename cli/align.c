@@ -51,7 +51,7 @@ static int show(const analysis *a, const int32_t *out, int len, const attend_rea
     char text[4096];
     const char **labels = malloc((size_t)(len > 0 ? len : 1) * sizeof *labels);
     if (!labels) {
-        cli_error("align", "out of memory");
+        cli_oom("align", "the output labels");
         return 1;
     }
     for (int t = 0; t < len; t++) labels[t] = analysis_out_label(a, out[t]);
@@ -122,7 +122,7 @@ static int write_files(const analysis *a, const int32_t *out, int len, const att
     int rc = 0;
     const char **labels = malloc((size_t)(len > 0 ? len : 1) * sizeof *labels);
     if (!labels) {
-        cli_error("align", "out of memory");
+        cli_oom("align", "the output labels");
         return 1;
     }
     for (int t = 0; t < len; t++) labels[t] = analysis_out_label(a, out[t]);
@@ -142,6 +142,7 @@ static int write_files(const analysis *a, const int32_t *out, int len, const att
 }
 
 int cmd_align(int argc, char **argv) {
+    cli_set_oom_hint("use a shorter TEXT, or lower --max-len or --beam"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
     int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT;
     double alpha = 0, cov_pen = 0;
@@ -193,7 +194,7 @@ int cmd_align(int argc, char **argv) {
         score = malloc((size_t)K * sizeof *score);
         align = malloc((size_t)K * L * a.S * sizeof *align);
         if (!out || !out_len || !score || !align) {
-            cli_error("align", "out of memory");
+            cli_oom("align", "the beam's outputs and alignments");
             rc = 1;
         }
     }

@@ -11,18 +11,29 @@
 int analysis_open(analysis *a, const char *cmd, const char *path, const char *text, int batch, int max_len) {
     memset(a, 0, sizeof *a);
     attend_error err = {0};
-    /* first load: the vocabulary and the trained capacities */
-    int rc = cli_load_model(cmd, path, 0, 0, 0, &a->m, &a->sv, &a->tv, &a->tok);
+    /* the trained capacities from the file's configuration, then a first load
+     * at the smallest capacities for the vocabulary (the file's own may ask
+     * for far more memory than one text needs) */
+    attend_model_config trained;
+    memset(&trained, 0, sizeof trained);
+    {
+        attend_st_file *f = NULL;
+        if (attend_st_open(&f, path, 0, &err)) return cli_lib_fail(cmd, &err);
+        const char *cj = attend_st_metadata(f, "attend.config");
+        if (cj && attend_model_config_from_json(&trained, cj, strlen(cj), &err)) memset(&trained, 0, sizeof trained);
+        attend_st_close(f);
+    }
+    int rc = cli_load_model(cmd, path, 1, 1, 1, &a->m, &a->sv, &a->tv, &a->tok);
     if (rc) return rc;
-    const attend_model_config *c = attend_model_get_config(a->m);
-    a->pointer = c->decoder == ATTEND_DECODER_POINTER;
+    const attend_model_config *c = &trained;
+    a->pointer = attend_model_get_config(a->m)->decoder == ATTEND_DECODER_POINTER;
     int trained_tgt = c->max_tgt_len;
     size_t n = strlen(text);
     int cap = (int)(n < 4096 ? n : 4096) + 1;
     a->src = malloc((size_t)cap * sizeof *a->src);
     a->src_tok = malloc((size_t)cap * sizeof *a->src_tok);
     if (!a->src || !a->src_tok) {
-        cli_error(cmd, "out of memory");
+        cli_oom(cmd, "the source text's tokens");
         return 1;
     }
     if (attend_vocab_encode(a->sv, a->tok, 0, text, n, a->src, cap, &a->S, &err)) return cli_lib_fail(cmd, &err);
@@ -34,7 +45,7 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
     a->text = text;
     a->raw = calloc((size_t)a->S, COPY_LABEL_BYTES); /* a copy model's outputs name source tokens */
     if (!a->raw) {
-        cli_error(cmd, "out of memory");
+        cli_oom(cmd, "the source tokens' labels");
         return 1;
     }
     for (int j = 0; j < a->S; j++) {
@@ -65,9 +76,9 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
     mcap.max_src_len = a->S;
     mcap.max_tgt_len = a->max_len;
     attend_status st = attend_model_load(&a->m, path, &mcap, &sv2, &tv2, NULL, &err);
-    if (st == ATTEND_ERR_ALLOC)
-        cli_error(cmd, "not enough memory for a source of %d tokens, outputs of up to %d and %d rows: use a "
-                "shorter text, a lower --max-len or --beam (%s)", a->S, a->max_len, batch, err.msg);
+    if (st == ATTEND_ERR_ALLOC) /* the command's hint (cli_set_oom_hint) names its own options */
+        cli_error(cmd, "not enough memory for a source of %d tokens, outputs of up to %d and %d rows (%s): %s", a->S,
+                  a->max_len, batch, err.msg, cli_get_oom_hint() ? cli_get_oom_hint() : "use a shorter text");
     else if (st) cli_lib_fail(cmd, &err);
     rc = st ? 1 : 0;
     attend_vocab_free(sv2);

@@ -109,9 +109,11 @@ const char *cli_vis(const char *s) {
 static const char *oom_hint;
 
 void cli_set_oom_hint(const char *hint) { oom_hint = hint; }
+const char *cli_get_oom_hint(void) { return oom_hint; }
 
 int cli_oom(const char *cmd, const char *what) {
-    cli_error(cmd, "out of memory (%s)%s%s", what, oom_hint ? ": " : "", oom_hint ? oom_hint : "");
+    cli_error(cmd, "out of memory (%s): %s", what,
+              oom_hint ? oom_hint : "no option of this command lowers it: give the process more memory");
     return 1;
 }
 
@@ -244,7 +246,9 @@ int cli_unknown(const cli_parser *p) {
 
 int cli_lib_fail(const char *cmd, const attend_error *err) {
     const char *msg = err->msg[0] ? err->msg : attend_status_name(err->status);
-    if (err->status == ATTEND_ERR_ALLOC && oom_hint) cli_error(cmd, "%s: %s", msg, oom_hint);
+    if (err->status == ATTEND_ERR_ALLOC) /* what would lower it, in this command's own options */
+        cli_error(cmd, "%s: %s", msg,
+                  oom_hint ? oom_hint : "no option of this command lowers it: give the process more memory");
     else cli_error(cmd, "%s", msg);
     return 1;
 }
@@ -415,7 +419,7 @@ int cli_lines_open(cli_lines *r, const char *cmd, const char *path) {
     }
     r->buf = malloc(CLI_MAX_LINE + 1);
     if (!r->buf) {
-        cli_error(cmd, "out of memory");
+        cli_oom(cmd, "the line buffer");
         cli_lines_close(r);
         return 1;
     }

@@ -91,6 +91,7 @@ const char *cli_vis_n(const char *s, size_t n);
 /* The options of the running command that lower its memory use, named when
  * an allocation fails ("lower --batch or --beam"); NULL: none. */
 void cli_set_oom_hint(const char *hint);
+const char *cli_get_oom_hint(void);
 /* An allocation of the command itself failed: "attend CMD: out of memory
  * (WHAT)" and the hint; returns 1. */
 int cli_oom(const char *cmd, const char *what);

@@ -251,7 +251,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
         if (tab) len = (size_t)(tab - line);
         l->text = malloc(len + 1);
         if (!l->text) {
-            cli_error("decode", "out of memory");
+            cli_oom("decode", "a line's text");
             return 1;
         }
         memcpy(l->text, line, len);
@@ -301,7 +301,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
         }
         l->ids = malloc((size_t)n * sizeof *l->ids);
         if (!l->ids) {
-            cli_error("decode", "out of memory");
+            cli_oom("decode", "a line's tokens");
             return 1;
         }
         memcpy(l->ids, dc->scratch, (size_t)n * sizeof *l->ids);
@@ -324,7 +324,7 @@ static int output_text(decoder *dc, const src_line *l, const int32_t *src, int S
     if (dc->pointer) {
         int32_t *picked = malloc((size_t)(len + 1) * sizeof *picked);
         if (!picked) {
-            cli_error("decode", "out of memory");
+            cli_oom("decode", "the pointer outputs");
             return 1;
         }
         for (int t = 0; t < len; t++) picked[t] = out[t] >= 0 && out[t] < S ? src[out[t]] : ATTEND_UNK;
@@ -632,13 +632,14 @@ static int decoder_alloc(decoder *dc, const decode_opts *o) {
     if (!dc->text || !dc->src_tok || !dc->out_tok || !dc->copy_lab || !dc->src || !dc->src_len || !dc->which ||
         !dc->out || !dc->out_len || !dc->score || (o->align && !dc->align) || !dc->order ||
         (o->rescore && (!dc->rsrc || !dc->rhyp || !dc->rscore))) {
-        cli_error("decode", "out of memory");
+        cli_oom("decode", "the batch buffers");
         return 1;
     }
     return 0;
 }
 
 int cmd_decode(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch, --max-src-len, --max-len or --beam"); /* the options of this command that lower its memory */
     decode_opts o;
     memset(&o, 0, sizeof o);
     o.batch = 64;
@@ -701,7 +702,7 @@ int cmd_decode(int argc, char **argv) {
     dc.lines = calloc((size_t)want, sizeof *dc.lines);
     dc.scratch = malloc((CLI_MAX_LINE + 1) * sizeof *dc.scratch);
     if (!dc.lines || !dc.scratch) {
-        cli_error("decode", "out of memory");
+        cli_oom("decode", "the line buffers");
         rc = 1;
         goto done;
     }
@@ -791,6 +792,7 @@ static void eval_usage(FILE *f) {
 }
 
 int cmd_eval(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch (or, for --task, --max-len)"); /* the options of this command that lower its memory */
     cli_parser p;
     cli_init(&p, "eval", argc, argv);
     cli_data_opts d;

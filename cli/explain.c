@@ -294,6 +294,7 @@ static int finish(int rc) {
 }
 
 int cmd_explain(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     /* argv[0] is "explain" */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

@@ -126,7 +126,7 @@ int g2p_models_open(const char *cmd, const char *spec, g2p_models *e) {
     memset(e, 0, sizeof *e);
     if (spec && strchr(spec, ',')) {
         if (!(e->list = strdup(spec))) {
-            cli_error(cmd, "out of memory");
+            cli_oom(cmd, "the model list");
             return 1;
         }
         for (char *tok = e->list, *next; tok; tok = next) {
@@ -432,7 +432,7 @@ static int cmd_say(int argc, char **argv) {
     const char **words = calloc((size_t)argc + 1, sizeof *words);
     int nw = 0;
     if (!words) {
-        cli_error("g2p", "out of memory");
+        cli_oom("g2p", "the word list");
         return 1;
     }
     while (rc == 0 && cli_next(&p)) {
@@ -502,7 +502,7 @@ static int cmd_say(int argc, char **argv) {
     sp.align = malloc((size_t)sp.e.M * sp.K * sp.L * sp.S * sizeof *sp.align);
     sp.text = malloc(sp.text_cap);
     if (!sp.out || !sp.out_len || !sp.score || !sp.align || !sp.text) {
-        cli_error("g2p", "out of memory");
+        cli_oom("g2p", "the decoding buffers");
         rc = 1;
         goto done;
     }
@@ -567,6 +567,7 @@ done:
 /* ================================================================== dispatch */
 
 int cmd_g2p(int argc, char **argv) {
+    cli_set_oom_hint("lower --beam or --max-len"); /* the options of this command that lower its memory */
     if (argc >= 2) {
         const char *sub = argv[1];
         if (!strcmp(sub, "train")) return cmd_g2p_train(argc - 1, argv + 1);

@@ -41,6 +41,7 @@ static void data_usage(FILE *f) {
 }
 
 int cmd_g2p_data(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     cli_parser p;
     cli_init(&p, "g2p data", argc, argv);
     const char *dict = NULL, *out = NULL;
@@ -150,6 +151,7 @@ static int dict_has_stress(const attend_g2p_dict *d) {
 }
 
 int cmd_g2p_eval(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch or --beam"); /* the options of this command that lower its memory */
     const char *cmd = "g2p eval";
     cli_parser p;
     cli_init(&p, cmd, argc, argv);
@@ -291,6 +293,7 @@ static void bench_usage(FILE *f) {
 }
 
 int cmd_g2p_bench(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     const char *cmd = "g2p bench";
     cli_parser p;
     cli_init(&p, cmd, argc, argv);
@@ -330,7 +333,7 @@ int cmd_g2p_bench(int argc, char **argv) {
     lat = malloc((size_t)n * sizeof *lat);
     cpu = malloc((size_t)n * sizeof *cpu);
     if (!lat || !cpu) {
-        cli_error(cmd, "out of memory");
+        cli_oom(cmd, "the timings");
         rc = 1;
         goto done;
     }

@@ -213,6 +213,7 @@ static int run_row(run_ctx *r, const char *pos, const char *token, attend_interv
 }
 
 int cmd_intervene(int argc, char **argv) {
+    cli_set_oom_hint("use a shorter TEXT or a lower --max-len"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *replace = NULL;
     int help = 0, npos = 0, per_step = 0, textbook_mode = 0, max_len = 0;
     uint64_t seed = 1;
@@ -271,7 +272,7 @@ int cmd_intervene(int argc, char **argv) {
         out = malloc((size_t)L * sizeof *out);
         buf = malloc(3 * (size_t)(L + 1) * sizeof *buf);
         if (!base || !out || !buf) {
-            cli_error("intervene", "out of memory");
+            cli_oom("intervene", "the output buffers");
             rc = 1;
         }
     }

@@ -43,6 +43,7 @@ static long file_size(const char *path) {
 }
 
 int cmd_quantize(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     cli_parser p;
     cli_init(&p, "quantize", argc, argv);
     const char *model = NULL, *out = NULL;

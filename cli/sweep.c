@@ -332,6 +332,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
 }
 
 int cmd_sweep(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch, --emb, --hidden, --dec-hidden, --attn or the --lengths"); /* the options of this command that lower its memory */
     attend_sweep_config c;
     memset(&c, 0, sizeof c);
     c.task = ATTEND_TASK_COPY;
@@ -461,7 +462,7 @@ int cmd_sweep(int argc, char **argv) {
         rows = calloc((size_t)n_rows, sizeof *rows);
         pg.done = calloc((size_t)n_rows, sizeof *pg.done);
         if (!rows || !pg.done) {
-            cli_error("sweep", "out of memory");
+            cli_oom("sweep", "the result rows");
             rc = 1;
         }
     }

@@ -699,8 +699,9 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     attend_lock *locks[2] = {NULL, NULL};
     memset(&td, 0, sizeof td);
     cli_signals_catch(); /* from here a signal is noted and the run stops cleanly between steps */
-    cli_set_oom_hint("lower --batch, the model's sizes (--emb, --hidden, --dec-hidden, --attn, --layers) or the "
-                     "data's lengths");
+    cli_set_oom_hint(strcmp(cmd, "train") ? NULL /* demo: no option sizes it */
+                                          : "lower --batch or the model's sizes (--emb, --hidden, --dec-hidden, --attn, "
+                                            "--layers, --dec-layers)");
     /* first of all (a run killed early must still have done it): temporaries
      * left by killed runs; the writer would remove them silently */
     cli_clean_stale("checkpoint", o.checkpoint);
