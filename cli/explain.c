@@ -25,6 +25,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,8 +287,10 @@ static int find_example(const char *name) {
 }
 
 static int finish(int rc) {
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        cli_error("explain", "error writing the output");
+        cli_error("explain", "error writing the output: %s", errno ? strerror(errno) : "write error");
+        clearerr(stdout);
         return 1;
     }
     return rc;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -129,6 +130,10 @@ static int dispatch(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    /* a buffer larger than any --help: a write error then surfaces at the final
+     * flush with its errno, not in an earlier implicit flush */
+    static char outbuf[1 << 16];
+    if (!isatty(STDOUT_FILENO)) setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     int rc = dispatch(argc, argv);
     /* every command, --help and version included: output that did not reach
      * stdout (a full disk, /dev/full, a closed pipe) is a failure. A command

@@ -116,7 +116,10 @@ int cli_lock_outputs(const char *cmd, const char *const *paths, int n, attend_lo
         attend_error err = {0};
         long stale = 0;
         if (attend_lock_acquire(&locks[i], paths[i], &stale, &err)) {
-            cli_error(cmd, "%s: another run writes it; wait for it to end, or choose another path", err.msg);
+            if (strstr(err.msg, "in use by process"))
+                cli_error(cmd, "%s: another run writes it; wait for it to end, or choose another path", err.msg);
+            else
+                cli_lib_fail(cmd, &err);
             cli_unlock_outputs(locks, n);
             return 1;
         }
@@ -172,15 +175,21 @@ int cli_check_space(const char *cmd, const char *const *paths, const uint64_t *b
             char h[32];
             human_bytes(h, bytes[j]);
             if (u < sizeof names)
-                u += (size_t)snprintf(names + u, sizeof names - u, "%s'%s' (%s) about %s", u ? ", " : "", paths[j],
-                                      what[j], h);
+                u += (size_t)snprintf(names + u, sizeof names - u, "%s'%s' (%s, about %s)", u ? " and " : "",
+                                      paths[j], what[j], h);
         }
         if (!first || avail >= need) continue;
-        char h[32];
+        char h[32], t[32];
         human_bytes(h, avail);
-        cli_error(cmd, "not enough free space: %s %s, and %s %s free: free some space or write elsewhere "
-                       "(nothing was trained)",
-                  names, other ? "need" : "needs", other ? "their file system has" : "its file system has", h);
+        human_bytes(t, need);
+        if (other)
+            cli_error(cmd, "not enough free space: %s need about %s together, and their file system has %s free: "
+                           "free some space or write elsewhere (nothing was trained)",
+                      names, t, h);
+        else
+            cli_error(cmd, "not enough free space: %s, and its file system has %s free: free some space or write "
+                           "elsewhere (nothing was trained)",
+                      names, h);
         return 1;
     }
     return 0;

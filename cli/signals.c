@@ -31,8 +31,14 @@ void cli_signals_catch(void) {
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART; /* reads and writes go on; the loop checks between steps */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* a signal ignored when we started stays ignored (nohup, a shell's
+     * background job without job control): whoever started us chose that */
+    const int sigs[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction was;
+        if (sigaction(sigs[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN) continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 int cli_signal_pending(void) { return (int)pending; }

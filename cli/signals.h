@@ -5,7 +5,8 @@
 #ifndef ATTEND_CLI_SIGNALS_H
 #define ATTEND_CLI_SIGNALS_H
 
-/* Installs the handlers for SIGINT and SIGTERM (idempotent). */
+/* Installs the handlers for SIGINT and SIGTERM (idempotent); a signal that
+ * was ignored when the process started stays ignored. */
 void cli_signals_catch(void);
 /* The first signal received since cli_signals_catch (SIGINT or SIGTERM), or 0. */
 int cli_signal_pending(void);

@@ -124,15 +124,8 @@ attend_status attend_lock_acquire(attend_lock **out, const char *path, long *sta
     if (stale_pid && before > 0 && before != (long)getpid()) *stale_pid = before;
     char pid[32];
     int k = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)k, 0) != k) {
-        why_text(why, errno);
-        st = at_fail(err, ATTEND_ERR_IO, "'%s' cannot be locked: writing '%s' failed: %s", path, lp, why);
-        unlink(lp);
-        close(fd);
-        free(lp);
-        free(l);
-        return st;
-    }
+    /* the pid only informs the next owner; a full disk must not refuse the lock */
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)k, 0) != k) (void)ftruncate(fd, 0);
     l->fd = fd;
     l->path = lp;
     *out = l;
