@@ -120,7 +120,7 @@ kill)
     [ $rc -ne 124 ] || fail "the job hung until timeout(1) killed it"
     [ $((t1 - t0)) -le 30 ] || fail "the job took $((t1 - t0)) s to end"
     ok "kill -9 of rank 1: exit $rc after $((t1 - t0)) s"
-    ls run.ck.* 2>/dev/null && fail "a temporary checkpoint is left"
+    ls run.ck.tmp.* 2>/dev/null && fail "a temporary checkpoint is left"
     step=$(sed -n 's/^checkpoint: step \([0-9]*\) saved.*/\1/p' out | tail -n 1)
     [ -n "$step" ] || fail "no checkpoint line"
     run 0 "$A" train $TASK --grad-shards 2 --steps $((step + 2)) --resume run.ck --out after.st

@@ -154,6 +154,24 @@ patience)
     cmp -s r.st r.before || fail "resuming the stopped run replaced --out"
     cmp -s r.ck ck.before || fail "resuming the stopped run replaced the checkpoint"
     ok "resuming a run that stopped early says so and changes nothing"
+    # a checkpoint from before the early-stopping state (no attend.caller
+    # metadata): it resumes, and a note states the defaults assumed
+    run 0 "$A" train $R --steps $K --out o.st --checkpoint o.ck
+    python3 - o.ck <<'PY' || fail "could not rewrite the checkpoint without attend.caller"
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+del h["__metadata__"]["attend.caller"]
+t = json.dumps(h, separators=(",", ":")).encode()
+t += b" " * (-len(t) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])
+PY
+    run 0 "$A" train $R --steps 400 --out o.st --checkpoint o.ck --resume o.ck
+    has err "^attend train: note: o.ck: an older checkpoint without the early-stopping state: assumed 0 evaluations without improvement, not stopped, and --out's dev score as the best so far$"
+    has out "^resumed: o.ck at step $K$"
+    has out "^best so far: o.st, dev greedy token accuracy "
+    ok "an older checkpoint without the state resumes with a note stating the defaults assumed"
     # g2p train: killed with SIGKILL after an epoch without improvement, resumed
     GT="--dict $DICT --emb 16 --hidden 32 --dec-hidden 32 --attn 16 --epochs 30 --warmup 20 --lr 0.01 --patience 2
         --eval-words 60 --log-every 100000 --checkpoint-every 17"
