@@ -479,7 +479,7 @@ int cmd_g2p_train(int argc, char **argv) {
         else
             printf("interrupted (%s) at step %ld: nothing was saved (no --checkpoint, and no evaluation yet)\n",
                    cli_signal_name(lp.interrupted), step);
-        rc = cli_signal_status(lp.interrupted);
+        rc = cli_mpi_agreed(cli_signal_status(lp.interrupted)); /* rank 0 decided for every rank */
         goto done;
     }
     printf("trained: steps %ld-%ld in %.1f min (%.0f words/s; %.1f min with evaluations); best dev WER ",

@@ -96,6 +96,7 @@ int cli_mpi_end(const char *cmd, int rc) {
 int cli_mpi_any(int flag) { return flag; }
 void cli_mpi_share(double *v) { (void)v; }
 int cli_mpi_share_int(int v) { return v; }
+int cli_mpi_agreed(int rc) { return rc; }
 
 #else /* ATTEND_MPI */
 
@@ -361,6 +362,8 @@ int cli_mpi_share_int(int v) {
     if (g.active) or_abort(MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
     return v;
 }
+
+int cli_mpi_agreed(int rc) { return leave_agreed(rc); }
 
 /* Shows this rank's captured messages on the real stderr, each line prefixed
  * with the rank. */

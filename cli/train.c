@@ -838,8 +838,9 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     long start_step = attend_trainer_steps(tr);
     double t_begin = cli_now();
     if ((rc = train_loop_run(&lc, &pg))) goto done;
-    if (pg.interrupted) {
+    if (pg.interrupted) { /* every rank stopped at this step (rank 0 decided): one status for all */
         rc = interrupted(&h, &pg, pg.interrupted);
+        if (rc == cli_signal_status(pg.interrupted)) rc = cli_mpi_agreed(rc);
         goto done;
     }
     double t_train = pg.t_train;
