@@ -428,7 +428,7 @@ static int cmd_say(int argc, char **argv) {
     cli_init(&p, "g2p", argc, argv);
     say_opts o;
     memset(&o, 0, sizeof o);
-    int rc = 0, help = 0, stdin_mode = 0, dashdash = 0;
+    int rc = 0, help = 0, stdin_mode = 0;
     const char **words = calloc((size_t)argc + 1, sizeof *words);
     int nw = 0;
     if (!words) {
@@ -436,9 +436,8 @@ static int cmd_say(int argc, char **argv) {
         return 1;
     }
     while (rc == 0 && cli_next(&p)) {
-        if (dashdash || (cli_positional(&p) && strcmp(p.arg, "-"))) words[nw++] = p.arg;
+        if (p.operands || (cli_positional(&p) && strcmp(p.arg, "-"))) words[nw++] = p.arg; /* after "--": words */
         else if (!strcmp(p.arg, "-")) stdin_mode = 1;
-        else if (!strcmp(p.arg, "--")) dashdash = 1;
         else if (cli_is_help(&p)) help = 1;
         else if (cli_is(&p, "--model")) rc = cli_path(&p, &o.model);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &o.beam);
