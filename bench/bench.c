@@ -42,7 +42,10 @@
 
 /* The start of every JSON line: the side and the instruction-set level the
  * kernels run at (ATTEND_ISA). */
-static void json_head(void) { printf("{\"side\":\"ours\",\"isa\":\"%s\",", attend_isa()); }
+static void json_head(void) {
+    printf("{\"side\":\"ours\",\"isa\":\"%s\",\"backend\":\"%s\",\"threads_used\":%d,", attend_isa(),
+           attend_gemm_backend(), attend_threads());
+}
 
 static double now_s(void) {
     struct timespec ts;
@@ -182,8 +185,8 @@ static double bench_train(const opts *o, int quiet) {
     if (!isfinite(rep.tf.loss)) die("training loss is not finite", NULL);
     if (!quiet)
         json_head(), printf("\"bench\":\"train\",\"decoder\":\"%s\",\"len\":%d,\"batch\":%d,\"steps\":%d,"
-               "\"samples_per_s\":%.2f,\"step_ms_median\":%.4f,\"loss\":%.5f,\"backend\":\"%s\"}\n",
-               o->decoder, o->len, o->batch, o->steps, sps, 1e3 * med, rep.tf.loss, attend_gemm_backend());
+               "\"samples_per_s\":%.2f,\"step_ms_median\":%.4f,\"loss\":%.5f}\n",
+               o->decoder, o->len, o->batch, o->steps, sps, 1e3 * med, rep.tf.loss);
     free(dt);
     attend_trainer_free(tr);
     attend_model_free(m);

@@ -24,13 +24,20 @@ ATEN_CPU_CAPABILITY, and OpenBLAS (both sides) through OPENBLAS_CORETYPE=Haswell
 at avx2 (at avx512 OpenBLAS's own choice, unless --coretype says otherwise);
 one table per level. Without --isa each side runs at its default level.
 
-Peak FP32 rate of the machine (the "% of peak" column) is computed:
-cores x clock x FMA units x SIMD lanes x 2 (a fused multiply-add is two FLOPs),
-with the lanes from the CPU flags (AVX-512: 16 float lanes, AVX2: 8), 2 FMA
-units per core (AMD Zen 4/5, Intel server cores since Skylake-SP) and the clock
-the cores run at, measured by `attend_bench peak` (under a hypervisor
-/proc/cpuinfo reports the nominal rate, not the boost); the same run times an
-FMA loop on every core as a check of the result.
+Peak FP32 rate (the "% of peak" columns) is measured, not computed: `attend_bench
+peak` times a loop of independent FMA instructions at each instruction-set level,
+on one core and on every core at once (GFLOP/s, a fused multiply-add being two
+FLOPs). A row's % of peak divides its GFLOP/s by the FMA loop's rate at the level
+the row ran at, for the number of cores it used (1 thread: one core's rate).
+(A formula from a clock fails on new cores: a chain of dependent integer adds,
+which used to give the clock, runs at rename on Golden Cove, at 8.6-11.8 "GHz".)
+
+--default-env adds, for every row, attend in the environment a user gets:
+ATTEND_NUM_THREADS, OMP_NUM_THREADS and ATTEND_ISA unset (the library's own
+thread default and the CPU's best level) and, for an OpenBLAS build
+(--bench-openblas), OPENBLAS_CORETYPE=Prescott (the generic kernels an OpenBLAS
+older than the CPU picks), against attend's best measured setting of the row:
+the "default / best" column must stay >= 0.90.
 """
 import argparse
 import json
@@ -88,28 +95,24 @@ def rss_run(cmd, env_extra):
 
 
 def peak_gflops(bench):
-    """Peak FP32 rate, computed: cores x clock x FMA units x SIMD lanes x 2.
-
-    The clock is the one the cores run at, measured by `attend_bench peak`
-    (a chain of dependent integer adds, one per cycle): under a hypervisor
-    /proc/cpuinfo's "cpu MHz" is the nominal TSC rate and hides the boost.
-    The same run times an FMA loop, which should come close to the result."""
+    """One core's and every core's FMA throughput (GFLOP/s) at AVX2 and AVX-512, from `attend_bench peak`."""
     cpuinfo = open("/proc/cpuinfo").read()
-    flags = next(ln for ln in cpuinfo.splitlines() if ln.startswith("flags")).split()
-    nominal = float(next(ln for ln in cpuinfo.splitlines() if ln.startswith("cpu MHz")).split(":")[1])
     model = next(ln for ln in cpuinfo.splitlines() if ln.startswith("model name")).split(":")[1].strip()
     cores = os.cpu_count()
     out = subprocess.run([bench, "peak", "--threads", str(cores)], capture_output=True, text=True, check=True).stdout
     probe = json.loads([ln for ln in out.splitlines() if ln.startswith("{")][-1])
-    ghz = probe["clock_ghz"] or nominal * 1e-3
-    family = int(next((ln for ln in cpuinfo.splitlines() if ln.startswith("cpu family")), "x: 0").split(":")[1])
-    amd = "AuthenticAMD" in cpuinfo
-    # Zen 4 (AMD family 25) runs AVX-512 in two 256-bit halves: 8 lanes per FMA
-    lanes = 16 if "avx512f" in flags and not (amd and family == 25) else 8 if "avx2" in flags else 4
-    units = 2
-    return dict(model=model, cores=cores, nominal_mhz=nominal, ghz=ghz, lanes=lanes, units=units,
-                gflops=cores * ghz * units * lanes * 2, avx2_gflops=cores * ghz * units * 8 * 2,
-                fma_loop=probe["avx512_nt"] if "avx512f" in flags else probe["avx2_nt"])
+    return dict(model=model, cores=cores, avx2_1t=probe["avx2_1t"], avx2_nt=probe["avx2_nt"],
+                avx512_1t=probe["avx512_1t"], avx512_nt=probe["avx512_nt"])
+
+
+def row_peak(pk, isa, threads):
+    """The FMA loop's rate for `threads` cores (1 or all) at the level a row ran at (attend's reported isa)."""
+    key = "avx512" if isa == "avx512" and pk["avx512_1t"] > 0 else "avx2"
+    one, alln = pk[key + "_1t"], pk[key + "_nt"]
+    if threads <= 1:
+        return one, key
+    # threads < cores: the share of the all-core rate
+    return alln * min(threads, pk["cores"]) / pk["cores"], key
 
 
 def openblas_core(env_extra):
@@ -168,6 +171,12 @@ def main():
                          "int8 (torch.quantization.quantize_dynamic of nn.Linear, nn.GRU, nn.GRUCell)")
     ap.add_argument("--cases", default="",
                     help="only the rows whose name contains one of these comma-separated strings")
+    ap.add_argument("--default-env", action="store_true",
+                    help="also run attend in a user's default environment (no thread or level variables) and "
+                         "report default / best per row (the gate: >= 0.90)")
+    ap.add_argument("--bench-openblas", default="",
+                    help="with --default-env: an OpenBLAS build's attend_bench (-DATTEND_BLAS=ON), run in the default "
+                         "environment with OPENBLAS_CORETYPE=Prescott (generic kernels)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "results"))
     a = ap.parse_args()
     levels = a.isa.split(",")
@@ -243,7 +252,8 @@ def main():
                 for side, threads in order:
                     if side == "ours":
                         cmd = [a.bench] + args + extra.get("ours", []) + cnt
-                        env = dict(core_env, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1", **ours_env)
+                        env = dict(core_env, ATTEND_NUM_THREADS=str(threads), OMP_NUM_THREADS=None,
+                                   OPENBLAS_NUM_THREADS="1", **ours_env)
                     else:
                         cmd = [PY, PEER] + args + extra.get("torch", []) + cnt + ["--threads", str(threads)]
                         # torch.set_num_threads does not reach the OpenBLAS under torch's matmuls
@@ -257,9 +267,28 @@ def main():
                     res.setdefault((lv, name, side, threads), []).append(j)
                     print("[%4.0fs] rep %d %-7s %-26s %-5s %dt  %s" % (
                         time.time() - t_start, rep, lv, name, side, threads, summary(j)), file=sys.stderr, flush=True)
+        if a.default_env:  # attend as a user runs it: nothing set but (OpenBLAS build) generic kernels
+            builds = [("own", a.bench)] + ([("openblas", a.bench_openblas)] if a.bench_openblas else [])
+            for ci, (name, args, (n, w), kind, extra) in enumerate(cases):
+                cnt = (["--steps", str(n), "--warmup", str(w)] if kind == "train"
+                       else ["--iters", str(n), "--warmup", str(w)])
+                for bname, bench in builds:
+                    env = {k: None for k in ("ATTEND_NUM_THREADS", "OMP_NUM_THREADS", "ATTEND_ISA",
+                                             "OPENBLAS_NUM_THREADS", "ATTEND_GEMM")}
+                    env["OPENBLAS_CORETYPE"] = "Prescott"
+                    j, rss, l0, l1 = rss_run([bench] + args + extra.get("ours", []) + cnt, env)
+                    j.update(rep=rep, level="defaultenv", case=name, threads=0, build=bname, rss_mib=rss,
+                             load_before=l0, load_after=l1)
+                    raw.write(json.dumps(j) + "\n")
+                    raw.flush()
+                    res.setdefault(("defaultenv", name, bname, 0), []).append(j)
+                    print("[%4.0fs] rep %d default environment (%s build) %-26s %s" % (
+                        time.time() - t_start, rep, bname, name, summary(j)), file=sys.stderr, flush=True)
     raw.close()
     pk = peak_gflops(a.bench)
     table = "".join(render(cases, res, pk, loads[lv], a, lv) for lv in levels)
+    if a.default_env:
+        table += render_default_env(cases, res, a, levels)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write(table)
     print(table)
@@ -291,10 +320,22 @@ def best(res, lv, name, side, key, higher, only=None):
     return out
 
 
+def row_gflops(kind, j, value):
+    """A row's GFLOP/s from its measurement (bench/compare.py's FLOP counts), or None."""
+    if kind == "kernel":
+        return value
+    if kind == "train":
+        L = j["len"]
+        return model_flops(j["decoder"], j["batch"], L, L + 1, True) / j["batch"] * value * 1e-9
+    if kind == "greedy256":
+        return model_flops(j["decoder"], j["batch"], j["len"], j["max_len"], False) / j["batch"] * value * 1e-9
+    if kind == "latency" and j["bench"] == "greedy":
+        return model_flops(j["decoder"], 1, j["len"], j["max_len"], False) / (value * 1e-3) * 1e-9
+    return None
+
+
 def render(cases, res, pk, loads, a, lv):
     ours_env, torch_env, core_env, core, how = a.level_env[lv]
-    avx2 = lv in ("avx2", "baseline") or (lv == "default" and pk["lanes"] < 16)
-    peak = pk["avx2_gflops"] if avx2 else pk["gflops"]
     lines = []
     if lv == "default":
         lines.append("### Each side at its default instruction-set level")
@@ -304,19 +345,20 @@ def render(cases, res, pk, loads, a, lv):
     lines.append("")
     caps = sorted({j.get("cpu_capability", "?") for k, v in res.items() if k[0] == lv and k[2] == "torch" for j in v})
     isas = sorted({j.get("isa", "?") for k, v in res.items() if k[0] == lv and k[2] == "ours" for j in v})
-    lines.append("Machine: %s, %d cores; peak FP32 %.0f GFLOP/s = %d cores x %.2f GHz (measured core clock; "
-                 "/proc/cpuinfo says %.0f MHz) x %d FMA units x %d lanes x 2 (the %% of peak below: %s code, %.0f); "
-                 "an FMA loop on every core reached %.0f GFLOP/s." % (
-                     pk["model"], pk["cores"], pk["gflops"], pk["cores"], pk["ghz"], pk["nominal_mhz"], pk["units"],
-                     pk["lanes"], "AVX2" if avx2 else "AVX-512", peak, pk["fma_loop"]))
-    lines.append("attend kernels: %s; PyTorch (ATen) kernels: %s; OpenBLAS kernels (both sides): %s (%s)." % (
-        ", ".join(isas), ", ".join(caps), core, how))
+    backends = sorted({j.get("backend", "") for k, v in res.items() if k[0] == lv and k[2] == "ours" for j in v} - {""})
+    peaks = "; ".join("%s %.0f GFLOP/s on one core, %.0f on all %d" % (
+        lvname, pk[key + "_1t"], pk[key + "_nt"], pk["cores"]) for lvname, key in (("AVX2", "avx2"), ("AVX-512", "avx512"))
+        if pk[key + "_1t"] > 0)
+    lines.append("Machine: %s, %d cores. Peak FP32, measured by an FMA loop (`attend_bench peak`): %s." % (
+        pk["model"], pk["cores"], peaks))
+    lines.append("attend kernels: %s (products: %s); PyTorch (ATen) kernels: %s; OpenBLAS kernels (PyTorch's): %s (%s)."
+                 % (", ".join(isas), ", ".join(backends) or "?", ", ".join(caps), core, how))
     lines.append("Load average during the runs: median %.2f, min %.2f, max %.2f; %d repetitions%s." % (
         statistics.median(loads), min(loads), max(loads), a.reps, " (--quick)" if a.quick else ""))
     lines.append("")
-    lines.append("| measurement | attend 1t | PyTorch 1t | ratio 1t | attend best | PyTorch best | ratio best "
-                 "(threads attend/torch) | attend % of peak (best) |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    lines.append("| measurement | attend 1t | PyTorch 1t | ratio 1t | attend 1t GFLOP/s (% of 1 core) | attend best | "
+                 "PyTorch best | ratio best (threads attend/torch) | attend best GFLOP/s (% of its cores) |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
     rss = {}
     for name, args, _, kind, _ in cases:
         key, higher, unit = metric(kind)
@@ -328,30 +370,65 @@ def render(cases, res, pk, loads, a, lv):
         def ratio(x, y):
             return x[0] / y[0] if higher else y[0] / x[0]
 
-        j = o[2][0]
-        gf = None
-        if kind == "kernel":
-            gf = o[0]
-        elif kind == "train":
-            L = j["len"]
-            gf = model_flops(j["decoder"], j["batch"], L, L + 1, True) / j["batch"] * o[0] * 1e-9
-        elif kind == "greedy256":
-            gf = model_flops(j["decoder"], j["batch"], j["len"], j["max_len"], False) / j["batch"] * o[0] * 1e-9
-        elif kind == "latency" and j["bench"] == "greedy":
-            gf = model_flops(j["decoder"], 1, j["len"], j["max_len"], False) / (o[0] * 1e-3) * 1e-9
-        pct = "%.1f%%" % (100 * gf / peak) if gf else "—"
+        def pct(x):
+            if not x:
+                return "—"
+            j = x[2][0]
+            gf = row_gflops(kind, j, x[0])
+            if gf is None:
+                return "—"
+            peak, _ = row_peak(pk, j.get("isa", "avx2"), x[1])
+            return "%.1f (%.0f%%)" % (gf, 100 * gf / peak)
 
         def fmt(x):
             return ("%.1f" if x >= 100 else "%.3g") % x
 
         word = "faster" if kind != "latency" else "lower"
-        one = ("| %s | %s | %.1f× %s" % (fmt(o1[0]), fmt(p1[0]), ratio(o1, p1), word)) if o1 and p1 else "| — | — | —"
+        one = ("| %s | %s | %.1f× %s | %s" % (fmt(o1[0]), fmt(p1[0]), ratio(o1, p1), word, pct(o1))) if o1 and p1 \
+            else "| — | — | — | —"
         lines.append("| %s (%s) %s | %s | %s | %.1f× %s (%d/%d) | %s |" % (
-            name, unit, one, fmt(o[0]), fmt(p[0]), ratio(o, p), word, o[1], p[1], pct))
+            name, unit, one, fmt(o[0]), fmt(p[0]), ratio(o, p), word, o[1], p[1], pct(o)))
         if name in ("train L=20 bahdanau", "greedy batch 256"):
             rss[name] = (statistics.median(r["rss_mib"] for r in o[2]), statistics.median(r["rss_mib"] for r in p[2]))
     for name, (ro, rp) in rss.items():
-        lines.append("| peak RSS, %s process (MiB) | | | | %.1f | %.1f | %.1f× smaller | — |" % (name, ro, rp, rp / ro))
+        lines.append("| peak RSS, %s process (MiB) | | | | | %.1f | %.1f | %.1f× smaller | — |" % (name, ro, rp, rp / ro))
+    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def render_default_env(cases, res, a, levels):
+    """attend in the default environment against its best measured setting of each row (any level, threads)."""
+    lines = ["### attend in the default environment against its best setting", "",
+             "Default environment: ATTEND_NUM_THREADS, OMP_NUM_THREADS, ATTEND_ISA, OPENBLAS_NUM_THREADS unset, "
+             "OPENBLAS_CORETYPE=Prescott. Best: attend's best median over every level and thread count above. "
+             "Gate: default / best >= 0.90.", ""]
+    builds = ["own"] + (["openblas"] if a.bench_openblas else [])
+    lines.append("| measurement | attend best (setting) | " +
+                 " | ".join("default, %s build (products; threads) | default / best" % b for b in builds) + " |")
+    lines.append("|---|---|" + "---|---|" * len(builds))
+    worst = None
+    for name, args, _, kind, _ in cases:
+        key, higher, unit = metric(kind)
+        cand = [best(res, lv, name, "ours", key, higher) + (lv,) for lv in levels
+                if best(res, lv, name, "ours", key, higher)]
+        if not cand:
+            continue
+        b = max(cand, key=lambda x: x[0]) if higher else min(cand, key=lambda x: x[0])
+        cells = []
+        for bname in builds:
+            runs = res.get(("defaultenv", name, bname, 0), [])
+            if not runs:
+                cells.append("— | —")
+                continue
+            med = statistics.median(r[key] for r in runs)
+            r = med / b[0] if higher else b[0] / med
+            worst = r if worst is None else min(worst, r)
+            cells.append("%.4g (%s; %s) | %.2f%s" % (med, runs[0].get("backend", "?"), runs[0].get("threads_used", "?"),
+                                                     r, "" if r >= 0.9 else " **below 0.90**"))
+        lines.append("| %s (%s) | %.4g (%s, %d thread%s) | %s |" % (name, unit, b[0], b[3], b[1], "" if b[1] == 1 else "s",
+                                                                   " | ".join(cells)))
+    lines.append("")
+    lines.append("Worst default / best: %s." % ("%.2f" % worst if worst is not None else "n/a"))
     lines.append("")
     return "\n".join(lines) + "\n"
 

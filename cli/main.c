@@ -5,9 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "args.h"
 #include "attend.h"
@@ -40,21 +37,6 @@ static void usage(FILE *f) {
             "replaces auto.\n");
 }
 
-/* Cores minus the other processes running right now (/proc/loadavg's
- * "running/total" field counts this one too): a thread on a core another
- * process keeps busy stalls every fork/join of a step. At least 1. */
-static int idle_cores(int cores) {
-    FILE *f = fopen("/proc/loadavg", "r");
-    int running = 1;
-    if (f) {
-        double l1, l5, l15;
-        if (fscanf(f, "%lf %lf %lf %d/", &l1, &l5, &l15, &running) != 4) running = 1;
-        fclose(f);
-    }
-    int n = cores - (running - 1);
-    return n < 1 ? 1 : n > cores ? cores : n;
-}
-
 /* Takes "--threads N|auto" (or --threads=...) out of argv wherever it is and
  * sets the library's thread count; 0, or 2 after a message. */
 static int take_threads(int *argc, char **argv) {
@@ -79,23 +61,9 @@ static int take_threads(int *argc, char **argv) {
     long n = 0;
     if (want && strcmp(want, "auto") != 0 && cli_parse_long(want, 1, 1024, &n) != 0)
         return cli_usage_error("--threads", "'%s' is not a count from 1 to 1024 or auto", want);
-#ifdef _OPENMP
-    if (n > 0) omp_set_num_threads((int)n);
-    else if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(idle_cores(omp_get_num_procs()));
-#else
-    (void)idle_cores;
-    if (n > 1)
-        return cli_usage_error("--threads", "%ld: this build has no threads (configure with -DATTEND_OPENMP=ON)", n);
-#endif
+    attend_error err;
+    if (n > 0 && attend_set_threads((int)n, &err) != ATTEND_OK) return cli_usage_error("--threads", "%s", err.msg);
     return 0;
-}
-
-static int threads_in_use(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
 }
 
 static int dispatch(int argc, char **argv) {
@@ -116,8 +84,8 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
     if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_backend(), attend_isa(),
-               threads_in_use());
+        printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_info(), attend_isa(),
+               attend_threads());
         return 0;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

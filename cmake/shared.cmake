@@ -31,7 +31,7 @@ if(ATTEND_SHARED)
       set_target_properties(attend_shared PROPERTIES ${prop} "${value}")
     endif()
   endforeach()
-  # what the library links (OpenBLAS, OpenMP, libm) stays private to the .so:
+  # what the library links (OpenBLAS, pthreads, libm) stays private to the .so:
   # a program linking it needs only the header and -lattend
   set_target_properties(attend_shared PROPERTIES
     OUTPUT_NAME attend

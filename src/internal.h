@@ -15,15 +15,6 @@
 #define AT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define AT_PRINTF(a, b)
-/* Vocabulary internals shared by vocab.c and data.c. at_vocab_encode is
- * attend_vocab_encode with `base`, the byte offset of text within its line,
- * added to the offsets in messages; at_vocab_truncate removes the newest ids
- * so that the vocabulary has n tokens again (undoing a failed line). */
-attend_status at_vocab_encode(attend_vocab *v, attend_tokenizer tok, int grow, const char *text,
-                              size_t len, size_t base, int32_t *ids, int max_ids, int *n_ids,
-                              attend_error *err);
-void at_vocab_truncate(attend_vocab *v, int n);
-
 #endif
 
 /* Fills err (if not NULL) with status and a formatted message; returns status. */
@@ -81,6 +72,33 @@ void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int
                             const attend_real *A, int lda, const attend_real *B, int ldb,
                             attend_real beta, attend_real *C, int ldc);
 
+/* A matrix packed once for the own GEMM's blocked products (a weight that is
+ * multiplied at every time step): all of op(B) [K,N] in the panel layout of
+ * the process's instruction-set level (src/core/gemm_tile.h, pack_b_all).
+ * at_pack_floats: the floats at_pack writes for op(B) [K,N] at this level;
+ * at_pack: packs op(B) (B as at_gemm reads it) into dst and describes it in
+ * pk. at_gemm_w is at_gemm with that packed copy of its B: where the product
+ * takes the blocked path (M >= 2 rows) with the own GEMM, the panels are read
+ * instead of packed again, with the same bits; otherwise (pk NULL, one row,
+ * OpenBLAS, a copy of another shape or level) it is at_gemm. */
+typedef struct {
+    const attend_real *data; /* [K, npad] panels */
+    int K, N, npad, level;
+} at_packed;
+size_t at_pack_floats(int K, int N);
+/* 1 when OpenBLAS does the products in this process (attend_gemm_backend). */
+int at_gemm_uses_blas(void);
+void at_pack(at_packed *pk, attend_real *dst, int transB, const attend_real *B, int ldb, int K, int N);
+void at_gemm_w(int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+               const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C, int ldc);
+/* Rows of a larger product of whole_M rows (A and C at those rows), on the
+ * calling thread, by the path the whole product takes: the bits at_gemm_w
+ * gives those rows (a caller that splits a product by rows and fuses each
+ * share with what follows it, src/core/rnn.c). */
+void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A,
+                  int lda, const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C,
+                  int ldc);
+
 /* C[b] = alpha op(A[b]) op(B[b]) + beta C[b] for b in [0,batch), with fixed
  * element strides between batch entries (0 = shared operand). */
 void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, attend_real alpha,
@@ -88,54 +106,44 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
                      const attend_real *B, int ldb, size_t strideB, attend_real beta,
                      attend_real *C, int ldc, size_t strideC);
 
-/* Threads worth using for `work` (about one multiply-add each): 1 without
- * OpenMP, inside a parallel region, or for small work; at most
- * omp_get_max_threads(). Inside `#pragma omp parallel num_threads(nt)`,
- * at_thread_range gives this thread's share [lo,hi) of n items in blocks of
- * `align` (the whole range without OpenMP). The library parallelizes only
- * loops whose threads write disjoint rows. */
+/* Threads (src/core/threads.c: the library's own pool, not OpenMP).
+ * at_threads(work): how many threads a loop of `work` (about one multiply-add
+ * each) may use: 1 without ATTEND_THREADS, inside a chunk, or for small work;
+ * at most attend_threads(). at_parallel_chunks runs fn(ctx, c) for every
+ * chunk c of [0, nchunks) on up to nt threads (the caller is one of them),
+ * each chunk once, and returns when all are done; chunks must write disjoint
+ * memory, and which thread runs a chunk must not change its result.
+ * at_parallel_rows splits rows [0, n) into chunks of whole `align` blocks
+ * (at_chunk_range) over at_threads(work) threads and runs fn(ctx, lo, hi) on
+ * each, or fn(ctx, 0, n) once on the caller. The library parallelizes only
+ * loops whose chunks write disjoint rows, so results do not depend on the
+ * thread count. at_cpu_count: the CPUs this process may run on. */
+typedef void (*at_chunk_fn)(void *ctx, int chunk);
+typedef void (*at_rows_fn)(void *ctx, int lo, int hi);
 int at_threads(double work);
-void at_thread_range(int n, int align, int *lo, int *hi);
-
-/* Runs the statement(s) after `n` over rows [lo, hi) of [0, n): split in
- * blocks of `align` over at_threads(work) threads (each thread writes only its
- * own rows), or once over the whole range. Results do not depend on the
- * thread count. */
-#ifdef _OPENMP
-#define AT_PARALLEL_ROWS(work, n, align, ...)                     \
-    do {                                                          \
-        int at_nt_ = at_threads(work);                            \
-        if (at_nt_ > 1) {                                         \
-            _Pragma("omp parallel num_threads(at_nt_)") {         \
-                int lo, hi;                                       \
-                at_thread_range((n), (align), &lo, &hi);          \
-                if (hi > lo) { __VA_ARGS__; }                     \
-            }                                                     \
-        } else {                                                  \
-            int lo = 0, hi = (n);                                 \
-            __VA_ARGS__;                                          \
-        }                                                         \
-    } while (0)
-#else
-#define AT_PARALLEL_ROWS(work, n, align, ...) \
-    do {                                      \
-        (void)(work);                         \
-        int lo = 0, hi = (n);                 \
-        __VA_ARGS__;                          \
-    } while (0)
-#endif
+int at_cpu_count(void);
+void at_parallel_chunks(int nt, int nchunks, at_chunk_fn fn, void *ctx);
+void at_parallel_rows(double work, int n, int align, at_rows_fn fn, void *ctx);
+void at_chunk_range(int n, int align, int nchunks, int c, int *lo, int *hi);
 
 /* dst [cols] += Σ_r rows[r,:] over rows [R,cols] (bias gradients), and
  * rows [R,cols] += v [cols] (adding a bias to every row). */
 void at_rows_sum(attend_real *dst, const attend_real *rows, size_t R, int cols);
 void at_rows_add(attend_real *rows, const attend_real *v, size_t R, int cols);
 
+/* Packed copies of the additive score's Wq (a model's, at_model_pack) for
+ * qp = q Wqᵀ (wq) and dq += dqp Wq (wq_dx); NULL members (or no struct):
+ * the products pack as they go, with the same bits. */
+typedef struct {
+    const at_packed *wq, *wq_dx;
+} at_score_packs;
+
 /* The additive score of attend_scores_forward, unchecked: scores [N,T,S],
  * saved (qp [N,T,A], then the tanh values [N,T,S,A] when keep_tanh; decoding
  * passes 0 and needs only the qp part). */
 void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
                         attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
-                        int keep_tanh);
+                        int keep_tanh, const at_score_packs *pk);
 
 /* Softmax rows with masks (shared by attention, multi-head and pointer code).
  * Row r = (g, t) of `rows_per_group` groups G: rows are [G,T,S]; the key

@@ -149,7 +149,7 @@ static void test_status_names(void) {
     }
     EXPECT(!strcmp(attend_version(), ATTEND_VERSION_STRING), "version %s", attend_version());
     const char *be = attend_gemm_backend();
-    EXPECT(be && (!strcmp(be, "openblas") || !strcmp(be, "portable")), "backend %s",
+    EXPECT(be && (!strcmp(be, "openblas") || !strcmp(be, "own")), "backend %s",
            be ? be : "(null)");
 }
 

@@ -288,6 +288,57 @@ static void test_rows(void) {
     }
 }
 
+/* at_gemm_w with op(B) packed once (at_pack) gives at_gemm's bits: the same
+ * panels in the same order; at 1 and 2 threads (the columns split in whole
+ * panels); a packed copy of another shape is ignored. */
+static int packed_one(int transA, int transB, int M, int N, int K, double alpha, double beta) {
+    const int ar = transA ? K : M, ac = transA ? M : K, br = transB ? N : K, bc = transB ? K : N;
+    const int lda = ac + 2, ldb = bc + 3, ldc = N + 1;
+    attend_real *A = matrix(ar, ac, lda, (attend_real)NAN), *B = matrix(br, bc, ldb, (attend_real)NAN);
+    attend_real *C0 = matrix(M, N, ldc, 7), *C1 = matrix(M, N, ldc, 7);
+    memcpy(C1, C0, (size_t)M * ldc * sizeof *C0);
+    attend_real *buf = malloc(at_pack_floats(K, N) * sizeof *buf);
+    at_packed pk;
+    at_pack(&pk, buf, transB, B, ldb, K, N);
+    at_gemm(transA, transB, M, N, K, (attend_real)alpha, A, lda, B, ldb, (attend_real)beta, C0, ldc);
+    int ok = 1;
+    for (int threads = 1; threads <= 2; threads++) {
+        attend_set_threads(threads, NULL);
+        attend_real *C = matrix(M, N, ldc, 7);
+        memcpy(C, C1, (size_t)M * ldc * sizeof *C);
+        at_gemm_w(transA, transB, M, N, K, (attend_real)alpha, A, lda, B, ldb, &pk, (attend_real)beta, C, ldc);
+        if (memcmp(C, C0, (size_t)M * ldc * sizeof *C)) {
+            EXPECT(0, "packed tA=%d tB=%d M=%d N=%d K=%d, %d thread(s): not at_gemm's bits", transA, transB, M, N, K,
+                   threads);
+            ok = 0;
+        }
+        free(C);
+    }
+    attend_set_threads(0, NULL);
+    at_packed other = pk;
+    other.N = N + 1; /* another shape: at_gemm_w must not read it */
+    memcpy(C1, C0, (size_t)M * ldc * sizeof *C0);
+    at_gemm_w(transA, transB, M, N, K, (attend_real)alpha, A, lda, B, ldb, &other, (attend_real)beta, C1, ldc);
+    at_gemm(transA, transB, M, N, K, (attend_real)alpha, A, lda, B, ldb, (attend_real)beta, C0, ldc);
+    EXPECT(!memcmp(C1, C0, (size_t)M * ldc * sizeof *C0), "a packed copy of another shape was used");
+    free(A), free(B), free(C0), free(C1), free(buf);
+    n_products++;
+    return ok;
+}
+
+static void test_packed(void) {
+    static const int shapes[][3] = {{2, 3, 5},      {5, 1152, 384}, {6, 33, 17},   {64, 384, 128}, {64, 1152, 384},
+                                    {256, 576, 192}, {7, 513, 300}, {129, 40, 600}, {33, 1100, 257}, {3, 70, 1}};
+    int ok = 1;
+    n_products = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int t = 0; t < 4; t++)
+            ok &= packed_one(t & 1, t >> 1, shapes[s][0], shapes[s][1], shapes[s][2], alphas[(s + t) % 5],
+                             betas[(s + t) % 5]);
+    printf("  at_gemm_w (%s, %s) %ld products against packed weights at 1 and 2 threads: %s\n",
+           attend_gemm_backend(), attend_isa(), n_products, ok ? "at_gemm's bits" : "DIFFERENT  <-- FAIL");
+}
+
 int main(void) {
     printf("attend_real %s, CPU's best level %s, process level %s\n", sizeof(attend_real) == 8 ? "double" : "float",
            level_name((int)at_isa_supported()), attend_isa());
@@ -296,5 +347,6 @@ int main(void) {
     RUN(test_empty_sum);
     RUN(test_batched);
     RUN(test_rows);
+    RUN(test_packed);
     return harness_summary();
 }

@@ -226,7 +226,7 @@ static void test_linear(void) {
     for (int n = 1; n <= N; n += N - 1) {
         memset(Y, 0, sizeof Y);
         memset(Yref, 0, sizeof Yref);
-        at_linear(&q, n, 30, 33, X, C, Wb, C, 0, Y, R);
+        at_linear(&q, NULL, n, 30, 33, X, C, Wb, C, 0, Y, R);
         at_gemm(0, 1, n, 30, 33, 1, X, C, Wb, C, 0, Yref, R);
         if (n <= AT_QUANT_MAX_ROWS) { /* the int8 kernel itself, at the slice's rows, columns and scales */
             memset(Yq, 0, sizeof Yq);

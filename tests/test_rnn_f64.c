@@ -106,7 +106,7 @@ static void cell_init(test_cell *tc, rng64 *r, attend_cell_kind kind, int I, int
     tc->W_hh = alloc_fill(r, tc->n_hh, 0.6);
     tc->b_ih = alloc_fill(r, tc->n_b, 0.5);
     tc->b_hh = alloc_fill(r, tc->n_b, 0.5);
-    tc->c = (at_cell){kind, I, H, tc->W_ih, tc->W_hh, tc->b_ih, tc->b_hh, NULL, NULL};
+    tc->c = (at_cell){kind, I, H, tc->W_ih, tc->W_hh, tc->b_ih, tc->b_hh, NULL, NULL, NULL, NULL, NULL, NULL};
 }
 
 static void cell_free(test_cell *tc) {

@@ -101,7 +101,7 @@ static void run_case(attend_cell_kind kind, const char *path) {
             W[dir][p] = to_real(t_p[dir][p]);
             dW[dir][p] = zeros(t_p[dir][p]->n);
         }
-        cell[dir] = (at_cell){kind, I, H, W[dir][0], W[dir][1], W[dir][2], W[dir][3], NULL, NULL};
+        cell[dir] = (at_cell){kind, I, H, W[dir][0], W[dir][1], W[dir][2], W[dir][3], NULL, NULL, NULL, NULL, NULL, NULL};
     }
     size_t nsaved = at_rnn_layer_saved_size(kind, N, S, H);
     size_t nscratch = at_rnn_layer_scratch_size(kind, N, S, H);

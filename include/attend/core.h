@@ -83,8 +83,17 @@ const char *attend_status_name(attend_status status);
 /* Library version string, e.g. "0.1.0". */
 const char *attend_version(void);
 
-/* Which matrix-multiply backend this build uses: "openblas" or "portable". */
+/* Which matrix products run in this process: "own" (attend's packed GEMM,
+ * src/core/gemm.c: every build has it and it is the default) or "openblas"
+ * (a build configured with -DATTEND_BLAS=ON, when OpenBLAS's kernels are at
+ * least the instruction-set level attend runs at; an OpenBLAS older than the
+ * CPU runs generic SSE3 kernels, and then the own GEMM runs instead). The
+ * environment variable ATTEND_GEMM=own|openblas overrides the choice.
+ * attend_gemm_info: the same with the reason, e.g. "own (OpenBLAS reports
+ * Prescott on an AVX-512 CPU)" or "openblas (Haswell kernels)". Decided on
+ * first use; thread-safe; the strings are static. */
 const char *attend_gemm_backend(void);
+const char *attend_gemm_info(void);
 
 /* The instruction-set level the vectorized kernels run at in this process:
  * "avx512" (x86-64-v4), "avx2" (x86-64-v3) or "baseline". Decided on first use:
@@ -92,6 +101,40 @@ const char *attend_gemm_backend(void);
  * variable ATTEND_ISA=baseline|avx2|avx512 (read once; a level the CPU lacks
  * falls back to the best it has, an unknown value is ignored). Thread-safe. */
 const char *attend_isa(void);
+
+/* ---------------------------------------------------------------- threads */
+/*
+ * The library's worker threads (its own pool: POSIX threads, no OpenMP
+ * runtime). A call splits its large loops (GEMM blocks, batch rows, the two
+ * encoder directions) into chunks that the calling thread and the workers
+ * claim; small loops (under about 64k multiply-adds) run on the caller alone.
+ * Results are byte-identical at every thread count.
+ *
+ * attend_set_threads(n): n >= 1 uses at most n threads per call (the caller
+ * counts as one; 1 = never start a worker); n = 0 is automatic, the default:
+ * every CPU this process may run on (sched_getaffinity), chosen by
+ * measurement (docs/PERFORMANCE.md, "Threads": with another process keeping
+ * a core busy, a worker that is not scheduled leaves its chunks to the
+ * caller, so the default costs at most a few percent against one thread).
+ * Until the first call, the environment sets the default: ATTEND_NUM_THREADS,
+ * else OMP_NUM_THREADS, when it holds a count. Returns ATTEND_ERR_ARG for
+ * n < 0 or n > 1024 (or n > 1 in a build without threads).
+ *
+ * Thread-safety: process-wide and atomic; any thread may call it at any time,
+ * and a call already running keeps the count it started with. The pool runs
+ * one call's loops at a time: when two of the caller's threads call the
+ * library at once, the second runs its loops on its own thread (so a program
+ * that decodes from several threads gets one core per thread, never more
+ * threads than cores from us). Idle workers spin for at most 50 µs after a
+ * loop (the next loop of a decoder step comes microseconds later), then
+ * sleep without using CPU until the next call; a forked child starts with no
+ * workers.
+ *
+ * attend_threads(): the count the next call may use (the setting resolved:
+ * automatic gives the CPU count). 1 in a build without threads.
+ */
+attend_status attend_set_threads(int n, attend_error *err);
+int attend_threads(void);
 
 /* ------------------------------------------------------- score functions */
 /*

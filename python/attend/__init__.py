@@ -14,8 +14,10 @@ ctypes over libattend.so and numpy; no other dependency.
 Errors raise attend.AttendError (.code, .status, .message: the library's
 message). README.md, "From Python", has more.
 """
+import ctypes
+
 from ._lib import (ERR_ALLOC, ERR_ARG, ERR_CAPACITY, ERR_FORMAT, ERR_IO, ERR_MASKED_ROW, ERR_NONFINITE, ERR_NULL,
-                   ERR_SHAPE, OK, AttendError, lib)
+                   ERR_SHAPE, OK, AttendError, Error, check, lib)
 from .model import Hypothesis, Model, Vocab, train
 from . import kernels, g2p, ensemble  # noqa: E402  (submodules)
 
@@ -26,8 +28,32 @@ def version():
 
 
 def gemm_backend():
-    """"openblas" or "portable"."""
+    """"own" (attend's packed GEMM, the default) or "openblas" (a -DATTEND_BLAS=ON build whose
+    OpenBLAS kernels suit the CPU)."""
     return lib.attend_gemm_backend().decode()
+
+
+def gemm_info():
+    """Which matrix products run, with the reason, e.g. "own (OpenBLAS reports Prescott on an AVX-512 CPU)"."""
+    return lib.attend_gemm_info().decode()
+
+
+def set_threads(n):
+    """Sets the library's threads for the whole process: n >= 1 at most n threads per call (1: never start a
+    worker), 0 automatic (every CPU the process may run on; the default, chosen by measurement: see
+    docs/PERFORMANCE.md, "Threads"). Any Python thread may call it at any time; a call already running keeps
+    its count. Idle workers sleep between calls (they use no CPU while Python computes). Raises AttendError
+    for n < 0 or n > 1024."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise AttendError(ERR_ARG, "set_threads: expected an int, got %r" % (n,))
+    err = Error()
+    check(lib.attend_set_threads(ctypes.c_int(n) if -2**31 <= n < 2**31 else ctypes.c_int(-1), ctypes.byref(err)),
+          err)
+
+
+def threads():
+    """The number of threads the next library call may use (the setting resolved)."""
+    return lib.attend_threads()
 
 
 def isa():
@@ -37,5 +63,5 @@ def isa():
 
 __version__ = version()
 __all__ = ["AttendError", "Model", "Vocab", "Hypothesis", "train", "kernels", "g2p", "ensemble", "version", "gemm_backend",
-           "isa", "OK", "ERR_NULL", "ERR_SHAPE", "ERR_MASKED_ROW", "ERR_ARG", "ERR_ALLOC", "ERR_NONFINITE",
+           "gemm_info", "set_threads", "threads", "isa", "OK", "ERR_NULL", "ERR_SHAPE", "ERR_MASKED_ROW", "ERR_ARG", "ERR_ALLOC", "ERR_NONFINITE",
            "ERR_IO", "ERR_FORMAT", "ERR_CAPACITY"]

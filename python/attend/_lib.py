@@ -185,6 +185,9 @@ _SIGNATURES = {
     "attend_status_name": (c_char_p, [c_int]),
     "attend_version": (c_char_p, []),
     "attend_gemm_backend": (c_char_p, []),
+    "attend_gemm_info": (c_char_p, []),
+    "attend_set_threads": (st, [c_int, E]),
+    "attend_threads": (c_int, []),
     "attend_isa": (c_char_p, []),
     # kernels
     "attend_score_config_check": (st, [POINTER(ScoreConfig), E]),

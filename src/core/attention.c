@@ -231,7 +231,8 @@ AT_KERNEL_VOID(static, additive_backward,
 }
 
 void at_scores_forward(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
-                       attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S) {
+                       attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
+                       const at_score_packs *pk) {
     // scores [N,T,S], saved (ADDITIVE: attend_scores_saved_size values), q [N,T,Dq], kp [N,S,P]
     if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
         int P = attend_score_key_width(cfg), Dq = cfg->Dq;
@@ -241,7 +242,7 @@ void at_scores_forward(const attend_score_config *cfg, const attend_score_params
                         scores, S, (size_t)T * S);
         return;
     }
-    at_additive_scores(cfg, p, scores, saved, q, kp, N, T, S, 1);
+    at_additive_scores(cfg, p, scores, saved, q, kp, N, T, S, 1, pk);
 }
 
 attend_status attend_scores_forward(const attend_score_config *cfg, const attend_score_params *p,
@@ -256,26 +257,45 @@ attend_status attend_scores_forward(const attend_score_config *cfg, const attend
     TRY(at_attention_check_dims(who, err, N, T, S, P > Dq ? P : Dq));
     CHECK(cfg->kind != ATTEND_SCORE_ADDITIVE || saved, err, ATTEND_ERR_NULL,
           "%s: additive score needs saved (attend_scores_saved_size values), got NULL", who);
-    at_scores_forward(cfg, p, scores, saved, q, kp, N, T, S);
+    at_scores_forward(cfg, p, scores, saved, q, kp, N, T, S, NULL);
     return at_ok(err);
+}
+
+/* The additive score's rows [lo,hi) of N*T, forward or backward
+ * (at_parallel_rows' chunks; the backward's chunks are whole sequences of T
+ * rows, as each adds into its sequence's dkp rows). */
+typedef struct {
+    attend_real *scores, *th, *qp, *dqp, *dkp;
+    const attend_real *kp, *dscores, *v;
+    int T, S, A;
+} additive_job;
+
+static void additive_forward_chunk(void *p, int lo, int hi) {
+    const additive_job *j = p;
+    additive_forward(j->scores, j->th, j->qp, j->kp, j->v, lo, hi, j->T, j->S, j->A);
+}
+
+static void additive_backward_chunk(void *p, int lo, int hi) {
+    const additive_job *j = p;
+    additive_backward(j->dqp, j->dkp, j->dscores, j->th, j->v, lo, hi, j->T, j->S, j->A);
 }
 
 void at_additive_scores(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
                         attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
-                        int keep_tanh) {
+                        int keep_tanh, const at_score_packs *pk) {
     // scores [N,T,S], saved [N,T,A] + [N,T,S,A] (keep_tanh), q [N,T,Dq], kp [N,S,A]
     const int A = cfg->A, Dq = cfg->Dq;
     attend_real *qp = saved;                                        /* [N,T,A] */
     attend_real *th = keep_tanh ? saved + (size_t)N * T * A : NULL; /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
-    at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
-    AT_PARALLEL_ROWS((double)N * T * S * A * 12, N * T, 1,
-                     additive_forward(scores, th, qp, kp, p->v, lo, hi, T, S, A));
+    at_gemm_w(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, pk ? pk->wq : NULL, 0, qp, A);
+    additive_job j = {scores, th, qp, NULL, NULL, kp, NULL, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 12, N * T, 1, additive_forward_chunk, &j);
 }
 
 void at_scores_backward(const attend_score_config *cfg, const attend_score_params *p, const attend_score_grads *g,
                         attend_real *dq, attend_real *dkp, const attend_real *dscores, attend_real *saved,
-                        const attend_real *q, const attend_real *kp, int N, int T, int S) {
+                        const attend_real *q, const attend_real *kp, int N, int T, int S, const at_score_packs *pk) {
     // dq [N,T,Dq] += (or NULL), dkp [N,S,P] += (or NULL), dscores [N,T,S], saved (the forward's), q [N,T,Dq], kp [N,S,P]
     int P = attend_score_key_width(cfg), Dq = cfg->Dq;
     if (cfg->kind != ATTEND_SCORE_ADDITIVE) {
@@ -292,12 +312,12 @@ void at_scores_backward(const attend_score_config *cfg, const attend_score_param
     int A = cfg->A;
     attend_real *dqp = saved;                              /* [N,T,A] scratch */
     const attend_real *th = saved + (size_t)N * T * A;     /* [N,T,S,A] */
-    AT_PARALLEL_ROWS((double)N * T * S * A * 4, N * T, T,
-                     additive_backward(dqp, dkp, dscores, th, p->v, lo, hi, T, S, A));
+    additive_job j = {NULL, (attend_real *)th, NULL, dqp, dkp, NULL, dscores, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 4, N * T, T, additive_backward_chunk, &j);
     /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
     if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
     /* forward: qp = q Wqᵀ */
-    if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
+    if (dq) at_gemm_w(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, pk ? pk->wq_dx : NULL, 1, dq, Dq);
     if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);
 }
 
@@ -315,7 +335,7 @@ attend_status attend_scores_backward(const attend_score_config *cfg, const atten
     TRY(at_attention_check_dims(who, err, N, T, S, P > Dq ? P : Dq));
     CHECK(cfg->kind != ATTEND_SCORE_ADDITIVE || saved, err, ATTEND_ERR_NULL,
           "%s: additive score needs the forward's saved values, got NULL", who);
-    at_scores_backward(cfg, p, g, dq, dkp, dscores, saved, q, kp, N, T, S);
+    at_scores_backward(cfg, p, g, dq, dkp, dscores, saved, q, kp, N, T, S, NULL);
     return at_ok(err);
 }
 
@@ -432,7 +452,7 @@ static attend_status attention_forward(const char *who, const attend_score_confi
     CHECK(ctx && weights && q && k && v, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !ctx ? "ctx [N,T,Dv]" : !weights ? "weights [N,T,S]" : !q ? "q [N,T,Dq]" : !k ? "k [N,S,Dk]" : "v [N,S,Dv]");
     at_keys_forward(cfg, p, ws.kp, k, N, S);
-    at_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S);
+    at_scores_forward(cfg, p, ws.scores, ws.saved, q, ws.kp, N, T, S, NULL);
     /* masks (and the scores' finiteness) are validated before weights or ctx are touched */
     TRY(at_masked_softmax_check(ws.scores, valid, allowed, causal, N, T, S, 1, who, err));
     at_masked_normalize_forward((int)normalizer, weights, ws.scores, valid, allowed, causal, N, T, S, 1);
@@ -482,7 +502,7 @@ static attend_status attention_backward(const char *who, const attend_score_conf
     /* forward: weights = normalizer(scores) */
     at_normalize_backward((int)normalizer, dscores, ws.dweights, weights, (size_t)N * T, S);
     memset(ws.dkp, 0, nkp * sizeof *ws.dkp);
-    at_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S);
+    at_scores_backward(cfg, p, g, dq, ws.dkp, dscores, ws.saved, q, ws.kp, N, T, S, NULL);
     at_keys_backward(cfg, p, g, dk, ws.dkp, k, N, S);
     return at_ok(err);
 }

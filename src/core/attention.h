@@ -25,11 +25,12 @@ void at_keys_backward(const attend_score_config *cfg, const attend_score_params 
                       attend_real *dk, const attend_real *dkp, const attend_real *k, int N, int S);
 /* attend_scores_forward unchecked: scores [N,T,S], saved (ADDITIVE) from q [N,T,Dq], kp [N,S,P]. */
 void at_scores_forward(const attend_score_config *cfg, const attend_score_params *p, attend_real *scores,
-                       attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S);
+                       attend_real *saved, const attend_real *q, const attend_real *kp, int N, int T, int S,
+                       const at_score_packs *pk);
 /* attend_scores_backward unchecked: dq [N,T,Dq], dkp [N,S,P] (each or NULL) and g +=. */
 void at_scores_backward(const attend_score_config *cfg, const attend_score_params *p, const attend_score_grads *g,
                         attend_real *dq, attend_real *dkp, const attend_real *dscores, attend_real *saved,
-                        const attend_real *q, const attend_real *kp, int N, int T, int S);
+                        const attend_real *q, const attend_real *kp, int N, int T, int S, const at_score_packs *pk);
 /* at_masked_softmax without its validation pass: every row must keep at least
  * one position (the caller guarantees it). out, scores [G,T,S]. */
 void at_masked_softmax_forward(attend_real *out, const attend_real *scores, const uint8_t *valid,

@@ -88,31 +88,49 @@ AT_KERNEL_VOID(static, coverage_backward,
     }
 }
 
+/* Rows [lo,hi) of N*T, forward or backward (at_parallel_rows' chunks; the
+ * backward's are whole sequences of T rows: each adds into its dkp rows). */
+typedef struct {
+    attend_real *scores, *th, *qp, *dqp, *dkp, *dcov;
+    const attend_real *kp, *cov, *dscores, *wc, *v;
+    int T, S, A;
+} coverage_job;
+
+static void coverage_forward_chunk(void *p, int lo, int hi) {
+    const coverage_job *j = p;
+    coverage_forward(j->scores, j->th, j->qp, j->kp, j->cov, j->wc, j->v, lo, hi, j->T, j->S, j->A);
+}
+
+static void coverage_backward_chunk(void *p, int lo, int hi) {
+    const coverage_job *j = p;
+    coverage_backward(j->dqp, j->dkp, j->dcov, j->dscores, j->th, j->wc, j->v, lo, hi, j->T, j->S, j->A);
+}
+
 void at_coverage_scores_forward(const attend_score_config *cfg, const attend_score_params *p, const attend_real *w_cov,
                                 attend_real *scores, attend_real *saved, const attend_real *q, const attend_real *kp,
-                                const attend_real *cov, int N, int T, int S, int keep_tanh) {
+                                const attend_real *cov, int N, int T, int S, int keep_tanh, const at_score_packs *pk) {
     // scores [N,T,S], saved [N,T,A] + [N,T,S,A] (keep_tanh), q [N,T,Dq], kp [N,S,A], cov [N,T,S], w_cov [A]
     const int A = cfg->A, Dq = cfg->Dq;
     attend_real *qp = saved;                                        /* [N,T,A] */
     attend_real *th = keep_tanh ? saved + (size_t)N * T * A : NULL; /* [N,T,S,A] */
     /* qp [NT,A] = q [NT,Dq] Wqᵀ */
-    at_gemm(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, 0, qp, A);
-    AT_PARALLEL_ROWS((double)N * T * S * A * 14, N * T, 1,
-                     coverage_forward(scores, th, qp, kp, cov, w_cov, p->v, lo, hi, T, S, A));
+    at_gemm_w(0, 1, N * T, A, Dq, 1, q, Dq, p->Wq, Dq, pk ? pk->wq : NULL, 0, qp, A);
+    coverage_job j = {scores, th, qp, NULL, NULL, NULL, kp, cov, NULL, w_cov, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 14, N * T, 1, coverage_forward_chunk, &j);
 }
 
 void at_coverage_scores_backward(const attend_score_config *cfg, const attend_score_params *p,
                                  const attend_score_grads *g, const attend_real *w_cov, attend_real *g_wcov,
                                  attend_real *dq, attend_real *dkp, attend_real *dcov, const attend_real *dscores,
                                  attend_real *saved, const attend_real *q, const attend_real *cov, int N, int T,
-                                 int S) {
+                                 int S, const at_score_packs *pk) {
     // dq [N,T,Dq] +=, dkp [N,S,A] +=, dcov [N,T,S] +=, g_wcov [A] += (each or NULL); dscores [N,T,S],
     // saved (the forward's, keep_tanh), q [N,T,Dq], cov [N,T,S], w_cov [A]
     const int A = cfg->A, Dq = cfg->Dq;
     attend_real *dqp = saved;                          /* [N,T,A] scratch */
     const attend_real *th = saved + (size_t)N * T * A; /* [N,T,S,A] */
-    AT_PARALLEL_ROWS((double)N * T * S * A * 6, N * T, T,
-                     coverage_backward(dqp, dkp, dcov, dscores, th, w_cov, p->v, lo, hi, T, S, A));
+    coverage_job j = {NULL, (attend_real *)th, NULL, dqp, dkp, dcov, NULL, NULL, dscores, w_cov, p->v, T, S, A};
+    at_parallel_rows((double)N * T * S * A * 6, N * T, T, coverage_backward_chunk, &j);
     /* gv [A] += Σ_{r,j} dscores[r,j] th[r,j,:]: dscores [1, NT·S] th [NT·S, A] */
     if (g && g->v) at_gemm(0, 0, 1, A, N * T * S, 1, dscores, N * T * S, th, A, 1, g->v, A);
     /* g_wcov [A] += Σ_{r,j} dscores[r,j] cov[r,j] v (1 − th[r,j,:]²) */
@@ -124,7 +142,7 @@ void at_coverage_scores_backward(const attend_score_config *cfg, const attend_sc
             for (int a = 0; a < A; a++) g_wcov[a] += u * p->v[a] * (1 - h[a] * h[a]);
         }
     /* forward: qp = q Wqᵀ */
-    if (dq) at_gemm(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, 1, dq, Dq);
+    if (dq) at_gemm_w(0, 0, N * T, Dq, A, 1, dqp, A, p->Wq, Dq, pk ? pk->wq_dx : NULL, 1, dq, Dq);
     if (g && g->Wq) at_gemm(1, 0, A, Dq, N * T, 1, dqp, A, q, Dq, 1, g->Wq, Dq);
 }
 
@@ -148,7 +166,7 @@ attend_status attend_coverage_scores_forward(const attend_score_config *cfg, con
     const char *who = "attend_coverage_scores_forward";
     TRY(check(who, cfg, p, w_cov, saved, q, kp, cov, N, T, S, err));
     CHECK(scores, err, ATTEND_ERR_NULL, "%s: scores [N,T,S] is NULL", who);
-    at_coverage_scores_forward(cfg, p, w_cov, scores, saved, q, kp, cov, N, T, S, 1);
+    at_coverage_scores_forward(cfg, p, w_cov, scores, saved, q, kp, cov, N, T, S, 1, NULL);
     return at_ok(err);
 }
 
@@ -161,6 +179,6 @@ attend_status attend_coverage_scores_backward(const attend_score_config *cfg, co
     const char *who = "attend_coverage_scores_backward";
     TRY(check(who, cfg, p, w_cov, saved, q, kp, cov, N, T, S, err));
     CHECK(dscores, err, ATTEND_ERR_NULL, "%s: dscores [N,T,S] is NULL", who);
-    at_coverage_scores_backward(cfg, p, g, w_cov, g_wcov, dq, dkp, dcov, dscores, saved, q, cov, N, T, S);
+    at_coverage_scores_backward(cfg, p, g, w_cov, g_wcov, dq, dkp, dcov, dscores, saved, q, cov, N, T, S, NULL);
     return at_ok(err);
 }

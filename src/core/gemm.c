@@ -23,6 +23,9 @@
  * the thread count. The packing buffers are thread-local arrays of fixed size:
  * no allocation.
  */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,20 +44,85 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #ifdef ATTEND_USE_CBLAS
 #include <cblas.h>
 #endif
 
-const char *attend_gemm_backend(void) {
+/* ------------------------------------------------- which product runs */
+
+/* With OpenBLAS linked (-DATTEND_BLAS=ON), it runs only when its kernels are
+ * at least the level attend's own code runs at: an OpenBLAS older than the CPU
+ * falls back to generic kernels (0.3.21 names a 2023 Xeon "Prescott": SSE3,
+ * 2.5x the own GEMM's time at AVX-512; issue 25), and then the own GEMM runs.
+ * ATTEND_GEMM=own|openblas overrides the choice (benchmarks compare the two in
+ * one build). Decided once per process, on the first product. */
 #ifdef ATTEND_USE_CBLAS
-    return "openblas";
-#else
-    return "portable";
+char *openblas_get_corename(void);
+
+/* The instruction-set level of an OpenBLAS kernel set (x86-64), by name. */
+static int blas_core_level(const char *core) {
+    static const char *const avx512[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    static const char *const avx2[] = {"haswell", "zen", "excavator"};
+    char lower[32] = {0};
+    for (int i = 0; core && core[i] && i < 31; i++) lower[i] = (char)(core[i] | 0x20);
+    for (size_t i = 0; i < sizeof avx512 / sizeof *avx512; i++)
+        if (!strcmp(lower, avx512[i])) return AT_ISA_AVX512;
+    for (size_t i = 0; i < sizeof avx2 / sizeof *avx2; i++)
+        if (!strcmp(lower, avx2[i])) return AT_ISA_AVX2;
+    return AT_ISA_BASELINE;
+}
+
+static int decide_blas(char *why, size_t n) {
+    const char *core = openblas_get_corename();
+    const char *force = getenv("ATTEND_GEMM");
+    const int lvl = blas_core_level(core), isa = (int)at_isa();
+    const char *isa_name = isa == AT_ISA_AVX512 ? "an AVX-512" : isa == AT_ISA_AVX2 ? "an AVX2" : "this";
+    if (force && !strcmp(force, "own")) {
+        snprintf(why, n, "own (ATTEND_GEMM=own; OpenBLAS reports %s)", core ? core : "?");
+        return 0;
+    }
+    if (force && !strcmp(force, "openblas")) {
+        snprintf(why, n, "openblas (ATTEND_GEMM=openblas; %s kernels)", core ? core : "?");
+        return 1;
+    }
+    if (lvl >= isa) {
+        snprintf(why, n, "openblas (%s kernels)", core ? core : "?");
+        return 1;
+    }
+    snprintf(why, n, "own (OpenBLAS reports %s on %s CPU)", core ? core : "?", isa_name);
+    return 0;
+}
 #endif
+
+static char gemm_why[96];    /* attend_gemm_info's text */
+static int gemm_blas_v;      /* 0 own, 1 OpenBLAS: valid once gemm_state is 2 */
+static _Atomic int gemm_state = 0; /* 0 undecided, 1 being decided, 2 decided */
+
+static int use_blas(void) {
+    if (gemm_state == 2) return gemm_blas_v;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&gemm_state, &expected, 1)) {
+#ifdef ATTEND_USE_CBLAS
+        gemm_blas_v = decide_blas(gemm_why, sizeof gemm_why);
+#else
+        snprintf(gemm_why, sizeof gemm_why, "own");
+        gemm_blas_v = 0;
+#endif
+        gemm_state = 2;
+    } else {
+        while (gemm_state != 2) { /* another thread is deciding: a getenv and a name compare */
+        }
+    }
+    return gemm_blas_v;
+}
+
+const char *attend_gemm_backend(void) { return use_blas() ? "openblas" : "own"; }
+
+int at_gemm_uses_blas(void) { return use_blas(); }
+
+const char *attend_gemm_info(void) {
+    use_blas();
+    return gemm_why;
 }
 
 /* ------------------------------------------------------------ portable kernel */
@@ -121,6 +189,51 @@ AT_KERNEL_VOID(static, gemm_run,
     }
 }
 
+/* Packs all of op(B) at level lvl (pack_b_all of that width). */
+AT_KERNEL_VOID(static, pack_run,
+               (int lvl, attend_real *dst, int transB, const attend_real *B, int ldb, int K, int N),
+               (lvl, dst, transB, B, ldb, K, N)) {
+    switch (lvl) {
+    case AT_ISA_AVX512: pack_b_all_64(dst, transB, B, ldb, K, N); break;
+    case AT_ISA_AVX2: pack_b_all_32(dst, transB, B, ldb, K, N); break;
+    default: pack_b_all_16(dst, transB, B, ldb, K, N); break;
+    }
+}
+
+/* The blocked product against a packed op(B), columns [col0, col0+N) of it. */
+AT_KERNEL_VOID(static, prepacked_run,
+               (int lvl, int transA, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+                const attend_real *Bp, int npad, int col0, attend_real beta, attend_real *C, int ldc),
+               (lvl, transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc)) {
+    switch (lvl) {
+    case AT_ISA_AVX512: gemm_prepacked_64(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
+    case AT_ISA_AVX2: gemm_prepacked_32(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
+    default: gemm_prepacked_16(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
+    }
+}
+
+/* Panel width NR of a level: 2 vectors of its width. */
+static int level_nr(int lvl) {
+    const int bytes = lvl == AT_ISA_AVX512 ? 64 : lvl == AT_ISA_AVX2 ? 32 : 16;
+    return 2 * bytes / (int)sizeof(attend_real);
+}
+
+size_t at_pack_floats(int K, int N) {
+    if (K <= 0 || N <= 0) return 0;
+    const int nr = level_nr((int)at_isa());
+    return (size_t)K * (((size_t)N + nr - 1) / nr * nr);
+}
+
+void at_pack(at_packed *pk, attend_real *dst, int transB, const attend_real *B, int ldb, int K, int N) {
+    const int lvl = (int)at_isa(), nr = level_nr(lvl);
+    pk->data = dst;
+    pk->K = K;
+    pk->N = N;
+    pk->npad = (N + nr - 1) / nr * nr;
+    pk->level = lvl;
+    if (K > 0 && N > 0) pack_run(lvl, dst, transB, B, ldb, K, N);
+}
+
 /* C = beta C for an empty sum (K <= 0); beta = 0 writes zeros without reading. */
 static void scale_c(int M, int N, attend_real beta, attend_real *C, int ldc) {
     for (int i = 0; i < M; i++)
@@ -178,7 +291,10 @@ static void gemm_one(int path, int transA, int transB, int M, int N, int K, atte
         return;
     }
 #ifdef ATTEND_USE_CBLAS
-    (void)path;
+    if (!use_blas()) {
+        gemm_run((int)at_isa(), path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
     if (M == 1) { /* a vector times a matrix: GEMV (c = alpha op(B)ᵀ a + beta c) */
         const int inca = transA ? lda : 1;
 #ifdef ATTEND_DOUBLE
@@ -209,10 +325,9 @@ static void gemm_one(int path, int transA, int transB, int M, int N, int K, atte
  * cost more than they bring: each call wakes them and they spin in
  * sched_yield (measured: greedy decoding at batch 1 takes 2.5 ms with them,
  * 0.42 ms without, most of the difference system time; docs/PERFORMANCE.md).
- * With ATTEND_OPENMP the library threads itself instead (below), and
- * OpenBLAS's pthread build would serialize concurrent threaded calls anyway.
- * Done once, before the first product; it sets OpenBLAS's process-wide
- * thread count, as OPENBLAS_NUM_THREADS=1 would. */
+ * The library threads itself instead (src/core/threads.c). Done once, before
+ * the first product; it sets OpenBLAS's process-wide thread count, as
+ * OPENBLAS_NUM_THREADS=1 would. */
 #ifdef ATTEND_USE_CBLAS
 void openblas_set_num_threads(int num_threads);
 static void blas_single_thread(void) {
@@ -226,35 +341,29 @@ static void blas_single_thread(void) {
 static void blas_single_thread(void) {}
 #endif
 
-#ifdef _OPENMP
-int at_threads(double work) {
-    /* below ~64k multiply-adds a fork/join costs more than it saves */
-    if (work < 65536.0 || omp_in_parallel()) return 1;
-    int nt = omp_get_max_threads();
-    double most = work / 32768.0; /* at least 32k per thread */
-    if (most < nt) nt = (int)most;
-    return nt < 1 ? 1 : nt;
-}
+/* One product split over threads: chunk c computes rows (or columns) of C
+ * at_chunk_range(..., 16, nchunks, c) with the whole product's path. */
+typedef struct {
+    int path, transA, transB, M, N, K, by_rows, nchunks;
+    attend_real alpha, beta;
+    const attend_real *A, *B;
+    int lda, ldb, ldc;
+    attend_real *C;
+} gemm_job;
 
-void at_thread_range(int n, int align, int *lo, int *hi) {
-    int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    int chunks = (n + align - 1) / align;
-    int c0 = (int)((long)chunks * id / nt), c1 = (int)((long)chunks * (id + 1) / nt);
-    *lo = c0 * align < n ? c0 * align : n;
-    *hi = c1 * align < n ? c1 * align : n;
+static void gemm_chunk(void *p, int c) {
+    const gemm_job *j = p;
+    int lo, hi;
+    at_chunk_range(j->by_rows ? j->M : j->N, 16, j->nchunks, c, &lo, &hi);
+    if (hi <= lo) return;
+    if (j->by_rows) /* rows lo..hi of op(A) and C */
+        gemm_one(j->path, j->transA, j->transB, hi - lo, j->N, j->K, j->alpha,
+                 j->transA ? j->A + lo : j->A + (size_t)lo * j->lda, j->lda, j->B, j->ldb, j->beta,
+                 j->C + (size_t)lo * j->ldc, j->ldc);
+    else /* columns lo..hi of op(B) and C */
+        gemm_one(j->path, j->transA, j->transB, j->M, hi - lo, j->K, j->alpha, j->A, j->lda,
+                 j->transB ? j->B + (size_t)lo * j->ldb : j->B + lo, j->ldb, j->beta, j->C + lo, j->ldc);
 }
-#else
-int at_threads(double work) {
-    (void)work;
-    return 1;
-}
-
-void at_thread_range(int n, int align, int *lo, int *hi) {
-    (void)align;
-    *lo = 0;
-    *hi = n;
-}
-#endif
 
 void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              const attend_real *A, int lda, const attend_real *B, int ldb,
@@ -264,28 +373,70 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
     const int path = gemm_path(M, N, K);
     int nt = at_threads((double)M * N * (K > 0 ? K : 1));
     /* split the output rows (or, for few rows, its columns) over the threads:
-     * every thread writes its own block of C; K is never split */
+     * every chunk writes its own block of C; K is never split. One chunk a
+     * thread: each chunk packs its own panels of op(B). */
     int by_rows = M >= 32 || M >= N;
     if (nt > 1 && (by_rows ? M : N) < 16 * nt) nt = 1;
     if (nt == 1) {
         gemm_one(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
-    {
-        int lo, hi;
-        at_thread_range(by_rows ? M : N, 16, &lo, &hi);
-        if (hi > lo) {
-            if (by_rows) /* rows lo..hi of op(A) and C */
-                gemm_one(path, transA, transB, hi - lo, N, K, alpha, transA ? A + lo : A + (size_t)lo * lda, lda, B,
-                         ldb, beta, C + (size_t)lo * ldc, ldc);
-            else /* columns lo..hi of op(B) and C */
-                gemm_one(path, transA, transB, M, hi - lo, K, alpha, A, lda, transB ? B + (size_t)lo * ldb : B + lo,
-                         ldb, beta, C + lo, ldc);
-        }
+    gemm_job j = {path, transA, transB, M, N, K, by_rows, nt, alpha, beta, A, B, lda, ldb, ldc, C};
+    at_parallel_chunks(nt, nt, gemm_chunk, &j);
+}
+
+/* A product against a weight packed once (at_pack of the same op(B)): the
+ * blocked path reads the panels in place of packing op(B) again; the bits are
+ * those of at_gemm. Chunk c computes rows, or whole panels of columns, of C. */
+typedef struct {
+    int transA, M, N, K, by_rows, nchunks, align;
+    attend_real alpha, beta;
+    const attend_real *A;
+    int lda, ldc;
+    const at_packed *pk;
+    attend_real *C;
+} packed_job;
+
+static void packed_chunk(void *p, int c) {
+    const packed_job *j = p;
+    int lo, hi;
+    at_chunk_range(j->by_rows ? j->M : j->N, j->align, j->nchunks, c, &lo, &hi);
+    if (hi <= lo) return;
+    if (j->by_rows)
+        prepacked_run(j->pk->level, j->transA, hi - lo, j->N, j->K, j->alpha,
+                      j->transA ? j->A + lo : j->A + (size_t)lo * j->lda, j->lda, j->pk->data, j->pk->npad, 0, j->beta,
+                      j->C + (size_t)lo * j->ldc, j->ldc);
+    else
+        prepacked_run(j->pk->level, j->transA, j->M, hi - lo, j->K, j->alpha, j->A, j->lda, j->pk->data, j->pk->npad,
+                      lo, j->beta, j->C + lo, j->ldc);
+}
+
+void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A,
+                  int lda, const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C,
+                  int ldc) {
+    if (M <= 0 || N <= 0) return;
+    const int path = gemm_path(whole_M, N, K);
+    if (pk && K > 0 && pk->K == K && pk->N == N && pk->level == (int)at_isa() && !use_blas() && path == PATH_BLOCKED)
+        prepacked_run(pk->level, transA, M, N, K, alpha, A, lda, pk->data, pk->npad, 0, beta, C, ldc);
+    else
+        gemm_one(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void at_gemm_w(int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
+               const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C, int ldc) {
+    if (M <= 0 || N <= 0) return;
+    if (!pk || K <= 0 || pk->K != K || pk->N != N || pk->level != (int)at_isa() || use_blas() ||
+        gemm_path(M, N, K) != PATH_BLOCKED) {
+        at_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
     }
-#endif
+    int nt = at_threads((double)M * N * K);
+    int by_rows = M >= 32 || M >= N;
+    const int align = by_rows ? 16 : 32; /* columns: whole panels at every level */
+    if (nt > 1 && (by_rows ? M : N) < align * nt) nt = 1;
+    packed_job j = {transA, M, N, K, by_rows, nt, align, alpha, beta, A, lda, ldc, pk, C};
+    if (nt == 1) packed_chunk(&j, 0);
+    else at_parallel_chunks(nt, nt, packed_chunk, &j);
 }
 
 /* Batch entries with one row (M == 1: a vector times a matrix) or a rank-1
@@ -313,6 +464,23 @@ AT_KERNEL_VOID(static, gemm_batched_small,
     }
 }
 
+/* Batch entries [lo,hi) of one at_gemm_batched (at_parallel_rows' chunks). */
+typedef struct {
+    int transA, transB, M, N, K;
+    attend_real alpha, beta;
+    const attend_real *A, *B;
+    attend_real *C;
+    int lda, ldb, ldc;
+    size_t strideA, strideB, strideC;
+} batched_job;
+
+static void batched_chunk(void *p, int lo, int hi) {
+    const batched_job *j = p;
+    gemm_batched_small(hi - lo, j->transA, j->transB, j->M, j->N, j->K, j->alpha, j->A + (size_t)lo * j->strideA,
+                       j->lda, j->strideA, j->B + (size_t)lo * j->strideB, j->ldb, j->strideB, j->beta,
+                       j->C + (size_t)lo * j->strideC, j->ldc, j->strideC);
+}
+
 void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, attend_real alpha,
                      const attend_real *A, int lda, size_t strideA,
                      const attend_real *B, int ldb, size_t strideB, attend_real beta,
@@ -320,10 +488,8 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
     if (batch <= 0 || M <= 0 || N <= 0) return;
     if (K >= 1 && K <= GEMV_MAXK && (M == 1 || K == 1)) {
         /* entries write disjoint blocks of C unless C is shared (strideC 0) */
-        AT_PARALLEL_ROWS(strideC ? (double)batch * M * N * K : 0, batch, 1,
-                         gemm_batched_small(hi - lo, transA, transB, M, N, K, alpha, A + (size_t)lo * strideA, lda,
-                                            strideA, B + (size_t)lo * strideB, ldb, strideB, beta,
-                                            C + (size_t)lo * strideC, ldc, strideC));
+        batched_job j = {transA, transB, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB, strideC};
+        at_parallel_rows(strideC ? (double)batch * M * N * K : 0, batch, 1, batched_chunk, &j);
         return;
     }
     for (int b = 0; b < batch; b++)

@@ -344,6 +344,46 @@ static AT_ALWAYS_INLINE void T_(gemm_blocked)(int transA, int transB, int M, int
     }
 }
 
+/* Packs all of op(B) [K,N] once, as gemm_blocked packs it slice by slice:
+ * for each KC-deep slice pc (depth kc), ceil(N/NR) panels of kc x NR at
+ * dst + pc * npad + jr * kc (npad = N rounded up to whole panels). A weight
+ * multiplied at every time step is packed like this once (src/core/gemm.c,
+ * at_pack), and gemm_prepacked reads it in place of pack_b's per-call copy:
+ * the same values in the same order, so the same bits. */
+static AT_ALWAYS_INLINE void T_(pack_b_all)(attend_real *restrict dst /* [K, npad] */, int transB,
+                                             const attend_real *restrict B, int ldb, int K, int N) {
+    const int npad = (N + TNR - 1) / TNR * TNR;
+    for (int pc = 0; pc < K; pc += KC) {
+        const int kc = K - pc < KC ? K - pc : KC;
+        T_(pack_b)(dst + (size_t)pc * npad, transB, transB ? B + pc : B + (size_t)pc * ldb, ldb, kc, N);
+    }
+}
+
+/* gemm_blocked with op(B) packed beforehand (pack_b_all, npad columns):
+ * columns [col0, col0 + N) of it (col0 a multiple of NR: a thread's share). */
+static AT_ALWAYS_INLINE void T_(gemm_prepacked)(int transA, int M, int N, int K, attend_real alpha,
+                                                 const attend_real *A, int lda, const attend_real *Bp, int npad,
+                                                 int col0, attend_real beta, attend_real *C, int ldc) {
+    attend_real *Ap = (attend_real *)pack_a;
+    const int MC = (MC_MAX / TILE_MR) * TILE_MR;
+    for (int jc = 0; jc < N; jc += NC) {
+        const int nc = N - jc < NC ? N - jc : NC;
+        for (int pc = 0; pc < K; pc += KC) {
+            const int kc = K - pc < KC ? K - pc : KC;
+            const attend_real *Bs = Bp + (size_t)pc * npad + (size_t)(col0 + jc) * kc;
+            const attend_real be = pc == 0 ? beta : 1; /* later slices add to C */
+            for (int ic = 0; ic < M; ic += MC) {
+                const int mc = M - ic < MC ? M - ic : MC;
+                T_(pack_a)(Ap, transA, transA ? A + (size_t)pc * lda + ic : A + (size_t)ic * lda + pc, lda, mc, kc);
+                for (int jr = 0; jr < nc; jr += TNR)
+                    for (int ir = 0; ir < mc; ir += TILE_MR)
+                        T_(micro)(kc, Ap + (size_t)ir * kc, Bs + (size_t)jr * kc, C + (size_t)(ic + ir) * ldc + jc + jr,
+                                  ldc, mc - ir < TILE_MR ? mc - ir : TILE_MR, nc - jr < TNR ? nc - jr : TNR, alpha, be);
+            }
+        }
+    }
+}
+
 /* The portable product C = alpha op(A) op(B) + beta C (K >= 1) by `path`. */
 static AT_ALWAYS_INLINE void T_(gemm)(int path, int transA, int transB, int M, int N, int K, attend_real alpha,
                                        const attend_real *A, int lda, const attend_real *B, int ldb, attend_real beta,

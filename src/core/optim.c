@@ -153,6 +153,22 @@ AT_KERNEL_VOID(static, sgd_update,
     }
 }
 
+/* Adam over blocks [lo,hi) of 1024 parameters (at_parallel_rows' chunks). */
+typedef struct {
+    size_t n;
+    attend_real *params;
+    const attend_real *grads;
+    attend_real *m, *v;
+    attend_real b1, b2, eps, wd, step_size, sqrt_bc2;
+} adam_job;
+
+static void adam_blocks(void *p, int lo, int hi) {
+    const adam_job *j = p;
+    size_t i0 = (size_t)lo * 1024, i1 = (size_t)hi * 1024 < j->n ? (size_t)hi * 1024 : j->n;
+    adam_update(i1 - i0, j->params + i0, j->grads + i0, j->m + i0, j->v + i0, j->b1, j->b2, j->eps, j->wd,
+                j->step_size, j->sqrt_bc2);
+}
+
 attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_real *grads,
                                 attend_optim_report *rep, attend_error *err) {
     CHECK(o && params && grads, err, ATTEND_ERR_NULL, "attend_optim_step: %s is NULL",
@@ -184,10 +200,8 @@ attend_status attend_optim_step(attend_optim *o, attend_real *params, attend_rea
                           wd = (attend_real)c->weight_decay, step_size = (attend_real)(lr / bc1),
                           sqrt_bc2 = (attend_real)sqrt(bc2);
         const int rows = (int)((n + 1023) / 1024); /* blocks of 1024 parameters */
-        AT_PARALLEL_ROWS((double)n * 8, rows, 1, {
-            size_t i0 = (size_t)lo * 1024, i1 = (size_t)hi * 1024 < n ? (size_t)hi * 1024 : n;
-            adam_update(i1 - i0, params + i0, grads + i0, m + i0, v + i0, b1, b2, eps, wd, step_size, sqrt_bc2);
-        });
+        adam_job j = {n, params, grads, m, v, b1, b2, eps, wd, step_size, sqrt_bc2};
+        at_parallel_rows((double)n * 8, rows, 1, adam_blocks, &j);
     } else {
         sgd_update(n, params, grads, m, (attend_real)c->momentum, t == 1, (attend_real)c->weight_decay,
                    (attend_real)lr);

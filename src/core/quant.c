@@ -194,26 +194,50 @@ void at_f16_gemm_level(int level, int N, int out, int in, const float *X, int ld
     f16_at(cap_level(level), N, out, in, X, ldx, W, ldw, beta, Y, ldy);
 }
 
+/* One int8 or fp16 product, W's rows [lo,hi) (at_parallel_rows' chunks). */
+typedef struct {
+    int level, N, in;
+    const float *X;
+    int ldx;
+    const int8_t *w8;
+    const uint16_t *w16;
+    const float *scale;
+    int ldw;
+    float beta;
+    float *Y;
+    int ldy;
+} qgemm_job;
+
+static void q8_chunk(void *p, int lo, int hi) {
+    const qgemm_job *j = p;
+    q8_at(j->level, j->N, hi - lo, j->in, j->X, j->ldx, j->w8 + (size_t)lo * j->ldw, j->scale + lo, j->ldw, j->beta,
+          j->Y + lo, j->ldy);
+}
+
+static void f16_chunk(void *p, int lo, int hi) {
+    const qgemm_job *j = p;
+    f16_at(j->level, j->N, hi - lo, j->in, j->X, j->ldx, j->w16 + (size_t)lo * j->ldw, j->ldw, j->beta, j->Y + lo,
+           j->ldy);
+}
+
 /* Threads take disjoint blocks of W's rows (Y's columns); every output is
  * one thread's dot product, so results do not depend on the thread count. */
 void at_q8_gemm(int N, int out, int in, const float *X, int ldx, const int8_t *W, const float *scale, int ldw,
                 float beta, float *Y, int ldy) {
     if (N <= 0 || out <= 0) return;
-    const int level = (int)at_isa();
-    AT_PARALLEL_ROWS((double)N * out * in, out, 16,
-                     q8_at(level, N, hi - lo, in, X, ldx, W + (size_t)lo * ldw, scale + lo, ldw, beta, Y + lo, ldy));
+    qgemm_job j = {(int)at_isa(), N, in, X, ldx, W, NULL, scale, ldw, beta, Y, ldy};
+    at_parallel_rows((double)N * out * in, out, 16, q8_chunk, &j);
 }
 
 void at_f16_gemm(int N, int out, int in, const float *X, int ldx, const uint16_t *W, int ldw, float beta, float *Y,
                  int ldy) {
     if (N <= 0 || out <= 0) return;
-    const int level = (int)at_isa();
-    AT_PARALLEL_ROWS((double)N * out * in, out, 16,
-                     f16_at(level, N, hi - lo, in, X, ldx, W + (size_t)lo * ldw, ldw, beta, Y + lo, ldy));
+    qgemm_job j = {(int)at_isa(), N, in, X, ldx, NULL, W, NULL, ldw, beta, Y, ldy};
+    at_parallel_rows((double)N * out * in, out, 16, f16_chunk, &j);
 }
 
-void at_linear(const at_qweight *q, int N, int out, int in, const attend_real *X, int ldx, const attend_real *W,
-               int ldw, attend_real beta, attend_real *Y, int ldy) {
+void at_linear(const at_qweight *q, const at_packed *pk, int N, int out, int in, const attend_real *X, int ldx,
+               const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy) {
 #ifndef ATTEND_DOUBLE
     if (q && N >= 1 && N <= AT_QUANT_MAX_ROWS && out >= 1 && ldw == q->cols &&
         (uintptr_t)W >= (uintptr_t)q->f) {
@@ -230,5 +254,5 @@ void at_linear(const at_qweight *q, int N, int out, int in, const attend_real *X
 #else
     (void)q;
 #endif
-    at_gemm(0, 1, N, out, in, 1, X, ldx, W, ldw, beta, Y, ldy);
+    at_gemm_w(0, 1, N, out, in, 1, X, ldx, W, ldw, pk, beta, Y, ldy);
 }

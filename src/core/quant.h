@@ -40,13 +40,14 @@ typedef struct {
 
 /*
  * Y [N,out] = beta Y + X [N,in] Wᵀ, W [out,in] at row stride ldw: exactly
- * at_gemm(0, 1, N, out, in, 1, X, ldx, W, ldw, beta, Y, ldy) when q is NULL
- * (float weights), in double-precision builds, or for more than
- * AT_QUANT_MAX_ROWS rows; otherwise the same product from q's quantized
- * copy, W being a block of q->f (W = q->f + r0 * q->cols + c0, ldw = q->cols).
+ * at_gemm_w(0, 1, N, out, in, 1, X, ldx, W, ldw, pk, beta, Y, ldy) (pk: Wᵀ
+ * packed once, or NULL) when q is NULL (float weights), in double-precision
+ * builds, or for more than AT_QUANT_MAX_ROWS rows; otherwise the same product
+ * from q's quantized copy, W being a block of q->f (W = q->f + r0 * q->cols +
+ * c0, ldw = q->cols).
  */
-void at_linear(const at_qweight *q, int N, int out, int in, const attend_real *X, int ldx, const attend_real *W,
-               int ldw, attend_real beta, attend_real *Y, int ldy);
+void at_linear(const at_qweight *q, const at_packed *pk, int N, int out, int in, const attend_real *X, int ldx,
+               const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy);
 
 /* The kernels, at the process's level (at_isa()), threads over rows of W:
  * Y [N,out] = beta Y + X [N,in] Wᵀ with W as above (beta = 0 never reads Y). */

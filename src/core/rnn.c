@@ -134,6 +134,33 @@ AT_KERNEL_VOID(static, cell_gates_forward,
     }
 }
 
+/* The gates of one step over rows [lo,hi) (at_parallel_rows' chunks); fused:
+ * the chunk's rows of hg first (its share of the whole product of N rows). */
+typedef struct {
+    const at_cell *cell;
+    attend_real *h_out, *c_out, *saved;
+    const attend_real *xg;
+    size_t xg_stride;
+    attend_real *hg;
+    const attend_real *h_prev, *c_prev;
+    const uint8_t *active;
+    int N;
+} gates_fwd_job;
+
+static void gates_fwd_rows(void *p, int lo, int hi) {
+    const gates_fwd_job *j = p;
+    cell_gates_forward(j->cell->kind, j->cell->H, j->h_out, j->c_out, j->saved, j->xg, j->xg_stride, j->hg,
+                       j->cell->b_hh, j->h_prev, j->c_prev, j->active, lo, hi);
+}
+
+static void step_rows_fused(void *p, int lo, int hi) {
+    const gates_fwd_job *j = p;
+    const int H = j->cell->H, GH = at_cell_gates(j->cell->kind) * H;
+    at_gemm_rows(j->N, 0, 1, hi - lo, GH, H, 1, j->h_prev + (size_t)lo * H, H, j->cell->W_hh, H, j->cell->pk_hh, 0,
+                 j->hg + (size_t)lo * GH, GH);
+    gates_fwd_rows(p, lo, hi);
+}
+
 /* at_cell_step_forward with the rows of xg xg_stride values apart (the layer
  * reads a step's rows in place when they are evenly spaced, instead of
  * gathering them). */
@@ -144,10 +171,16 @@ static void cell_step_forward(const at_cell *cell, attend_real *h_out, attend_re
     /* hg [N,G*H] = h_prev W_hhᵀ; the gates add b_hh (the value a GEMM onto
      * bias rows would round to, without writing the rows first) */
     attend_real *hg = scratch;
-    at_linear(cell->q_hh, N, GH, H, h_prev, H, cell->W_hh, H, 0, hg, GH);
-    AT_PARALLEL_ROWS((double)N * GH * 8, N, 1,
-                     cell_gates_forward(cell->kind, H, h_out, c_out, saved, xg, xg_stride, hg, cell->b_hh, h_prev,
-                                        c_prev, active, lo, hi));
+    gates_fwd_job j = {cell, h_out, c_out, saved, xg, xg_stride, hg, h_prev, c_prev, active, N};
+    if (N >= AT_CELL_FUSE_ROWS && !(cell->q_hh && N <= AT_QUANT_MAX_ROWS)) {
+        /* fused: each chunk of rows multiplies its rows of h_prev and runs
+         * their gates while the rows of hg are in cache (one pass, one
+         * fork/join; the float product's bits, by the whole product's path) */
+        at_parallel_rows((double)N * GH * (2.0 * H + 8), N, 16, step_rows_fused, &j);
+        return;
+    }
+    at_linear(cell->q_hh, cell->pk_hh, N, GH, H, h_prev, H, cell->W_hh, H, 0, hg, GH);
+    at_parallel_rows((double)N * GH * 8, N, 1, gates_fwd_rows, &j);
 }
 
 void at_cell_step_forward(const at_cell *cell, attend_real *h_out, attend_real *c_out,
@@ -279,6 +312,19 @@ AT_KERNEL_VOID(static, cell_gates_backward,
     }
 }
 
+typedef struct {
+    const at_cell *cell;
+    attend_real *da, *dxg, *dh_prev, *dc_prev;
+    const attend_real *dh_out, *dc_out, *saved, *h_prev, *c_prev;
+    const uint8_t *active;
+} gates_bwd_job;
+
+static void gates_bwd_rows(void *p, int lo, int hi) {
+    const gates_bwd_job *j = p;
+    cell_gates_backward(j->cell->kind, j->cell->H, j->da, j->dxg, j->dh_prev, j->dc_prev, j->dh_out, j->dc_out,
+                        j->saved, j->h_prev, j->c_prev, j->active, lo, hi);
+}
+
 void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_real *dxg,
                            attend_real *dh_prev, attend_real *dc_prev, const attend_real *dh_out,
                            const attend_real *dc_out, const attend_real *saved,
@@ -290,11 +336,10 @@ void at_cell_step_backward(const at_cell *cell, const at_cell_grads *g, attend_r
     // dxg, dh_prev, dc_prev may be NULL (not needed).
     const int H = cell->H, GH = at_cell_gates(cell->kind) * H;
     attend_real *da = scratch; // [N,G*H] gradient of the pre-activations xg + hg
-    AT_PARALLEL_ROWS((double)N * GH * 4, N, 1,
-                     cell_gates_backward(cell->kind, H, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev,
-                                         c_prev, active, lo, hi));
+    gates_bwd_job j = {cell, da, dxg, dh_prev, dc_prev, dh_out, dc_out, saved, h_prev, c_prev, active};
+    at_parallel_rows((double)N * GH * 4, N, 1, gates_bwd_rows, &j);
     // hg = h_prev W_hhᵀ + b_hh  (inactive rows of da are 0)
-    if (dh_prev) at_gemm(0, 0, N, H, GH, 1, da, GH, cell->W_hh, H, 1, dh_prev, H);
+    if (dh_prev) at_gemm_w(0, 0, N, H, GH, 1, da, GH, cell->W_hh, H, cell->pk_hh_dx, 1, dh_prev, H);
     if (g && g->W_hh) at_gemm(1, 0, GH, H, N, 1, da, GH, h_prev, H, 1, g->W_hh, H);
     if (g && g->b_hh) at_rows_sum(g->b_hh, da, N, GH);
 }
@@ -423,7 +468,7 @@ static void layer_forward(const at_cell *cell, int reverse, attend_real *out, in
     if (x) {
         for (size_t r = 0; r < (size_t)N * S; r++)
             memcpy(ws.xg + r * GH, cell->b_ih, (size_t)GH * sizeof(attend_real));
-        at_linear(cell->q_ih, N * S, GH, I, x, I, cell->W_ih, I, 1, ws.xg, GH);
+        at_linear(cell->q_ih, cell->pk_ih, N * S, GH, I, x, I, cell->W_ih, I, 1, ws.xg, GH);
     }
 
     if (h0) memcpy(ws.hs, h0, NH * sizeof(attend_real));
@@ -533,7 +578,7 @@ void at_rnn_layer_backward(const at_cell *cell, const at_cell_grads *g, int reve
 
     // forward: xg [N*S,G*H] = x [N*S,I] W_ihᵀ + b_ih
     // (dxg stays at the start of scratch for a caller that takes it from there)
-    if (dx) at_gemm(0, 0, N * S, I, GH, 1, dxg, GH, cell->W_ih, I, 1, dx, I);
+    if (dx) at_gemm_w(0, 0, N * S, I, GH, 1, dxg, GH, cell->W_ih, I, cell->pk_ih_dx, 1, dx, I);
     if (g && g->W_ih) at_gemm(1, 0, GH, I, N * S, 1, dxg, GH, x, I, 1, g->W_ih, I);
     if (g && g->b_ih) at_rows_sum(g->b_ih, dxg, NS, GH);
 }

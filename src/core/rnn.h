@@ -20,6 +20,10 @@
 #include "../internal.h"
 #include "quant.h"
 
+/* From this many rows a step's hidden product and gates run fused, split by
+ * rows (fewer rows: the product alone, whose columns split over threads). */
+#define AT_CELL_FUSE_ROWS 16
+
 typedef struct {
     attend_cell_kind kind;   /* ATTEND_CELL_GRU or ATTEND_CELL_LSTM */
     int I;                   /* input width */
@@ -30,6 +34,10 @@ typedef struct {
     const attend_real *b_hh; /* [G*H] */
     const at_qweight *q_ih;  /* quantized copies of W_ih / W_hh (inference), or NULL */
     const at_qweight *q_hh;
+    const at_packed *pk_ih;  /* W_ihᵀ, W_hhᵀ packed once for x W_ihᵀ, h W_hhᵀ (at_gemm_w), or NULL */
+    const at_packed *pk_hh;
+    const at_packed *pk_ih_dx; /* W_ih, W_hh packed for the backward's dxg W_ih, da W_hh, or NULL */
+    const at_packed *pk_hh_dx;
 } at_cell;
 
 typedef struct {

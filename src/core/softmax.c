@@ -165,12 +165,35 @@ AT_KERNEL(static, long, first_bad_row,
     return -1;
 }
 
+/* The arguments of one masked softmax (or its check) for at_parallel_rows. */
+typedef struct {
+    attend_real *out;
+    const attend_real *scores;
+    const uint8_t *valid, *allowed;
+    int causal, T, S, mask_div, log_out, blocks;
+    size_t rows;
+    long *bad; /* [blocks] the check's first bad row per block, -1 for none */
+} softmax_job;
+
+static void softmax_rows_chunk(void *p, int lo, int hi) {
+    const softmax_job *j = p;
+    masked_softmax_rows(j->out, j->scores, j->valid, j->allowed, j->causal, lo, hi, j->T, j->S, j->mask_div,
+                        j->log_out);
+}
+
+static void softmax_check_chunk(void *p, int lo, int hi) {
+    const softmax_job *j = p;
+    for (int b = lo; b < hi; b++)
+        j->bad[b] = first_bad_row(j->scores, j->valid, j->allowed, j->causal, j->rows * b / j->blocks,
+                                  j->rows * (b + 1) / j->blocks, j->T, j->S, j->mask_div);
+}
+
 void at_masked_softmax_forward(attend_real *out, const attend_real *scores, const uint8_t *valid,
                                const uint8_t *allowed, int causal, int G, int T, int S, int mask_div, int log_out) {
     // out [G,T,S], scores [G,T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
-    /* over disjoint groups of rows per thread */
-    AT_PARALLEL_ROWS((double)G * T * S * 16, G, 1,
-                     masked_softmax_rows(out, scores, valid, allowed, causal, lo, hi, T, S, mask_div, log_out));
+    /* over disjoint groups of rows per chunk */
+    softmax_job job = {out, scores, valid, allowed, causal, T, S, mask_div, log_out, 0, 0, NULL};
+    at_parallel_rows((double)G * T * S * 16, G, 1, softmax_rows_chunk, &job);
 }
 
 attend_status at_masked_softmax_check(const attend_real *scores, const uint8_t *valid, const uint8_t *allowed,
@@ -181,11 +204,8 @@ attend_status at_masked_softmax_check(const attend_real *scores, const uint8_t *
     const size_t rows = (size_t)G * T;
     int blocks = rows < 64 ? (int)rows : 64;
     long bad[64];
-    AT_PARALLEL_ROWS((double)rows * S * 2, blocks, 1, {
-        for (int b = lo; b < hi; b++)
-            bad[b] = first_bad_row(scores, valid, allowed, causal, rows * b / blocks, rows * (b + 1) / blocks, T, S,
-                                   mask_div);
-    });
+    softmax_job job = {NULL, scores, valid, allowed, causal, T, S, mask_div, 0, blocks, rows, bad};
+    at_parallel_rows((double)rows * S * 2, blocks, 1, softmax_check_chunk, &job);
     for (int b = 0; b < blocks; b++) {
         if (bad[b] < 0) continue;
         const int g = (int)(bad[b] / T), t = (int)(bad[b] % T), n = g / mask_div;
@@ -237,12 +257,23 @@ AT_KERNEL_VOID(static, softmax_backward_rows,
     }
 }
 
+typedef struct {
+    attend_real *dscores;
+    const attend_real *dweights, *weights;
+    int S;
+} softmax_bwd_job;
+
+static void softmax_bwd_chunk(void *p, int lo, int hi) {
+    const softmax_bwd_job *j = p;
+    const size_t o = (size_t)lo * j->S;
+    softmax_backward_rows(j->dscores + o, j->dweights + o, j->weights + o, (size_t)(hi - lo), j->S);
+}
+
 void at_softmax_backward(attend_real *dscores, const attend_real *dweights, const attend_real *weights, size_t rows,
                          int S) {
     // dscores [rows,S] +=, dweights [rows,S], weights [rows,S]
-    AT_PARALLEL_ROWS((double)rows * S * 4, (int)rows, 1,
-                     softmax_backward_rows(dscores + (size_t)lo * S, dweights + (size_t)lo * S,
-                                           weights + (size_t)lo * S, (size_t)(hi - lo), S));
+    softmax_bwd_job j = {dscores, dweights, weights, S};
+    at_parallel_rows((double)rows * S * 4, (int)rows, 1, softmax_bwd_chunk, &j);
 }
 
 attend_status attend_masked_softmax_forward(attend_real *weights, const attend_real *scores,

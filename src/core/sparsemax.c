@@ -150,6 +150,23 @@ static void sparse_rows(int normalizer, attend_real *out, const attend_real *sco
     }
 }
 
+/* One sparse normalization's rows (at_parallel_rows' chunks): [lo,hi) of the
+ * G groups forward, of the rows backward. */
+typedef struct {
+    int normalizer;
+    attend_real *out;
+    const attend_real *scores;
+    const uint8_t *valid, *allowed;
+    int causal, T, S, mask_div;
+    attend_real *dscores;
+    const attend_real *dweights, *weights;
+} sparse_job;
+
+static void sparse_rows_chunk(void *p, int lo, int hi) {
+    const sparse_job *j = p;
+    sparse_rows(j->normalizer, j->out, j->scores, j->valid, j->allowed, j->causal, lo, hi, j->T, j->S, j->mask_div);
+}
+
 void at_masked_normalize_forward(int normalizer, attend_real *out, const attend_real *scores, const uint8_t *valid,
                                  const uint8_t *allowed, int causal, int G, int T, int S, int mask_div) {
     // out [G,T,S] (not scores), scores [G,T,S], valid [G/mask_div,S] or NULL, allowed [T,S] or NULL
@@ -158,8 +175,8 @@ void at_masked_normalize_forward(int normalizer, attend_real *out, const attend_
         return;
     }
     /* over disjoint groups of rows per thread */
-    AT_PARALLEL_ROWS((double)G * T * S * 24, G, 1,
-                     sparse_rows(normalizer, out, scores, valid, allowed, causal, lo, hi, T, S, mask_div));
+    sparse_job j = {normalizer, out, scores, valid, allowed, causal, T, S, mask_div, NULL, NULL, NULL};
+    at_parallel_rows((double)G * T * S * 24, G, 1, sparse_rows_chunk, &j);
 }
 
 static void sparse_backward_rows(int normalizer, attend_real *restrict dscores, const attend_real *restrict dweights,
@@ -203,6 +220,12 @@ static void sparse_backward_rows(int normalizer, attend_real *restrict dscores, 
     }
 }
 
+static void sparse_backward_chunk(void *p, int lo, int hi) {
+    const sparse_job *j = p;
+    const size_t o = (size_t)lo * j->S;
+    sparse_backward_rows(j->normalizer, j->dscores + o, j->dweights + o, j->weights + o, (size_t)(hi - lo), j->S);
+}
+
 void at_normalize_backward(int normalizer, attend_real *dscores, const attend_real *dweights,
                            const attend_real *weights, size_t rows, int S) {
     // dscores [rows,S] +=, dweights [rows,S], weights [rows,S]
@@ -210,9 +233,8 @@ void at_normalize_backward(int normalizer, attend_real *dscores, const attend_re
         at_softmax_backward(dscores, dweights, weights, rows, S);
         return;
     }
-    AT_PARALLEL_ROWS((double)rows * S * 6, (int)rows, 1,
-                     sparse_backward_rows(normalizer, dscores + (size_t)lo * S, dweights + (size_t)lo * S,
-                                          weights + (size_t)lo * S, (size_t)(hi - lo), S));
+    sparse_job j = {normalizer, NULL, NULL, NULL, NULL, 0, 0, S, 0, dscores, dweights, weights};
+    at_parallel_rows((double)rows * S * 6, (int)rows, 1, sparse_backward_chunk, &j);
 }
 
 /* ----------------------------------------------------------- checked forms */

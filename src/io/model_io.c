@@ -257,6 +257,7 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
                        src->nparams);
     }
     memcpy(m->params, src->params, src->nparams * sizeof *m->params);
+    at_model_params_changed(m);
     m->pointer_exclude = src->pointer_exclude;
     if (src->cfg.copy) memcpy(m->copy_map, src->copy_map, (size_t)src->cfg.src_vocab * sizeof *m->copy_map);
     attend_status st = at_model_quant_copy(m, src, err);
@@ -293,6 +294,7 @@ attend_status attend_model_save_meta(const attend_model *m, const char *path, co
 /* Copies the file's tensors into m, checking names, dtypes and shapes. */
 attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
     int found = 0;
+    at_model_params_changed(m);
     for (int i = 0; i < m->ntensors; i++) {
         const at_tensor_desc *td = &m->desc[i];
         const attend_st_tensor *t = attend_st_find(f, td->name);

@@ -109,6 +109,7 @@ attend_status attend_model_quantize(attend_model *m, attend_dtype to, attend_err
         }
     }
     TRY(quant_alloc(m, to, who, err));
+    at_model_params_changed(m); /* the dequantized values replace the float ones */
     for (int i = 0; i < m->ntensors; i++) {
         at_qweight *q = &m->qw[i];
         if (q->dtype == ATTEND_DTYPE_F32) continue;
@@ -206,6 +207,7 @@ attend_dtype at_model_file_wdtype(const attend_model *m, const attend_st_file *f
 }
 
 attend_status at_model_read_weights(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
+    at_model_params_changed(m);
     /* the storage: that of the first weight matrix stored I8 or F16, if any */
     attend_dtype dtype = ATTEND_DTYPE_F32;
     const char *first = NULL;

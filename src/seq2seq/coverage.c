@@ -36,7 +36,8 @@ void at_cov_scores_forward(attend_model *m, int t, int N, int S, const attend_re
     attend_real *cov = a->cov + (size_t)t * N * S;
     if (t == 0) memset(cov, 0, (size_t)N * S * sizeof *cov); /* cov_0 = 0 */
     attend_score_params sp = at_model_score_params(&m->p);
-    at_coverage_scores_forward(&m->score, &sp, m->p.attn_wcov, scores, saved, q, a->kp, cov, N, 1, S, !m->infer);
+    const at_score_packs wq = at_model_score_packs(m, N);
+    at_coverage_scores_forward(&m->score, &sp, m->p.attn_wcov, scores, saved, q, a->kp, cov, N, 1, S, !m->infer, &wq);
 }
 
 void at_cov_scores_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq,
@@ -44,9 +45,10 @@ void at_cov_scores_backward(attend_model *m, int t, int N, int S, const attend_r
     at_acts *a = &m->acts;
     attend_score_params sp = at_model_score_params(&m->p);
     attend_score_grads sg = at_model_score_grads(&m->g);
+    const at_score_packs wq = at_model_score_packs(m, N);
     /* ∂L/∂cov_t joins the running sum a->dcov (used by the earlier steps) */
     at_coverage_scores_backward(&m->score, &sp, &sg, m->p.attn_wcov, m->g.attn_wcov, dq, a->dkp, a->dcov, a->dscores,
-                                saved, q, a->cov + (size_t)t * N * S, N, 1, S);
+                                saved, q, a->cov + (size_t)t * N * S, N, 1, S, &wq);
 }
 
 void at_cov_step(attend_model *m, int t, int N, int S) {

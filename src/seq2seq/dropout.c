@@ -32,21 +32,35 @@ attend_real at_dropout_factor(double p, uint64_t key, int site, long row, long p
     return uniform(vector_base(key, site, row, pos), elem) >= p ? (attend_real)(1.0 / (1.0 - p)) : 0;
 }
 
+/* Rows [lo,hi) of the first axis of at_dropout_grid (at_parallel_rows' chunks). */
+typedef struct {
+    attend_real *x;
+    int B, W, rows_first, site;
+    double p;
+    attend_real scale;
+    uint64_t key;
+    long row0;
+} grid_job;
+
+static void grid_rows(void *pj, int lo, int hi) {
+    const grid_job *j = pj;
+    for (int a = lo; a < hi; a++)
+        for (int b = 0; b < j->B; b++) {
+            long row = j->row0 + (j->rows_first ? a : b), pos = j->rows_first ? b : a;
+            uint64_t base = vector_base(j->key, j->site, row, pos);
+            attend_real *v = j->x + ((size_t)a * j->B + b) * j->W;
+            for (int e = 0; e < j->W; e++) v[e] = uniform(base, e) >= j->p ? v[e] * j->scale : 0;
+        }
+}
+
 void at_dropout_grid(const attend_model *m, attend_real *x, int A, int B, int W, int rows_first, int site) {
     double p = m->fwd_drop_p;
     if (!(p > 0)) return;
     attend_real scale = (attend_real)(1.0 / (1.0 - p));
     uint64_t key = m->fwd_drop_key;
     long row0 = m->fwd_drop_row0;
-    AT_PARALLEL_ROWS((double)A * B * W * 4, A, 1, {
-        for (int a = lo; a < hi; a++)
-            for (int b = 0; b < B; b++) {
-                long row = row0 + (rows_first ? a : b), pos = rows_first ? b : a;
-                uint64_t base = vector_base(key, site, row, pos);
-                attend_real *v = x + ((size_t)a * B + b) * W;
-                for (int e = 0; e < W; e++) v[e] = uniform(base, e) >= p ? v[e] * scale : 0;
-            }
-    });
+    grid_job j = {x, B, W, rows_first, site, p, scale, key, row0};
+    at_parallel_rows((double)A * B * W * 4, A, 1, grid_rows, &j);
 }
 
 void at_dropout_rows(const attend_model *m, attend_real *x, int N, int pos, int W, int site) {

@@ -14,11 +14,12 @@
 #include "seq2seq/dropout.h"
 #include "core/vmath.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, int dir, at_cell *cell) {
+/* Layer l, direction dir's cell, with the copies of its weights that
+ * products of rows_ih (the input projection; 0: from the table) and rows_hh
+ * rows read. */
+static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, int dir, int rows_ih, int rows_hh,
+                     at_cell *cell) {
     cell->kind = m->cfg.cell;
     cell->I = l == 0 ? m->cfg.emb : m->E;
     cell->H = m->cfg.enc_hidden;
@@ -26,26 +27,23 @@ static void enc_cell(const attend_model *m, const at_model_tensors *w, int l, in
     cell->W_hh = w->enc_whh[l][dir];
     cell->b_ih = w->enc_bih[l][dir];
     cell->b_hh = w->enc_bhh[l][dir];
-    cell->q_ih = at_model_qweight(m, cell->W_ih);
-    cell->q_hh = at_model_qweight(m, cell->W_hh);
+    at_model_cell_copies(m, cell, rows_ih, rows_hh);
 }
 
 /* Layer l, direction dir of the encoder over x [N,S,*] (layer 0: the source
  * embeddings, or the per-token table when m->enc_tab_on), using scratch
  * [at_rnn_layer_scratch_size]; writes enc_out[l]'s half dir, enc_hfin/cfin,
  * enc_saved[l][dir] (and the table enc_tab[dir]). */
-static void encode_direction(attend_model *m, int l, int dir, const attend_real *x, const int32_t *src,
-                             const int32_t *src_len, int N, int S, attend_real *scratch) {
+static void encode_direction(attend_model *m, int l, int dir, const at_cell *cell, const attend_real *x,
+                             const int32_t *src, const int32_t *src_len, int N, int S, attend_real *scratch) {
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;
     int D = c->emb, He = c->enc_hidden, E = m->E, GHe = m->G * He, Vs = c->src_vocab;
-    at_cell cell;
-    enc_cell(m, &m->p, l, dir, &cell);
     if (l == 0 && m->enc_tab_on) {
         /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
         attend_real *tab = a->enc_tab + (size_t)dir * Vs * GHe;
-        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell.b_ih, (size_t)GHe * sizeof *tab);
-        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell.W_ih, D, 1, tab, GHe);
+        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
+        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
         for (int n = 0; n < N; n++)
             for (int j = 0; j < S; j++) {
                 int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
@@ -53,11 +51,28 @@ static void encode_direction(attend_model *m, int l, int dir, const attend_real 
             }
         x = NULL; /* at_rnn_layer_forward reads xg from the scratch */
     }
-    (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(&cell, dir, a->enc_out[l] + dir * He, E,
+    (m->infer ? at_rnn_layer_infer : at_rnn_layer_forward)(cell, dir, a->enc_out[l] + dir * He, E,
                                                            a->enc_hfin[l][dir],
                                                            c->cell == ATTEND_CELL_LSTM ? a->enc_cfin[l][dir] : NULL,
                                                            a->enc_saved[l][dir], x, src_len, NULL, NULL, N, S,
                                                            scratch);
+}
+
+/* One direction of an encoder layer on its own thread (at_parallel_chunks'
+ * chunk c = direction c, with a scratch of its own). */
+typedef struct {
+    attend_model *m;
+    int l;
+    const at_cell *cells; /* [2] */
+    const attend_real *x;
+    const int32_t *src, *src_len;
+    int N, S;
+} direction_job;
+
+static void direction_chunk(void *p, int dir) {
+    const direction_job *j = p;
+    encode_direction(j->m, j->l, dir, &j->cells[dir], j->x, j->src, j->src_len, j->N, j->S,
+                     dir ? j->m->acts.rnn_scratch2 : j->m->acts.rnn_scratch);
 }
 
 void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
@@ -77,24 +92,21 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
         /* dropout between layers: in place (layer l-1's backward does not read its output) */
         if (l > 0 && m->dropping) at_dropout_grid(m, a->enc_out[l - 1], N, S, E, 1, AT_DROP_ENC_LAYER + l);
         const attend_real *x = l == 0 ? a->emb_src : a->enc_out[l - 1];
-        int threaded = 0;
-#ifdef _OPENMP
-        /* the two directions are independent: one per thread, each streaming
-         * its own weights (at batch 1 the layer is a chain of matrix-vector
-         * products, bound by reading the weights); products inside run on
-         * their thread */
-        threaded = a->rnn_scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1;
-        if (threaded) {
-#pragma omp parallel num_threads(2)
-            {
-                int nth = omp_get_num_threads(), id = omp_get_thread_num();
-                for (int dir = id; dir < 2; dir += nth)
-                    encode_direction(m, l, dir, x, src, src_len, N, S, dir ? a->rnn_scratch2 : a->rnn_scratch);
-            }
+        /* the cells (and their packed weights) before the directions run */
+        at_cell cells[2];
+        for (int dir = 0; dir < 2; dir++)
+            enc_cell(m, &m->p, l, dir, l == 0 && m->enc_tab_on ? 0 : N * S, N, &cells[dir]);
+        /* the two directions are independent: one chunk each, streaming its
+         * own weights (at batch 1 the layer is a chain of matrix-vector
+         * products, bound by reading the weights); products inside run on the
+         * chunk's thread */
+        if (a->rnn_scratch2 && N <= AT_ENC_PAIR_ROWS && at_threads((double)N * S * m->G * He * He * 2) > 1) {
+            direction_job j = {m, l, cells, x, src, src_len, N, S};
+            at_parallel_chunks(2, 2, direction_chunk, &j);
+        } else {
+            for (int dir = 0; dir < 2; dir++)
+                encode_direction(m, l, dir, &cells[dir], x, src, src_len, N, S, a->rnn_scratch);
         }
-#endif
-        if (!threaded)
-            for (int dir = 0; dir < 2; dir++) encode_direction(m, l, dir, x, src, src_len, N, S, a->rnn_scratch);
     }
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {
@@ -188,7 +200,7 @@ void at_encoder_backward(attend_model *m, const attend_real *ds0, int N, int S) 
         if (dx) memset(dx, 0, (size_t)N * S * I * sizeof(attend_real));
         for (int dir = 0; dir < 2; dir++) {
             at_cell ec;
-            enc_cell(m, &m->p, l, dir, &ec);
+            enc_cell(m, &m->p, l, dir, tab ? 0 : N * S, N, &ec);
             at_cell_grads eg = {m->g.enc_wih[l][dir], m->g.enc_whh[l][dir], m->g.enc_bih[l][dir], m->g.enc_bhh[l][dir]};
             if (tab) eg.W_ih = eg.b_ih = NULL; /* from the table below */
             at_rnn_layer_backward(&ec, &eg, dir, dx, NULL, NULL, dout + dir * He, E,

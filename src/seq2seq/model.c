@@ -216,7 +216,7 @@ static int layout_acts(attend_model *m, attend_real *base, size_t *total) {
         }
     }
     BUF(rnn_scratch, rnn_scratch);
-#ifdef _OPENMP
+#ifdef ATTEND_THREADS
     BUF(rnn_scratch2, at_rnn_layer_scratch_size(c->cell, c->max_batch < AT_ENC_PAIR_ROWS ? c->max_batch : AT_ENC_PAIR_ROWS,
                                                 c->max_src_len, c->enc_hidden));
 #endif
@@ -378,6 +378,7 @@ void attend_model_free(attend_model *m) {
     free(m->beam_mem);
     free(m->qmem);
     free(m->guide_ref);
+    at_model_packs_free(m);
     free(m);
 }
 
@@ -409,7 +410,11 @@ attend_status attend_model_set_label_smoothing(attend_model *m, double eps, atte
 }
 int attend_model_tensor_count(const attend_model *m) { return m ? m->ntensors : 0; }
 size_t attend_model_param_count(const attend_model *m) { return m ? m->nparams : 0; }
-attend_real *attend_model_params(attend_model *m) { return m ? m->params : NULL; }
+attend_real *attend_model_params(attend_model *m) {
+    if (!m) return NULL;
+    at_model_params_changed(m); /* the caller may write through it */
+    return m->params;
+}
 attend_real *attend_model_grads(attend_model *m) { return m ? m->grads : NULL; }
 
 void attend_model_zero_grad(attend_model *m) {
@@ -418,6 +423,8 @@ void attend_model_zero_grad(attend_model *m) {
 
 static void fill_tensor(const attend_model *m, int i, attend_model_tensor *t) {
     const at_tensor_desc *td = &m->desc[i];
+    /* t->data is writable: the packed copies are refreshed at the next product */
+    at_model_params_changed((attend_model *)m);
     t->name = td->name;
     t->ndim = td->ndim;
     t->shape[0] = td->shape[0];
@@ -521,20 +528,15 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
          * whole-grid dropout of attend_model_forward (its backward applies that) */
         if (m->dropping && !m->infer) at_dropout_rows(m, rows, N, t, D, AT_DROP_DEC_IN);
         if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
-            AT_PARALLEL_ROWS((double)N * GHd, N, 1, {
-                for (int n = lo; n < hi; n++)
-                    memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)at_copy_input_id(m, y_in[n]) * GHd,
-                           (size_t)GHd * sizeof *xg_emb);
-            });
+            for (int n = 0; n < N; n++)
+                memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)at_copy_input_id(m, y_in[n]) * GHd,
+                       (size_t)GHd * sizeof *xg_emb);
         } else { /* xg_emb = rows W_ih[:, :D]ᵀ + b_ih */
             at_model_linear(m, N, GHd, D, rows, D, m->p.dec_wih, Din, 0, xg_emb, GHd);
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
-    if (xg_emb != a->xg)
-        AT_PARALLEL_ROWS((double)N * GHd, N, 1,
-                         memcpy(a->xg + (size_t)lo * GHd, xg_emb + (size_t)lo * GHd,
-                                (size_t)(hi - lo) * GHd * sizeof(attend_real)));
+    if (xg_emb != a->xg) memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
     m->step_y_in = y_in; /* POINTER's exclusion mask reads the previous positions */
     m->step_S = S;
     m->dec->step_forward(m, t, N, S, active, feat_row, feat_stride);
@@ -607,6 +609,9 @@ attend_status attend_model_forward(attend_model *m, const attend_batch *b, atten
                                    attend_error *err) {
     CHECK(m && b, err, ATTEND_ERR_NULL, "attend_model_forward: %s is NULL", !m ? "model" : "batch");
     m->fwd_ready = 0;
+    /* a training step's forward (and anything a caller wrote into the
+     * parameters since the last one): its backward reuses these packings */
+    at_model_params_changed(m);
     attend_status bad = check_batch(m, b, err);
     if (!bad) bad = at_guide_begin(m, b, err);
     if (bad) {

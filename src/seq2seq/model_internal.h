@@ -174,6 +174,16 @@ typedef void (*at_weight_hook_fn)(void *user, attend_real *w, const uint8_t *val
 
 typedef struct at_decoder_ops at_decoder_ops; /* decoders/decoder.h */
 
+/* One packed view of a weight matrix (linear.c). */
+#define AT_MAX_PACKS 96
+typedef struct {
+    const attend_real *B; /* the view: B at row stride ldb, op(B) [K,N] */
+    int ldb, K, N, transB;
+    attend_real *buf;     /* [at_pack_floats(K, N)] */
+    at_packed pk;
+    uint64_t gen;         /* pack_gen it was packed at */
+} at_pack_entry;
+
 struct attend_model {
     attend_model_config cfg;
     attend_score_config score; /* Dq = Hd, Dk = E */
@@ -249,6 +259,13 @@ struct attend_model {
      * allocates nothing after warm-up; freed with the model */
     void *beam_mem;
     size_t beam_bytes;
+    /* Packed copies of weight matrices (linear.c, at_model_pack): views of the
+     * parameter arena in the own GEMM's panel layout, made on their first
+     * blocked product and packed again when pack_gen has moved on (every write
+     * of the parameters bumps it: at_model_params_changed) */
+    at_pack_entry packs[AT_MAX_PACKS];
+    int npacks;
+    uint64_t pack_gen;
     /* guided alignment (guide.c): λ (attend_model_set_guided_alignment; 0 = off),
      * the last forward's alignment mask and its cross-entropy */
     double guide;
@@ -431,9 +448,44 @@ int at_model_quantizable(const at_tensor_desc *td);
 const at_qweight *at_model_qweight(const attend_model *m, const attend_real *w);
 
 /* Y [N,out] = beta Y + X [N,in] Wᵀ for W [out,in] at row stride ldw inside
- * m->params: at_linear with W's quantized copy (at_gemm on a float model). */
+ * m->params: at_linear with W's quantized copy, or (float products of two
+ * rows or more) its packed copy. */
 void at_model_linear(const attend_model *m, int N, int out, int in, const attend_real *X, int ldx,
                      const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy);
+
+/* The backward of at_model_linear's input: dX [N,in] = beta dX + dY [N,out] W,
+ * through W's packed copy (op(B) = W) for two rows or more. */
+void at_model_linear_dx(const attend_model *m, int N, int out, int in, const attend_real *dY, int lddy,
+                        const attend_real *W, int ldw, attend_real beta, attend_real *dX, int lddx);
+
+/* A packed copy of op(B) for at_gemm_w: transB 1 packs Wᵀ of W [N,K] (the
+ * forward's X Wᵀ), 0 packs W [K,N] itself (the backward's dY W); B at row
+ * stride ldb inside m->params. Made on first use (one allocation, kept until
+ * attend_model_free) and packed again when the parameters changed since (m's
+ * pack_gen). NULL when OpenBLAS runs the products, when AT_MAX_PACKS views
+ * are packed already, or when the allocation fails: the product then packs
+ * as it goes (the same bits). The copies are a cache of the parameters, so
+ * a const model refreshes them; like any decoding call, not thread-safe on
+ * one model. */
+const at_packed *at_model_pack(const attend_model *m, int transB, const attend_real *B, int ldb, int K, int N);
+
+/* The cell's quantized copies (q_ih, q_hh) and the packed copies its
+ * products read (pk_*): for the input projection over rows_ih rows (0: the
+ * caller projects the input itself) and the hidden one over rows_hh rows;
+ * the backward's only when training. */
+void at_model_cell_copies(const attend_model *m, at_cell *cell, int rows_ih, int rows_hh);
+
+/* The packed copies of the additive score's Wq for a step of `rows` query
+ * rows (none for other scores or one row). */
+at_score_packs at_model_score_packs(const attend_model *m, int rows);
+
+/* Every write of the parameter arena ends here: the packed copies are stale
+ * (called by create, load, clone, quantize, resume, each optimizer step, each
+ * attend_model_forward, and the accessors that hand out writable pointers). */
+void at_model_params_changed(attend_model *m);
+
+/* Frees the packed copies (attend_model_free). */
+void at_model_packs_free(attend_model *m);
 
 /* The projected keys kp [N,S,P] of k [N,S,E] (attend_keys_forward with the
  * model's weights), from the quantized copy of W / Wk when there is one. */

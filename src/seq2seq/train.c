@@ -285,6 +285,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     if (isfinite(r.tf.loss)) {
         TRY(attend_model_backward(m, err));
         st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
+        at_model_params_changed(m);
     } else {
         skipped_update(tr, &r);
     }
@@ -480,8 +481,10 @@ attend_status attend_trainer_step_apply(attend_trainer *tr, const attend_real *s
     memcpy(m->grads, sum, P * sizeof *sum);
     attend_error oerr;
     attend_status st = ATTEND_ERR_NONFINITE;
-    if (isfinite(r.tf.loss)) st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
-    else {
+    if (isfinite(r.tf.loss)) {
+        st = attend_optim_step(tr->opt, m->params, m->grads, &r.opt, &oerr);
+        at_model_params_changed(m);
+    } else {
         skipped_update(tr, &r);
     }
     return finish_step(tr, st, &oerr, &r, tr->nb, rep, err);

@@ -406,6 +406,7 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
             memcpy(backup, m->params, m->nparams * sizeof *backup);
             st = at_model_read_tensors(m, f, path, err);
             if (st) memcpy(m->params, backup, m->nparams * sizeof *backup);
+            at_model_params_changed(m);
             free(backup);
         }
     }

@@ -20,3 +20,20 @@ if(ATTEND_BACKEND STREQUAL "openblas")
 endif()
 add_test(NAME gemm_bench_smoke COMMAND gemm_bench smoke)
 set_tests_properties(gemm_bench_smoke PROPERTIES TIMEOUT 120)
+
+# Which products run (attend_gemm_info, printed by `attend --version`): in an
+# OpenBLAS build, generic kernels (what an OpenBLAS older than the CPU picks;
+# OPENBLAS_CORETYPE=Prescott reproduces it on any x86-64 CPU) must hand the
+# products to the own GEMM, and ATTEND_GEMM forces either side. A build
+# without OpenBLAS always says "own".
+if(ATTEND_BACKEND STREQUAL "openblas")
+  add_test(NAME gemm_backend_generic COMMAND attend_cli --version)
+  set_tests_properties(gemm_backend_generic PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott"
+    PASS_REGULAR_EXPRESSION "gemm: own \\(OpenBLAS reports Prescott on an AVX")
+  add_test(NAME gemm_backend_forced COMMAND attend_cli --version)
+  set_tests_properties(gemm_backend_forced PROPERTIES ENVIRONMENT "ATTEND_GEMM=openblas;OPENBLAS_CORETYPE=Prescott"
+    PASS_REGULAR_EXPRESSION "gemm: openblas \\(ATTEND_GEMM=openblas; Prescott kernels\\)")
+else()
+  add_test(NAME gemm_backend_own COMMAND attend_cli --version)
+  set_tests_properties(gemm_backend_own PROPERTIES PASS_REGULAR_EXPRESSION "gemm: own,")
+endif()

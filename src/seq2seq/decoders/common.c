@@ -89,7 +89,7 @@ void at_dec_stack_layout_acts(attend_model *m, at_act_layout *L) {
 
 /* ------------------------------------------------------------------ cell */
 
-void at_dec_cell(const attend_model *m, at_cell *cell) {
+void at_dec_cell(const attend_model *m, at_cell *cell, int N) {
     cell->kind = m->cfg.cell;
     cell->I = m->Din;
     cell->H = m->cfg.dec_hidden;
@@ -97,8 +97,7 @@ void at_dec_cell(const attend_model *m, at_cell *cell) {
     cell->W_hh = m->p.dec_whh;
     cell->b_ih = m->p.dec_bih;
     cell->b_hh = m->p.dec_bhh;
-    cell->q_ih = at_model_qweight(m, cell->W_ih);
-    cell->q_hh = at_model_qweight(m, cell->W_hh);
+    at_model_cell_copies(m, cell, 0, N); /* the input projection is the step's own (xg) */
 }
 
 void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
@@ -113,7 +112,7 @@ void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
     size_t cell_w = (size_t)at_cell_saved_width(m->cfg.cell, Hd);
     attend_real *saved = a->dec_saved + (size_t)(m->infer ? 0 : t) * N * cell_w;
     at_cell cell;
-    at_dec_cell(m, &cell);
+    at_dec_cell(m, &cell, N);
     at_cell_step_forward(&cell, s_next, lstm ? c_next : NULL, saved, a->xg, s_prev, lstm ? c_prev : NULL, active, N,
                          a->step_scratch);
 }
@@ -129,7 +128,7 @@ void at_dec_cell_backward(attend_model *m, int t, int N, attend_real *dxg) {
     attend_real *c_prev = a->cstates + (size_t)t * N * Hd;
     size_t cell_w = (size_t)at_cell_saved_width(m->cfg.cell, Hd);
     at_cell cell;
-    at_dec_cell(m, &cell);
+    at_dec_cell(m, &cell, N);
     at_cell_grads cg_hh = {NULL, m->g.dec_whh, NULL, m->g.dec_bhh}; /* W_ih, b_ih: one GEMM after the loop */
     at_cell_step_backward(&cell, &cg_hh, dxg, a->ds_prev, lstm ? a->dcs_prev : NULL, a->ds, lstm ? a->dcs : NULL,
                           a->dec_saved + (size_t)t * N * cell_w, s_prev, lstm ? c_prev : NULL,
@@ -144,12 +143,13 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
     size_t saved_stride = m->sc_saved_stride;
     attend_real *scores = a->scores + (size_t)t * N * S, *w = a->weights + (size_t)t * N * S;
     attend_real *saved = a->sc_saved + (size_t)(m->infer ? 0 : t) * (saved_stride ? saved_stride : 1);
+    const at_score_packs wq = at_model_score_packs(m, N);
     if (m->cfg.coverage) /* the additive score with coverage input (seq2seq/coverage.c) */
         at_cov_scores_forward(m, t, N, S, q, scores, saved);
     else if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->infer) /* decoding: the tanh values are not kept */
-        at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0);
+        at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0, &wq);
     else
-        at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S);
+        at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, &wq);
     if (m->cfg.monotonic) { /* the scores are energies (monotonic.c) */
         at_mono_weights_forward(m, t, N, S);
         return;
@@ -178,7 +178,10 @@ void at_dec_scores_backward(attend_model *m, int t, int N, int S, const attend_r
     size_t saved_stride = m->sc_saved_stride;
     attend_real *saved = a->sc_saved + (size_t)t * (saved_stride ? saved_stride : 1);
     if (m->cfg.coverage) at_cov_scores_backward(m, t, N, S, q, dq, saved);
-    else at_scores_backward(&m->score, &sp, &sg, dq, a->dkp, a->dscores, saved, q, a->kp, N, 1, S);
+    else {
+        const at_score_packs wq = at_model_score_packs(m, N);
+        at_scores_backward(&m->score, &sp, &sg, dq, a->dkp, a->dscores, saved, q, a->kp, N, 1, S, &wq);
+    }
 }
 
 void at_dec_attention_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq) {
@@ -210,12 +213,10 @@ void at_dec_ctx_fed_forward(attend_model *m, int t, int N, int S, const uint8_t 
     else /* xg += c_t W_ih[:, D:]ᵀ */
         at_model_linear(m, N, GHd, E, ctx, E, m->p.dec_wih + D, Din, 1, a->xg, GHd);
     at_dec_cell_forward(m, t, N, active);
-    AT_PARALLEL_ROWS((double)N * (Hd + E), N, 1, {
-        for (int n = lo; n < hi; n++) { /* feat = [s_t; c_t] */
-            memcpy(feat_row + n * feat_stride, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
-            memcpy(feat_row + n * feat_stride + Hd, ctx + (size_t)n * E, E * sizeof(attend_real));
-        }
-    });
+    for (int n = 0; n < N; n++) { /* feat = [s_t; c_t] */
+        memcpy(feat_row + n * feat_stride, s_next + (size_t)n * Hd, Hd * sizeof(attend_real));
+        memcpy(feat_row + n * feat_stride + Hd, ctx + (size_t)n * E, E * sizeof(attend_real));
+    }
 }
 
 void at_dec_ctx_fed_backward(attend_model *m, int t, int N, const attend_real *dfeat_t, size_t dfeat_stride,
@@ -232,7 +233,7 @@ void at_dec_ctx_fed_backward(attend_model *m, int t, int N, const attend_real *d
     /* forward: s_t = cell(xg, s_{t-1}) */
     at_dec_cell_backward(m, t, N, dxg);
     /* forward: xg += c_t W_ih[:, D:]ᵀ */
-    at_gemm(0, 0, N, E, GHd, 1, dxg, GHd, m->p.dec_wih + D, Din, 1, a->dctx, E);
+    at_model_linear_dx(m, N, GHd, E, dxg, GHd, m->p.dec_wih + D, Din, 1, a->dctx, E);
 }
 
 void at_dec_ctx_fed_input_backward(attend_model *m, int T, int N) {

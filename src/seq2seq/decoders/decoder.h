@@ -77,8 +77,8 @@ extern const int at_decoder_count;
 
 /* The attention tensors of score kind cfg.score (attentive kinds, before the cell's). */
 void at_dec_layout_attention(at_param_layout *L);
-/* The decoder cell over the parameters. */
-void at_dec_cell(const attend_model *m, at_cell *cell);
+/* The decoder cell over the parameters, with the weight copies its products of N rows read. */
+void at_dec_cell(const attend_model *m, at_cell *cell, int N);
 /* s_{t+1} (c_{t+1}) = cell(xg, s_t (c_t)) for N rows, active [N] or NULL. */
 void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active);
 /* forward: s_{t+1} = cell(xg, s_t): from ds (dcs) into dxg, ds_prev (dcs_prev), W_hh, b_hh. */

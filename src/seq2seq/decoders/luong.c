@@ -81,7 +81,7 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
     }
     /* forward: z = [c_t; s_t] W_cᵀ */
     at_gemm(1, 0, Hd, E + Hd, N, 1, a->dz, Hd, cat, E + Hd, 1, m->g.dec_own[COMB], E + Hd);
-    at_gemm(0, 0, N, E + Hd, Hd, 1, a->dz, Hd, m->p.dec_own[COMB], E + Hd, 0, a->dcat, E + Hd);
+    at_model_linear_dx(m, N, Hd, E + Hd, a->dz, Hd, m->p.dec_own[COMB], E + Hd, 0, a->dcat, E + Hd);
     for (int n = 0; n < N; n++) {
         memcpy(a->dctx + (size_t)n * E, a->dcat + (size_t)n * (E + Hd), E * sizeof(attend_real));
         for (int i = 0; i < Hd; i++) a->ds[(size_t)n * Hd + i] += a->dcat[(size_t)n * (E + Hd) + E + i];
@@ -89,7 +89,7 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
     at_dec_attention_backward(m, t, N, S, s_next, a->ds); /* query s_t */
     at_dec_cell_backward(m, t, N, dxg);
     /* forward: xg += h̃_{t-1} W_ih[:, D:]ᵀ  ⇒  dh̃_{t-1} = dxg W_ih[:, D:] */
-    at_gemm(0, 0, N, Hd, GHd, 1, dxg, GHd, m->p.dec_wih + D, Din, 0, a->dht, Hd);
+    at_model_linear_dx(m, N, GHd, Hd, dxg, GHd, m->p.dec_wih + D, Din, 0, a->dht, Hd);
 }
 
 static void input_backward(attend_model *m, int T, int N) {

@@ -18,7 +18,7 @@
 #include "seq2seq/decoders/decoder.h"
 
 /* Layer l's cell, states [T+1,N,Hd], cell states and saved values. */
-static void layer(const attend_model *m, int l, at_cell *cell, attend_real **st, attend_real **cs,
+static void layer(const attend_model *m, int l, int N, at_cell *cell, attend_real **st, attend_real **cs,
                   attend_real **saved) {
     const at_acts *a = &m->acts;
     int top = l == m->Ld - 1;
@@ -29,8 +29,7 @@ static void layer(const attend_model *m, int l, at_cell *cell, attend_real **st,
     cell->W_hh = l == 0 ? m->p.dec_whh : m->p.dec_up_whh[l];
     cell->b_ih = l == 0 ? m->p.dec_bih : m->p.dec_up_bih[l];
     cell->b_hh = l == 0 ? m->p.dec_bhh : m->p.dec_up_bhh[l];
-    cell->q_ih = at_model_qweight(m, cell->W_ih);
-    cell->q_hh = at_model_qweight(m, cell->W_hh);
+    at_model_cell_copies(m, cell, 0, N); /* the input projections are the step's own */
     *st = top ? a->states : a->lstates[l];
     *cs = top ? a->cstates : a->lcstates[l];
     *saved = top ? a->dec_saved : a->lsaved[l];
@@ -48,7 +47,7 @@ void at_dec_stack_forward(attend_model *m, int t, int N, const uint8_t *active) 
     for (int l = 0; l < m->Ld; l++) {
         at_cell cell;
         attend_real *st, *cs, *saved;
-        layer(m, l, &cell, &st, &cs, &saved);
+        layer(m, l, N, &cell, &st, &cs, &saved);
         const attend_real *xg = a->xg;
         if (l > 0) { /* xg_up = s^{l-1}_t W_ih_lᵀ + b_ih_l */
             attend_real *below = (l - 1 == m->Ld - 1 ? a->states : a->lstates[l - 1]) + (size_t)(t + 1) * NH;
@@ -76,7 +75,7 @@ void at_dec_stack_backward(attend_model *m, int t, int N, attend_real *dxg) {
     for (int l = L - 1; l >= 0; l--) { /* top down: layer l's input gradient reaches layer l-1 first */
         at_cell cell;
         attend_real *st, *cs, *saved;
-        layer(m, l, &cell, &st, &cs, &saved);
+        layer(m, l, N, &cell, &st, &cs, &saved);
         int top = l == L - 1;
         attend_real *dh = top ? a->ds : a->lds[l], *dc = top ? a->dcs : a->ldcs[l];
         attend_real *dh_prev = top ? a->ds_prev : a->lds_prev, *dc_prev = top ? a->dcs_prev : a->ldcs_prev;
@@ -96,7 +95,7 @@ void at_dec_stack_backward(attend_model *m, int t, int N, attend_real *dxg) {
             const attend_real *below = a->lstates[l - 1] + (size_t)(t + 1) * NH;
             at_gemm(1, 0, GHd, Hd, N, 1, dx, GHd, below, Hd, 1, m->g.dec_up_wih[l], Hd);
             at_rows_sum(m->g.dec_up_bih[l], dx, (size_t)N, GHd);
-            at_gemm(0, 0, N, Hd, GHd, 1, dx, GHd, cell.W_ih, Hd, 1, a->lds[l - 1], Hd);
+            at_model_linear_dx(m, N, GHd, Hd, dx, GHd, cell.W_ih, Hd, 1, a->lds[l - 1], Hd);
         }
         if (!top) { /* d s^l_{t-1} becomes layer l's running gradient */
             memcpy(a->lds[l], dh_prev, NH * sizeof(attend_real));
