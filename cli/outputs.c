@@ -52,9 +52,8 @@ void cli_clean_stale(const char *label, const char *path) {
 }
 
 int cli_output_begin(const char *cmd, const char *target, char *buf, size_t cap, const char **write_path) {
-    struct stat sb;
     *write_path = target;
-    if (stat(target, &sb) != 0 || S_ISREG(sb.st_mode)) return 0;
+    if (!attend_outfile_in_place(target)) return 0; /* regular or missing: the atomic writer */
     const char *t = getenv("TMPDIR");
     int k = snprintf(buf, cap, "%s/attend-out-XXXXXX", t && *t ? t : "/tmp");
     int fd = k > 0 && (size_t)k < cap ? mkstemp(buf) : -1;

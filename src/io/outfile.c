@@ -155,7 +155,9 @@ attend_status attend_outfile_open(attend_outfile **out, const char *path, unsign
     }
     if (special) {
         f->in_place = 1;
-        f->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(sb.st_mode) ? O_TRUNC : 0));
+        /* a regular file reached through /proc (/dev/stdout redirected to a
+         * file) is appended to, as writes to the stream itself would be */
+        f->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (exists && S_ISREG(sb.st_mode) ? O_APPEND : 0));
         if (f->fd < 0) {
             why_text(why, errno);
             outfile_free(f);

@@ -75,6 +75,13 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
             }
             return at_ok(err); /* written in place, no temporary */
         }
+        /* a link into /proc (/dev/stdout to a regular file): written in place by
+         * the writer, never renamed over (outfile.c), so the same rule as a device */
+        if (attend_outfile_in_place(path)) {
+            CHECK(flags & ATTEND_OUTPUT_ALLOW_SPECIAL, err, ATTEND_ERR_IO,
+                  "'%s' is a link to a process's open file, not a regular file: refusing to replace it", path);
+            return at_ok(err);
+        }
     } else if (errno != ENOENT) {
         error_text(why, errno);
         return at_fail(err, ATTEND_ERR_IO, "'%s' cannot be written: %s", path, why);
