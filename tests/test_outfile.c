@@ -174,6 +174,10 @@ static void test_special_targets(void) {
     /* /dev/stdout is a link into /proc: never renamed over */
     st = attend_file_write("/dev/stdout", "x", 1, 0, &e);
     EXPECT(st == ATTEND_ERR_IO && strstr(e.msg, "not a regular file"), "%s: %s", attend_status_name(st), e.msg);
+    /* and the check made before any work says so too */
+    st = attend_output_check("/dev/stdout", 0, &e);
+    EXPECT(st == ATTEND_ERR_IO && strstr(e.msg, "not a regular file"), "%s: %s", attend_status_name(st), e.msg);
+    EXPECT(attend_outfile_in_place("/dev/stdout") && !attend_outfile_in_place(g_dir), "attend_outfile_in_place");
 }
 
 /* Model files: a FIFO is refused at once, without waiting for a writer. */
