@@ -40,10 +40,13 @@ static void encode_direction(attend_model *m, int l, int dir, const at_cell *cel
     at_acts *a = &m->acts;
     int D = c->emb, He = c->enc_hidden, E = m->E, GHe = m->G * He, Vs = c->src_vocab;
     if (l == 0 && m->enc_tab_on) {
-        /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding) */
+        /* tab [Vs,G*He] = src_emb W_ihᵀ + b_ih;  xg[n,j] = tab[src[n,j]] (PAD at padding);
+         * a decode reuses the table an earlier one made for the same parameters */
         attend_real *tab = a->enc_tab + (size_t)dir * Vs * GHe;
-        for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
-        at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
+        if (!(m->infer && m->enc_tab_gen == m->pack_gen + 1)) {
+            for (int v = 0; v < Vs; v++) memcpy(tab + (size_t)v * GHe, cell->b_ih, (size_t)GHe * sizeof *tab);
+            at_gemm(0, 1, Vs, GHe, D, 1, m->p.src_emb, D, cell->W_ih, D, 1, tab, GHe);
+        }
         for (int n = 0; n < N; n++)
             for (int j = 0; j < S; j++) {
                 int32_t id = j < src_len[n] ? src[(size_t)n * S + j] : ATTEND_PAD;
@@ -87,7 +90,10 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
         }
     /* training with dropout: the embeddings are dropped, so no per-token table */
     if (m->dropping) at_dropout_grid(m, a->emb_src, N, S, D, 1, AT_DROP_SRC_EMB);
-    m->enc_tab_on = m->enc_tab_cap && c->src_vocab < N * S && !m->dropping;
+    /* the per-token table: when it replaces more rows than it has, or (decoding)
+     * when an earlier decode made it for these parameters */
+    const int tab_kept = m->infer && m->enc_tab_gen == m->pack_gen + 1;
+    m->enc_tab_on = m->enc_tab_cap && (c->src_vocab < N * S || tab_kept) && !m->dropping;
     for (int l = 0; l < c->enc_layers; l++) {
         /* dropout between layers: in place (layer l-1's backward does not read its output) */
         if (l > 0 && m->dropping) at_dropout_grid(m, a->enc_out[l - 1], N, S, E, 1, AT_DROP_ENC_LAYER + l);
@@ -108,6 +114,7 @@ void at_encoder_forward(attend_model *m, const int32_t *src, const int32_t *src_
                 encode_direction(m, l, dir, &cells[dir], x, src, src_len, N, S, a->rnn_scratch);
         }
     }
+    m->enc_tab_gen = m->infer && m->enc_tab_on ? m->pack_gen + 1 : 0; /* training changes the weights */
     int top = c->enc_layers - 1;
     for (int n = 0; n < N; n++) {
         memcpy(a->fin_cat + (size_t)n * E, a->enc_hfin[top][0] + (size_t)n * He, He * sizeof(attend_real));

@@ -486,11 +486,13 @@ void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len
      * decode of up to Tcap steps projects more rows than the table has
      * (attend_model_forward decides again for its T) */
     int D = c->emb, Vt = c->tgt_vocab, GHd = m->G * c->dec_hidden;
-    m->dec_tab_on = m->dec_tab_cap && Vt < N * m->Tcap && !m->dropping; /* dropout: the embeddings are dropped */
-    if (m->dec_tab_on) {
+    const int tab_kept = m->infer && m->dec_tab_gen == m->pack_gen + 1; /* an earlier decode's, same parameters */
+    m->dec_tab_on = m->dec_tab_cap && (Vt < N * m->Tcap || tab_kept) && !m->dropping; /* dropout: embeddings dropped */
+    if (m->dec_tab_on && !tab_kept) {
         for (int v = 0; v < Vt; v++) memcpy(a->dec_tab + (size_t)v * GHd, m->p.dec_bih, (size_t)GHd * sizeof(attend_real));
         at_gemm(0, 1, Vt, GHd, D, 1, m->p.tgt_emb, D, m->p.dec_wih, m->Din, 1, a->dec_tab, GHd);
     }
+    m->dec_tab_gen = m->infer && m->dec_tab_on ? m->pack_gen + 1 : 0;
     if (m->dec->begin) m->dec->begin(m, N, S);
     if (c->copy) at_copy_begin(m, src, src_len, N, S);
 }

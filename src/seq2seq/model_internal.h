@@ -193,6 +193,8 @@ struct attend_model {
     size_t sc_saved_stride;    /* attend_scores_saved_size at one step of max_batch rows (0: none) */
     int enc_tab_cap, dec_tab_cap; /* the tables are allocated (vocabulary <= the rows they replace) */
     int enc_tab_on, dec_tab_on;   /* the last encode / forward used them */
+    uint64_t enc_tab_gen, dec_tab_gen; /* pack_gen + 1 when a decode made the table: later decodes reuse it
+                                          (inference; 0 = not made for these parameters) */
     int ctx_proj_on;              /* BAHDANAU: the last encode filled its ctx_proj (inference, few rows) */
     int infer;                    /* greedy / beam running: what only backward reads (encoder
                                      gates, scores' saved values, decoder gates, input
