@@ -454,7 +454,10 @@ static int check_paths(const char *cmd, const train_opts *o) {
 }
 
 /* Writes the model to --out (atomically; in place for a device or FIFO with
- * --write-special), with the run's fingerprint. */
+ * --write-special). run_fp (the run's fingerprint, metadata attend.run) is
+ * given for a best model (--select, --patience), which a later run must
+ * recognise as this run's; NULL for the last model, whose bytes then equal
+ * attend_model_save's (the Python package's, tests/python). */
 static int save_model(const char *cmd, const attend_model *m, const train_opts *o, const train_data *td,
                       const char *run_fp) {
     attend_error err = {0};
@@ -672,7 +675,7 @@ static int interrupted(run_hook *h, train_loop *lp, int sig) {
                "--resume %s\n",
                cli_signal_name(sig), step, cli_vis(o->checkpoint), step, cli_vis(o->checkpoint));
     else if (o->out && !h->selecting) {
-        if ((rc = save_model(h->cmd, h->m, o, h->td, h->run_fp))) return rc;
+        if ((rc = save_model(h->cmd, h->m, o, h->td, NULL))) return rc;
         printf("interrupted (%s) at step %ld: the model of step %ld saved to %s (not resumable: --checkpoint PATH "
                "makes a run resumable)\n",
                cli_signal_name(sig), step, step, cli_vis(o->out));
@@ -878,7 +881,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
             printf(")\n");
         }
     } else if (o.out) {
-        if ((rc = save_model(cmd, m, &o, &td, h.run_fp))) {
+        if ((rc = save_model(cmd, m, &o, &td, NULL))) {
             if (o.checkpoint && h.checkpoint_step == attend_trainer_steps(tr))
                 cli_error(cmd, "the trained weights are safe in the checkpoint %s (step %ld), which loads as a model "
                                "(attend decode %s ...): free space, then copy it or resume from it",

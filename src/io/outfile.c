@@ -60,25 +60,6 @@ static const char *kind_of(mode_t mode) {
                             : "not a regular file";
 }
 
-/* A symbolic link into /proc (/dev/stdout, /dev/fd/N): a process's open file,
- * which only an in-place write reaches; renaming over the link would replace
- * it (as root, /dev/stdout itself). */
-static int links_into_proc(const char *path) {
-    struct stat lb;
-    if (lstat(path, &lb) != 0 || !S_ISLNK(lb.st_mode)) return 0;
-    char target[64];
-    ssize_t n = readlink(path, target, sizeof target - 1);
-    if (n < 0) return 0;
-    target[n] = '\0';
-    return strncmp(target, "/proc/", 6) == 0 || strncmp(target, "/dev/fd/", 8) == 0;
-}
-
-int attend_outfile_in_place(const char *path) {
-    struct stat sb;
-    if (!path) return 0;
-    return (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) || links_into_proc(path);
-}
-
 /* Writes all of p [n] to fd, through EINTR and short writes. 0 or errno. */
 static int write_all(int fd, const unsigned char *p, size_t n) {
     while (n > 0) {
@@ -141,7 +122,7 @@ attend_status attend_outfile_open(attend_outfile **out, const char *path, unsign
     struct stat sb;
     int exists = stat(path, &sb) == 0;
     CHECK(!exists || !S_ISDIR(sb.st_mode), err, ATTEND_ERR_IO, "'%s' is a directory, not a file to write", path);
-    int special = (exists && !S_ISREG(sb.st_mode)) || links_into_proc(path);
+    int special = attend_outfile_in_place(path); /* outpath.c: a FIFO, a device, a link into /proc */
     CHECK(!special || (flags & ATTEND_OUTPUT_ALLOW_SPECIAL), err, ATTEND_ERR_IO,
           "'%s' is %s, not a regular file: refusing to replace it", path,
           exists && !S_ISREG(sb.st_mode) ? kind_of(sb.st_mode) : "a link to a process's open file");

@@ -55,6 +55,25 @@ static int split_path(const char *path, char **dir, const char **name) {
     return 1;
 }
 
+/* A symbolic link into /proc (/dev/stdout, /dev/fd/N): a process's open file,
+ * which only an in-place write reaches; renaming over the link would replace
+ * it (as root, /dev/stdout itself). */
+static int links_into_proc(const char *path) {
+    struct stat lb;
+    if (lstat(path, &lb) != 0 || !S_ISLNK(lb.st_mode)) return 0;
+    char target[64];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n < 0) return 0;
+    target[n] = '\0';
+    return strncmp(target, "/proc/", 6) == 0 || strncmp(target, "/dev/fd/", 8) == 0;
+}
+
+int attend_outfile_in_place(const char *path) {
+    struct stat sb;
+    if (!path) return 0;
+    return (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) || links_into_proc(path);
+}
+
 attend_status attend_output_check(const char *path, unsigned flags, attend_error *err) {
     const char *who = "attend_output_check";
     CHECK(path, err, ATTEND_ERR_NULL, "%s: path is NULL", who);

@@ -465,7 +465,7 @@ configdiff)
 
 selectout)
     S="$TASK --warmup 0 --decay 0 --eval-every 10"
-    run 0 "$A" train $TASK --steps 20 --seed 7 --out other.st
+    run 0 "$A" train $S --steps 20 --seed 7 --select loss --out other.st
     cp other.st other.orig
     run 0 "$A" train $S --steps 40 --select seq --checkpoint ck.st --out mine.st
     run 2 "$A" train $S --steps 60 --select seq --resume ck.st --checkpoint ck.st --out other.st
@@ -474,7 +474,12 @@ selectout)
     run 2 "$A" train $S --hidden 12 --steps 20 --select loss --out other.st
     has err "holds a model of another configuration: its enc_hidden is 16, this run's 12"
     cmp -s other.st other.orig || fail "another configuration's model was changed"
-    ok "--select with --out of another run (resumed) or configuration: usage error naming the difference and --overwrite, the file unchanged"
+    run 0 "$A" train $TASK --steps 20 --out plain.st
+    cp plain.st plain.orig
+    run 2 "$A" train $S --steps 20 --select loss --out plain.st
+    has err "holds a model without a run fingerprint"
+    cmp -s plain.st plain.orig || fail "a model without a fingerprint was changed"
+    ok "--select with --out of another run (resumed), another configuration, or no fingerprint: usage error naming the difference and --overwrite, the file unchanged"
     run 0 "$A" train $S --steps 60 --select seq --resume ck.st --checkpoint ck.st --out mine.st
     run 0 "$A" train $S --hidden 12 --steps 20 --select loss --out other.st --overwrite
     if cmp -s other.st other.orig; then fail "--overwrite did not replace it"; fi
