@@ -410,7 +410,7 @@ space)
         # message says the checkpoint (elsewhere) holds the weights
         "$A" train $TASK --steps 3000 --checkpoint ck.st --out mnt/m.st >out 2>err &
         pid=$!
-        wait_for out "^training: " 60
+        wait_for err "^step 1000/3000 " 60 # past the free-space check: training
         dd if=/dev/zero of=mnt/fill bs=1k count=4000 2>/dev/null
         wait $pid
         rc=$?
