@@ -10,7 +10,7 @@
  * `g2p train` is in g2p_train.c, `g2p data`, `g2p eval`, `g2p bench` in
  * g2p_eval.c.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath; POSIX.1-2008 */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -34,8 +34,8 @@ int g2p_file_exists(const char *path) {
     return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* dir of the running executable + "/../" + rel into buf; 0 when unknown. */
-static int beside_exe(char *buf, size_t cap, const char *rel) {
+/* The directory of the running executable (resolved) into buf; 0 when unknown. */
+static int exe_dir(char *buf, size_t cap) {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) return 0;
@@ -43,47 +43,105 @@ static int beside_exe(char *buf, size_t cap, const char *rel) {
     char *slash = strrchr(exe, '/');
     if (!slash) return 0;
     *slash = '\0';
-    return snprintf(buf, cap, "%s/../%s", exe, rel) < (int)cap;
+    return snprintf(buf, cap, "%s", exe) < (int)cap;
 }
 
 /*
- * The file to use: the option, else the environment variable, else the
- * source tree's copy (compile definition ATTEND_G2P_SOURCE_DIR from CMakeLists.txt), else
- * next to the executable (../rel_build for a build directory in the source
- * tree, ../rel_install for an installed one). NULL with a message when none.
+ * Where the shipped files are looked for, after --model/--dict and the
+ * environment variable (issue 30): first the copy installed with this attend,
+ * <prefix>/share/attend/NAME for <prefix>/bin/attend; then the source tree's
+ * copy, but only when this attend runs from the build directory it was built
+ * in (ATTEND_BUILD_DIR, from CMakeLists.txt), so an installed or moved attend
+ * never reads the build's source tree. `attend g2p --help` prints the list.
  */
-static const char *find_file(const char *cmd, const char *given, const char *env, const char *compiled,
-                             const char *rel_build, const char *rel_install, const char *what, char *buf,
-                             size_t cap) {
-    if (given) return given;
-    const char *e = getenv(env);
-    if (e && *e) return e;
-    if (compiled && g2p_file_exists(compiled)) return compiled;
-    if (beside_exe(buf, cap, rel_build) && g2p_file_exists(buf)) return buf;
-    if (beside_exe(buf, cap, rel_install) && g2p_file_exists(buf)) return buf;
-    cli_error(cmd, "no %s found: give %s, set %s, or %s", what,
-            !strcmp(what, "model") ? "--model PATH" : "--dict PATH", env,
-            !strcmp(what, "model") ? "train one with `attend g2p train`"
-                                   : "fetch CMUdict with tools/get_cmudict.sh");
-    return NULL;
+typedef struct {
+    char path[PATH_MAX + 64];
+    const char *what; /* how it was found, for --help and the message */
+    int searched;     /* 0: not a candidate here (why says so) */
+} g2p_place;
+
+static int in_build_dir(void) {
+#if defined(ATTEND_BUILD_DIR)
+    char d[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+    return exe_dir(d, sizeof d) && realpath(d, a) && realpath(ATTEND_BUILD_DIR, b) && !strcmp(a, b);
+#else
+    return 0;
+#endif
 }
 
 #ifdef ATTEND_G2P_SOURCE_DIR
-#define COMPILED_MODEL ATTEND_G2P_SOURCE_DIR "/models/" G2P_MODEL_NAME
-#define COMPILED_DICT ATTEND_G2P_SOURCE_DIR "/data/g2p/" G2P_DICT_NAME
+#define SOURCE_DIR ATTEND_G2P_SOURCE_DIR
 #else
-#define COMPILED_MODEL NULL
-#define COMPILED_DICT NULL
+#define SOURCE_DIR NULL
 #endif
 
+/* places [2]: the installed copy, the source tree's (rel_src: "models/NAME"). */
+static void g2p_places(const char *name, const char *rel_src, g2p_place *places) {
+    char d[PATH_MAX];
+    memset(places, 0, 2 * sizeof *places);
+    places[0].what = "installed with this attend";
+    if (exe_dir(d, sizeof d)) {
+        char *slash = strrchr(d, '/');
+        if (slash) *slash = '\0'; /* <prefix>/bin -> <prefix> */
+        snprintf(places[0].path, sizeof places[0].path, "%s/share/attend/%s", d, name);
+        places[0].searched = 1;
+    }
+    if (SOURCE_DIR && in_build_dir()) {
+        snprintf(places[1].path, sizeof places[1].path, "%s/%s", SOURCE_DIR, rel_src);
+        places[1].what = "the source tree: this attend runs from its build directory";
+        places[1].searched = 1;
+    } else {
+        snprintf(places[1].path, sizeof places[1].path, "the source tree's %s", rel_src);
+        places[1].what = "not searched: this attend is not in its build directory";
+    }
+}
+
+/* The file to use: the option, else the environment variable, else the first
+ * of g2p_places that exists (into buf [cap]). NULL with a message when none. */
+static const char *find_file(const char *cmd, const char *given, const char *env, const char *name,
+                             const char *rel_src, const char *what, char *buf, size_t cap) {
+    if (given) return given;
+    const char *e = getenv(env);
+    if (e && *e) return e;
+    g2p_place places[2];
+    g2p_places(name, rel_src, places);
+    for (int i = 0; i < 2; i++) {
+        if (places[i].searched && g2p_file_exists(places[i].path) && strlen(places[i].path) < cap) {
+            memcpy(buf, places[i].path, strlen(places[i].path) + 1);
+            return buf;
+        }
+    }
+    cli_error(cmd, "no %s found (looked in %s%s%s): give %s, set %s, or %s", what,
+              places[0].searched ? places[0].path : "<prefix>/share/attend",
+              places[1].searched ? " and " : "", places[1].searched ? places[1].path : "",
+              !strcmp(what, "model") ? "--model PATH" : "--dict PATH", env,
+              !strcmp(what, "model") ? "train one with `attend g2p train`"
+                                     : "fetch CMUdict with tools/get_cmudict.sh");
+    return NULL;
+}
+
 const char *g2p_find_model(const char *cmd, const char *given, char *buf, size_t cap) {
-    return find_file(cmd, given, "ATTEND_G2P_MODEL", COMPILED_MODEL, "models/" G2P_MODEL_NAME,
-                     "share/attend/" G2P_MODEL_NAME, "model", buf, cap);
+    return find_file(cmd, given, "ATTEND_G2P_MODEL", G2P_MODEL_NAME, "models/" G2P_MODEL_NAME, "model", buf, cap);
 }
 
 const char *g2p_find_dict(const char *cmd, const char *given, char *buf, size_t cap) {
-    return find_file(cmd, given, "ATTEND_G2P_DICT", COMPILED_DICT, "data/g2p/" G2P_DICT_NAME,
-                     "share/attend/" G2P_DICT_NAME, "dictionary", buf, cap);
+    return find_file(cmd, given, "ATTEND_G2P_DICT", G2P_DICT_NAME, "data/g2p/" G2P_DICT_NAME, "dictionary", buf,
+                     cap);
+}
+
+void g2p_search_help(FILE *f, int model) {
+    const char *env = model ? "ATTEND_G2P_MODEL" : "ATTEND_G2P_DICT";
+    const char *e = getenv(env);
+    g2p_place places[2];
+    g2p_places(model ? G2P_MODEL_NAME : G2P_DICT_NAME, model ? "models/" G2P_MODEL_NAME : "data/g2p/" G2P_DICT_NAME,
+               places);
+    fprintf(f, "Where the %s is looked for, in order (the first that exists is used):\n  %s PATH\n", model ? "model" : "dictionary",
+            model ? "--model" : "--dict");
+    if (e && *e) fprintf(f, "  $%s = %s  (%s)\n", env, e, g2p_file_exists(e) ? "found" : "not found");
+    else fprintf(f, "  $%s  (not set)\n", env);
+    for (int i = 0; i < 2; i++)
+        fprintf(f, "  %s  (%s%s)\n", places[i].path, places[i].what,
+                !places[i].searched ? "" : g2p_file_exists(places[i].path) ? ": found" : ": not found");
 }
 
 int g2p_read_dict(const char *cmd, const char *path, int skip, int keep_stress, attend_g2p_dict **d) {
@@ -453,7 +511,11 @@ static int cmd_say(int argc, char **argv) {
     }
     if (rc || help) {
         free(words);
-        if (help) say_usage(stdout);
+        if (help) {
+            say_usage(stdout);
+            printf("\n");
+            g2p_search_help(stdout, 1);
+        }
         return rc ? rc : cli_finish("g2p", 0);
     }
     if (o.nbest && !o.beam) o.beam = o.nbest > G2P_BEAM_DEFAULT ? o.nbest : G2P_BEAM_DEFAULT;

@@ -20,10 +20,14 @@
 /* 1 when path names a regular file. */
 int g2p_file_exists(const char *path);
 /* The model / dictionary to use: the option, else $ATTEND_G2P_MODEL /
- * $ATTEND_G2P_DICT, else the source tree's or the installed copy (into buf
- * [cap]); NULL with a message when none. */
+ * $ATTEND_G2P_DICT, else the copy installed with this attend
+ * (<prefix>/share/attend), else, only when this attend runs from its build
+ * directory, the source tree's (into buf [cap]); NULL with a message when none. */
 const char *g2p_find_model(const char *cmd, const char *given, char *buf, size_t cap);
 const char *g2p_find_dict(const char *cmd, const char *given, char *buf, size_t cap);
+/* Prints where the model (model = 1) or the dictionary is looked for, in
+ * order, and which of those places exist (`attend g2p --help`). */
+void g2p_search_help(FILE *f, int model);
 /* Reads a dictionary (skip: skip odd lines; keep_stress: keep stress digits,
  * as a model whose phonemes carry them needs), reporting skipped lines; 0 or
  * the exit status after a message. */

@@ -19,8 +19,7 @@ endif()
 option(ATTEND_SHARED "Build libattend.so (and the Python package that loads it)" ${ATTEND_SHARED_DEFAULT})
 include(CMakePackageConfigHelpers)
 
-set(ATTEND_EXPORT_TARGETS attend)
-set_target_properties(attend PROPERTIES EXPORT_NAME attend_static)
+set(ATTEND_EXPORT_TARGETS attend_static)  # CMakeLists.txt: libattend.a, only attend_* global
 
 if(ATTEND_SHARED)
   add_library(attend_shared SHARED ${ATTEND_SOURCES})
@@ -85,4 +84,18 @@ if(ATTEND_TESTS AND ATTEND_SHARED)
             sh ${PROJECT_SOURCE_DIR}/tests/install/check.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
                ${CMAKE_C_COMPILER} cmake)
   set_tests_properties(install_cmake PROPERTIES TIMEOUT 300)
+endif()
+
+# Only attend_* global in both libraries (issue 30): tests/install/symbols.sh.
+if(ATTEND_TESTS)
+  set(ATTEND_SYMBOL_LIBS $<TARGET_FILE:attend_static>)
+  if(ATTEND_SHARED)
+    list(APPEND ATTEND_SYMBOL_LIBS $<TARGET_FILE:attend_shared>)
+  endif()
+  set(ATTEND_NM nm)
+  if(CMAKE_NM)
+    set(ATTEND_NM ${CMAKE_NM})
+  endif()
+  add_test(NAME library_symbols
+    COMMAND ${CMAKE_COMMAND} -E env NM=${ATTEND_NM} sh ${PROJECT_SOURCE_DIR}/tests/install/symbols.sh ${ATTEND_SYMBOL_LIBS})
 endif()

@@ -76,8 +76,9 @@ void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int
  * multiplied at every time step): all of op(B) [K,N] in the panel layout of
  * the process's instruction-set level (src/core/gemm_tile.h, pack_b_all).
  * at_pack_floats: the floats at_pack writes for op(B) [K,N] at this level;
- * at_pack: packs op(B) (B as at_gemm reads it) into dst and describes it in
- * pk. at_gemm_w is at_gemm with that packed copy of its B: where the product
+ * at_pack: packs op(B) (B as at_gemm reads it) into dst (64-byte aligned, as
+ * the kernel's own buffers: rows of panels across cache lines cost twice the
+ * loads) and describes it in pk. at_gemm_w is at_gemm with that packed copy of its B: where the product
  * takes the blocked path (M >= 2 rows) with the own GEMM, the panels are read
  * instead of packed again, with the same bits; otherwise (pk NULL, one row,
  * OpenBLAS, a copy of another shape or level) it is at_gemm. */

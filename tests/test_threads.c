@@ -171,6 +171,7 @@ static void test_idle_workers(void) {
     printf("  the workers computed %.3f ms in the %d training steps (%d worker thread%s)\n", busy * 1e-6, windows,
            workers, workers == 1 ? "" : "s");
     EXPECT(busy > 0, "the workers never ran a chunk of the training steps");
+    EXPECT(sink > 0, "the caller's own work did nothing");
     printf("  idle workers while the caller computed %d x 20 ms: %.3f ms CPU in all, worst window %.3f ms "
            "(limit 1 ms a window)\n",
            windows, others * 1e-6, worst * 1e-6);
@@ -225,12 +226,22 @@ static void test_two_callers(void) {
     for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, caller_main, &c[i]);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     size_t n = attend_model_param_count(alone.m);
+    /* the own GEMM: the same bits however a product is split; OpenBLAS's
+     * kernels round a split product's edge rows differently (threads_check) */
+    const int exact = strcmp(attend_gemm_backend(), "own") == 0;
     for (int i = 0; i < 2; i++) {
         EXPECT(c[i].ok, "caller %d failed", i);
-        EXPECT(memcmp(attend_model_params(c[i].r.m), attend_model_params(alone.m), n * sizeof(attend_real)) == 0,
-               "caller %d's parameters differ from one caller's", i);
+        const attend_real *p = attend_model_params(c[i].r.m), *q = attend_model_params(alone.m);
+        double worst = 0;
+        for (size_t k = 0; k < n; k++) {
+            double d = fabs((double)p[k] - (double)q[k]) / (1e-3 + fabs((double)q[k]));
+            if (!(d <= worst)) worst = d;
+        }
+        EXPECT(exact ? memcmp(p, q, n * sizeof *p) == 0 : worst <= 1e-3,
+               "caller %d's parameters differ from one caller's (worst relative difference %g)", i, worst);
     }
-    printf("  two callers at once: %zu parameters each, identical to one caller's\n", n);
+    printf("  two callers at once: %zu parameters each, %s one caller's\n", n,
+           exact ? "identical to" : "within 1e-3 relative of");
     for (int i = 0; i < 2; i++) run_close(&c[i].r);
     run_close(&alone);
     attend_set_threads(0, NULL);

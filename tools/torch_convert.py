@@ -3,6 +3,7 @@
 
     /usr/bin/python3 tools/torch_convert.py to-attend MODEL.pt MODEL.safetensors
     /usr/bin/python3 tools/torch_convert.py to-torch MODEL.safetensors MODEL.pt
+    /usr/bin/python3 tools/torch_convert.py to-torch --dequantize Q.safetensors MODEL.pt
 
 (Debian's interpreter: it has torch and numpy; the attend library is not
 needed.) The PyTorch side is the reference model of tools/ref_model.py
@@ -24,6 +25,13 @@ what torch.save wrote for a dict
 by loading it strictly into ref_model.Seq2Seq(config) (every name, every
 shape), and writes the file as attend_model_save lays it out, so attend
 loads it and saves it again byte for byte. Weights are stored as float32.
+Quantized files (`attend quantize --to int8|f16`: the weight matrices stored
+I8 with per-row scales, or F16; docs/FORMAT.md) are refused by to-torch, naming
+the first such tensor, unless --dequantize is given: then each matrix is
+written as the float32 values attend computes with (int8: q * scale per row;
+f16: the half values widened), the .scale tensors dropped. The result is a
+float model: converting it back with to-attend gives a float32 file, not the
+quantized one (quantize it again with `attend quantize`).
 A stacked decoder ("dec_layers": N > 1 in the config) has layer l > 0's
 parameters as decoder.weight_ih_l<l> ... in the state_dict, as Seq2Seq
 registers them.
@@ -149,8 +157,9 @@ def safetensors_bytes(tensors, metadata):
     return struct.pack("<Q", len(h)) + h + b"".join(blobs)
 
 
-def read_attend(path):
-    """(metadata dict, OrderedDict name -> float32 array) of a model file."""
+def read_attend(path, dequantize=False):
+    """(metadata dict, OrderedDict name -> float32 array) of a model file;
+    I8/F16 weight matrices are refused, or widened to float32 with dequantize."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 8:
@@ -170,17 +179,31 @@ def read_attend(path):
     for name, t in header.items():
         if name.startswith("optim."):
             continue                      # a checkpoint's optimizer moments
-        if t["dtype"] != "F32":
-            raise ConvertError("%s: tensor %s is %s, expected F32" % (path, name, t["dtype"]))
+        dtype = {"F32": "<f4", "F16": "<f2", "I8": "i1"}.get(t["dtype"])
+        if dtype is None or (dtype != "<f4" and not dequantize):
+            raise ConvertError("%s: tensor %s is %s, expected F32%s" % (
+                path, name, t["dtype"], ": the file is quantized (attend quantize); --dequantize writes the float32 "
+                "values attend computes with" if dtype else ""))
         a, b = t["data_offsets"]
         if not 0 <= a <= b <= len(body):
             raise ConvertError("%s: tensor %s: data_offsets %s outside the file" % (path, name, t["data_offsets"]))
-        tensors[name] = np.frombuffer(body[a:b], dtype="<f4").reshape(t["shape"]).copy()
+        tensors[name] = np.frombuffer(body[a:b], dtype=dtype).reshape(t["shape"]).copy()
+    if dequantize:
+        for name in list(tensors):          # int8: W = q * scale per row, the .scale tensors dropped
+            if name.endswith(".scale") and name[:-6] in tensors and tensors[name[:-6]].dtype == np.int8:
+                q = tensors[name[:-6]]
+                tensors[name[:-6]] = q.astype(np.float32) * tensors.pop(name).astype(np.float32)[:, None]
+        for name, a in tensors.items():     # f16: widened
+            if a.dtype == np.float16:
+                tensors[name] = a.astype(np.float32)
+        for name, a in tensors.items():
+            if a.dtype != np.float32:
+                raise ConvertError("%s: tensor %s is I8 without its scales %s.scale" % (path, name, name))
     return meta, tensors
 
 
-def to_torch(src, dst):
-    meta, tensors = read_attend(src)
+def to_torch(src, dst, dequantize=False):
+    meta, tensors = read_attend(src, dequantize)
     cfg = json.loads(meta["attend.config"], object_pairs_hook=collections.OrderedDict)
     b = {"config": dict(cfg),
          "state_dict": collections.OrderedDict((n, torch.from_numpy(a)) for n, a in tensors.items()),
@@ -201,12 +224,14 @@ def main(argv=None):
     t = sub.add_parser("to-torch", help="MODEL.safetensors -> MODEL.pt")
     t.add_argument("src")
     t.add_argument("dst")
+    t.add_argument("--dequantize", action="store_true",
+                   help="accept a quantized (int8/f16) file: write the float32 values attend computes with")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "to-attend":
             to_attend(args.src, args.dst, args.meta)
         else:
-            to_torch(args.src, args.dst)
+            to_torch(args.src, args.dst, args.dequantize)
     except (ConvertError, OSError, KeyError, ValueError) as e:
         print("torch_convert: %s" % e, file=sys.stderr)
         return 1

@@ -206,7 +206,14 @@ attend_status attend_model_tensor_find(const attend_model *m, const char *name,
                                        attend_model_tensor *t, attend_error *err);
 /* Total number of parameters (scalars). */
 size_t attend_model_param_count(const attend_model *m);
-/* The whole parameter / gradient arena (attend_model_param_count values). */
+/* The whole parameter / gradient arena (attend_model_param_count values).
+ * Decoding keeps packed copies of the weight matrices (the layout the matrix
+ * products read, made once instead of at every step: docs/PERFORMANCE.md);
+ * attend_model_params and attend_model_tensor_get/find mark them stale, as
+ * does every training step, load and quantization, so the next product packs
+ * again. Write parameters through a pointer from a call made after your last
+ * decode (call attend_model_params again after writing through an older
+ * one), and a decode reads what you wrote. */
 attend_real *attend_model_params(attend_model *m);
 attend_real *attend_model_grads(attend_model *m);
 void attend_model_zero_grad(attend_model *m);

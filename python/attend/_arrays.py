@@ -1,40 +1,44 @@
 """_arrays.py — the door between numpy and C: every array is checked for
 dtype, C-contiguity and shape before a pointer to it is taken. Nothing is
 converted silently: a float64 or a transposed (non-contiguous) array is
-refused with AttendError, so the caller knows a copy would be made."""
+refused with AttendError, so the caller knows a copy would be made: a
+wrong type or dtype is an AttendTypeError (a TypeError), a wrong layout or
+shape an AttendValueError (a ValueError)."""
 import ctypes
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ._lib import ERR_ARG, ERR_SHAPE, AttendError, i32_p, real_p, u8_p
+from ._lib import ERR_ARG, ERR_SHAPE, AttendTypeError, AttendValueError, i32_p, real_p, u8_p
 
 FLOAT = np.dtype(np.float32)
 _PTR = {np.dtype(np.float32): real_p, np.dtype(np.int32): i32_p, np.dtype(np.uint8): u8_p}
 
 
-def check(name, a, dtype, shape=None, ndim=None):
+def check(name: str, a: Any, dtype: Any, shape: Optional[Sequence[Optional[int]]] = None,
+          ndim: Optional[int] = None) -> np.ndarray:
     """a must be a numpy array of exactly `dtype`, C-contiguous, with `ndim`
     dimensions and, where shape[i] is not None, that extent. Returns a."""
     dtype = np.dtype(dtype)
     if not isinstance(a, np.ndarray):
-        raise AttendError(ERR_ARG, "%s: expected a numpy array of %s, got %s" % (name, dtype, type(a).__name__))
+        raise AttendTypeError(ERR_ARG, "%s: expected a numpy array of %s, got %s" % (name, dtype, type(a).__name__))
     if a.dtype != dtype:
-        raise AttendError(ERR_ARG, "%s: dtype %s, expected %s (convert with np.ascontiguousarray(%s, dtype=np.%s))"
+        raise AttendTypeError(ERR_ARG, "%s: dtype %s, expected %s (convert with np.ascontiguousarray(%s, dtype=np.%s))"
                           % (name, a.dtype, dtype, name, dtype))
     if not a.flags["C_CONTIGUOUS"]:
-        raise AttendError(ERR_ARG, "%s: the array is not C-contiguous (strides %s); pass np.ascontiguousarray(%s)"
+        raise AttendValueError(ERR_ARG, "%s: the array is not C-contiguous (strides %s); pass np.ascontiguousarray(%s)"
                           % (name, a.strides, name))
     if ndim is None and shape is not None:
         ndim = len(shape)
     if ndim is not None and a.ndim != ndim:
-        raise AttendError(ERR_SHAPE, "%s: %d dimensions %s, expected %d" % (name, a.ndim, list(a.shape), ndim))
+        raise AttendValueError(ERR_SHAPE, "%s: %d dimensions %s, expected %d" % (name, a.ndim, list(a.shape), ndim))
     if shape is not None:
         for i, (got, want) in enumerate(zip(a.shape, shape)):
             if want is not None and got != want:
-                raise AttendError(ERR_SHAPE, "%s: shape %s, expected %s (dimension %d is %d, expected %d)"
+                raise AttendValueError(ERR_SHAPE, "%s: shape %s, expected %s (dimension %d is %d, expected %d)"
                                   % (name, list(a.shape), ["?" if w is None else w for w in shape], i, got, want))
     if a.size == 0:
-        raise AttendError(ERR_SHAPE, "%s: shape %s has no elements" % (name, list(a.shape)))
+        raise AttendValueError(ERR_SHAPE, "%s: shape %s has no elements" % (name, list(a.shape)))
     return a
 
 

@@ -27,16 +27,67 @@ MAX_TOKEN_BYTES = 64
 class AttendError(Exception):
     """An error from the attend library, or a call refused before reaching it.
 
-    .code   the attend_status value (attend.OK ... attend.ERR_CAPACITY)
-    .status its name, e.g. "ATTEND_ERR_SHAPE"
+    .code    the attend_status value (attend.OK ... attend.ERR_CAPACITY)
+    .status  its name, e.g. "ATTEND_ERR_SHAPE"
     .message the library's message (what was wrong, with the offending values)
+
+    Every AttendError is also the built-in exception its cause calls for, so
+    code that knows nothing of attend catches it as usual:
+      AttendTypeError   (TypeError)    an argument of the wrong type: not a str,
+                                       not a numpy array, a wrong dtype
+      AttendOSError     (OSError)      a file: missing, unreadable, unwritable
+                                       (ERR_IO), or not a valid attend file (ERR_FORMAT)
+      AttendMemoryError (MemoryError)  an allocation failed (ERR_ALLOC)
+      AttendValueError  (ValueError)   every other bad value: shapes, masks,
+                                       options, unknown symbols, a closed handle
+    AttendError(code, message) itself makes the subclass of the code (TypeError
+    only when asked for by name: the library's ERR_ARG is a ValueError).
     """
+
+    def __new__(cls, code, message):
+        if cls is AttendError:
+            cls = _CLASS_OF_CODE.get(int(code), AttendValueError)
+        # the built-in base's constructor, with one argument (OSError would
+        # read two as errno and strerror)
+        base = next(b for b in cls.__mro__ if b.__module__ == "builtins")
+        return base.__new__(cls, message)
 
     def __init__(self, code, message):
         self.code = int(code)
         self.status = _status_name(self.code)
         self.message = message
         super().__init__("%s: %s" % (self.status, message))
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.message))
+
+    def __str__(self):
+        return "%s: %s" % (self.status, self.message)
+
+
+class AttendValueError(AttendError, ValueError):
+    """A bad value (shape, mask, option, unknown symbols, closed handle ...)."""
+
+
+class AttendTypeError(AttendError, TypeError):
+    """An argument of the wrong type (not a str, not a numpy array, wrong dtype)."""
+
+
+class AttendOSError(AttendError, OSError):
+    """A file that cannot be read or written (ERR_IO) or is not a valid attend
+    file (ERR_FORMAT)."""
+
+
+class AttendMemoryError(MemoryError, AttendError):  # MemoryError first: its constructor
+    """The library could not allocate memory (ERR_ALLOC)."""
+    __init__, __str__, __reduce__ = AttendError.__init__, AttendError.__str__, AttendError.__reduce__
+
+
+class AttendWarning(UserWarning):
+    """A problem the call went past (unknown="warn": symbols read as <unk>)."""
+
+
+_CLASS_OF_CODE = {ERR_IO: AttendOSError, ERR_FORMAT: AttendOSError, ERR_ALLOC: AttendMemoryError}
 
 
 _NAMES = ["ATTEND_OK", "ATTEND_ERR_NULL", "ATTEND_ERR_SHAPE", "ATTEND_ERR_MASKED_ROW", "ATTEND_ERR_ARG",
@@ -138,6 +189,24 @@ class EvalStats(Structure):
 class TaskConfig(Structure):
     _fields_ = [("task", c_int), ("symbols", c_int), ("min_len", c_int), ("max_len", c_int), ("count", c_int),
                 ("seed", c_uint64)]
+
+
+class IvSpec(Structure):
+    """attend_intervention (include/attend/analysis.h)."""
+    _fields_ = [("kind", c_int), ("position", c_int), ("token", c_int32), ("seed", c_uint64)]
+
+
+class IvResult(Structure):
+    """attend_intervention_result (include/attend/analysis.h)."""
+    _fields_ = [("tv", dbl_p), ("kl", dbl_p), ("js", dbl_p), ("forced_align", real_p), ("out", i32_p),
+                ("out_align", real_p), ("steps", c_int), ("src_len", c_int), ("tv_mean", c_double),
+                ("tv_max", c_double), ("kl_mean", c_double), ("kl_max", c_double), ("js_mean", c_double),
+                ("js_max", c_double), ("out_len", c_int), ("changed", c_int)]
+
+
+class PlotSeries(Structure):
+    """attend_plot_series (include/attend/analysis.h)."""
+    _fields_ = [("label", c_char_p), ("n", c_int), ("x", dbl_p), ("y", dbl_p)]
 
 
 class TsvOptions(Structure):
@@ -289,6 +358,21 @@ _SIGNATURES = {
     "attend_trainer_skipped": (c_long, [P]),
     "attend_trainer_set_max_nonfinite": (st, [P, c_long, E]),
     "attend_trainer_set_options": (st, [P, POINTER(TrainOptions), E]),
+    "attend_model_set_pointer_exclude": (st, [P, c_int, E]),
+    "attend_model_pointer_exclude": (c_int, [P]),
+    # analysis: interventions, rendering
+    "attend_model_intervene": (st, [P, i32_p, c_int, i32_p, c_int, c_int, POINTER(IvSpec), POINTER(IvResult), E]),
+    "attend_intervention_name": (c_char_p, [c_int]),
+    "attend_attention_intervene": (st, [POINTER(ScoreConfig), POINTER(ScoreParams), real_p, real_p, real_p, real_p,
+                                        real_p, c_int, c_int, POINTER(IvSpec), E]),
+    "attend_render_heatmap_text_style": (st, [POINTER(c_void_p), real_p, c_int, c_int, POINTER(c_char_p),
+                                              POINTER(c_char_p), c_int, E]),
+    "attend_render_heatmap_svg": (st, [POINTER(c_void_p), real_p, c_int, c_int, POINTER(c_char_p),
+                                       POINTER(c_char_p), c_char_p, E]),
+    "attend_render_heatmap_html": (st, [POINTER(c_void_p), real_p, c_int, c_int, POINTER(c_char_p),
+                                        POINTER(c_char_p), c_char_p, E]),
+    "attend_render_line_plot_svg": (st, [POINTER(c_void_p), POINTER(PlotSeries), c_int, c_char_p, c_char_p,
+                                         c_char_p, c_double, c_double, c_int, E]),
     # G2P
     "attend_g2p_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), E]),
     "attend_g2p_encode_word": (st, [P, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),

@@ -13,13 +13,18 @@ vocabularies token by token (checked here, naming the first difference, as
     hs = attend.ensemble.beam([a, b], "abcd", beam=4, nbest=3)
     attend.ensemble.rescore(c, "abcd", hs, reverse=True)   # log p / (len + 1) per hypothesis
 """
+from __future__ import annotations
+
 import ctypes
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _arrays as ar
 from ._lib import ERR_ARG, AttendError, call
-from .model import Hypothesis, _as_ids
+from .model import Hypothesis, Model, Source, _as_ids, _encode_all, _is_one, _source_tokens
+
+__all__ = ["check", "greedy", "beam", "rescore"]
 
 _P = ctypes.c_void_p
 
@@ -34,7 +39,7 @@ def _vocab_diff(a, b):
     return None
 
 
-def check(models):
+def check(models: Sequence[Model]) -> None:
     """Raises AttendError (ERR_ARG) naming the first way a model differs from
     the first: decoder kind (pointer), tokenizer, target or source vocabulary."""
     if not models:
@@ -71,20 +76,24 @@ def _max_len(models, max_len):
     return max_len if max_len else max(m.config["max_tgt_len"] for m in models) + 1
 
 
-def greedy(models, sources, max_len=0):
+def greedy(models: Sequence[Model], sources: Union[Source, Sequence[Source]], max_len: int = 0,
+           unknown: str = "warn") -> List[Optional[Hypothesis]]:
     """Greedy decoding of one source or a list (str or int32 ids) with the
     ensemble; a list of Hypothesis whose .alignment is model 1's [L,S] and
-    .alignments every model's [M,L,S]."""
+    .alignments every model's [M,L,S] (None for a source that unknown="skip"
+    skips; unknown= as Model.greedy)."""
     hs = _handles(models)
     M, first = len(models), models[0]
-    if isinstance(sources, (str, np.ndarray)):
+    if _is_one(sources):
         sources = [sources]
-    srcs = [_as_ids("source %d" % i, s, first.src_vocab) for i, s in enumerate(sources)]
+    srcs = _encode_all("source", sources, first.src_vocab, unknown, 2)
+    todo = [i for i, s in enumerate(srcs) if s is not None]
     L = _max_len(models, max_len)
     B = max(min(m.config["max_batch"] for m in models), 1)
-    res = []
-    for at in range(0, len(srcs), B):
-        chunk = srcs[at:at + B]
+    res: List[Optional[Hypothesis]] = [None] * len(srcs)
+    for at in range(0, len(todo), B):
+        rows = todo[at:at + B]
+        chunk = [srcs[i] for i in rows]
         N, S = len(chunk), max(len(s) for s in chunk)
         src = np.zeros((N, S), dtype=np.int32)
         for i, s in enumerate(chunk):
@@ -94,22 +103,35 @@ def greedy(models, sources, max_len=0):
         align = np.zeros((M, N, L, S), dtype=ar.FLOAT)
         call("attend_ensemble_greedy", hs, M, ar.ptr(src), ar.ptr(src_len), N, S, L, ar.ptr(out), ar.ptr(out_len),
              ar.ptr(align))
-        for i in range(N):
+        for i, r in enumerate(rows):
             n, sl = int(out_len[i]), int(src_len[i])
             ids = out[i, :n].copy()
             toks, text = first._out_tokens(ids)
-            h = Hypothesis(ids, toks, text, align[0, i, :n, :sl].copy())
+            h = Hypothesis(ids, toks, text, align[0, i, :n, :sl].copy(), None,
+                           _source_tokens(sources[r], chunk[i], first.src_vocab))
             h.alignments = align[:, i, :n, :sl].copy()
-            res.append(h)
+            res[r] = h
     return res
 
 
-def beam(models, source, beam=5, nbest=1, alpha=0.0, max_len=0):
+def beam(models: Sequence[Model], source: Union[Source, Sequence[Source]], beam: int = 5, nbest: int = 1,
+         alpha: float = 0.0, max_len: int = 0,
+         unknown: str = "warn") -> Union[List[Hypothesis], List[List[Hypothesis]]]:
     """Beam search with the ensemble: the nbest best hypotheses, best first
-    (score: the summed mean log-probability / (L+1)^alpha; .alignments [M,L,S])."""
+    (score: the summed mean log-probability / (L+1)^alpha; .alignments
+    [M,L,S]); [] for a source unknown="skip" skips. A list of sources gives
+    one such list per source."""
+    if not _is_one(source):
+        return [_beam(models, s, beam, nbest, alpha, max_len, unknown) for s in source]
+    return _beam(models, source, beam, nbest, alpha, max_len, unknown)
+
+
+def _beam(models, source, beam, nbest, alpha, max_len, unknown):
     hs = _handles(models)
     M, first = len(models), models[0]
-    src = _as_ids("source", source, first.src_vocab)
+    src = _encode_all("source", [source], first.src_vocab, unknown, 3)[0]
+    if src is None:
+        return []
     L, S = _max_len(models, max_len), len(src)
     K = max(int(nbest), 1)
     out, out_len = np.zeros((K, L), dtype=np.int32), np.zeros(K, dtype=np.int32)
@@ -122,18 +144,23 @@ def beam(models, source, beam=5, nbest=1, alpha=0.0, max_len=0):
         n = int(out_len[k])
         ids = out[k, :n].copy()
         toks, text = first._out_tokens(ids)
-        h = Hypothesis(ids, toks, text, align[0, k, :n].copy(), float(score[k]))
+        h = Hypothesis(ids, toks, text, align[0, k, :n].copy(), float(score[k]),
+                       _source_tokens(source, src, first.src_vocab))
         h.alignments = align[:, k, :n].copy()
         res.append(h)
     return res
 
 
-def rescore(model, source, hypotheses, reverse=False):
+def rescore(model: Model, source: Source, hypotheses: Sequence[Union[Hypothesis, str, Sequence[str]]],
+            reverse: bool = False, unknown: str = "warn") -> Optional[List[float]]:
     """model's length-normalised log-probability log p / (len + 1) of each
     hypothesis (Hypothesis objects, str or token lists, looked up in model's
     target vocabulary by name), of the reversed hypothesis with reverse=True
-    (a right-to-left model). Combine as (1 - w) * h.score + w * this."""
-    src = _as_ids("source", source, model.src_vocab)
+    (a right-to-left model). Combine as (1 - w) * h.score + w * this.
+    unknown= applies to the source (None when "skip" skips it)."""
+    src = _encode_all("source", [source], model.src_vocab, unknown, 2)[0]
+    if src is None:
+        return None
     rows = []
     for h in hypotheses:
         toks = h.tokens if isinstance(h, Hypothesis) else h

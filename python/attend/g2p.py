@@ -2,30 +2,40 @@
 
     import attend.g2p
     attend.g2p.pronounce("hello")                 # 'HH EH L OW' (as `attend g2p hello`)
+    attend.g2p.pronounce(["hello", "world"])      # ['HH EH L OW', 'W ER L D'], one batch
     g = attend.g2p.G2P()                          # or G2P("my-model.safetensors")
     for h in g.nbest("read", 3):                  # beam search, best first
         print(h.text, h.score, h.alignment.shape) # alignment [phonemes, letters]
     attend.g2p.entropy(h.alignment)               # attention entropy per phoneme (nats)
 
-A word the model cannot spell (letters it never saw, white space, more than
-64 characters) raises AttendError; allow_unknown=True reads unknown letters
-as <unk> instead, as the command does with a warning.
+Letters the model never saw follow unknown= as everywhere in attend: "warn"
+(the default, as the command: an AttendWarning, the letters read as <unk>),
+"error" (AttendValueError) or "skip" (the word is not pronounced: None, or []
+for nbest). A word with white space or more than 64 characters is an
+AttendValueError whatever unknown= says, and anything but a str an
+AttendTypeError.
 """
+from __future__ import annotations
+
 import ctypes
 import os
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import ERR_ARG, G2P_MAX_LEN, UNK, AttendError, ModelConfig, call
-from .model import Model, Vocab
+from ._lib import ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, ModelConfig, call
+from .model import Hypothesis, Model, Vocab, _apply_policy, _policy
 
 __all__ = ["G2P", "pronounce", "entropy", "default_model_path"]
 
+Words = Union[str, Sequence[str]]
 
-def default_model_path():
+
+def default_model_path() -> str:
     """$ATTEND_G2P_MODEL, else the shipped model beside this package (build
-    tree: the source tree's models/; installed: <prefix>/share/attend/)."""
+    tree: the source tree's models/; cmake --install: <prefix>/share/attend/;
+    pip: the package's models/)."""
     env = os.environ.get("ATTEND_G2P_MODEL")
     if env:
         return env
@@ -33,7 +43,7 @@ def default_model_path():
     return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), _where.G2P_MODEL))
 
 
-def entropy(alignment):
+def entropy(alignment: np.ndarray) -> np.ndarray:
     """Attention entropy -Σ w ln w of each row of alignment [T,S] (nats)."""
     w = np.asarray(alignment, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -42,10 +52,10 @@ def entropy(alignment):
 
 
 class G2P:
-    """A G2P model loaded with room for any word (up to 64 letters) and beams
-    up to max_beam wide."""
+    """A G2P model loaded with room for any word (up to 64 letters), batches
+    and beams up to max_beam wide."""
 
-    def __init__(self, path=None, max_beam=16):
+    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, max_beam: int = 16) -> None:
         path = str(path or default_model_path())
         cap = ModelConfig()
         cap.max_batch = 1
@@ -65,72 +75,103 @@ class G2P:
         self.model = Model(h.value, Vocab(gv.value, "char"), Vocab(pv.value, "space"), "char")
         self.path = path
 
-    def close(self):
+    def close(self) -> None:
+        """Frees the model (idempotent)."""
         self.model.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "G2P":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
-    def letters(self, word):
-        """The word as model input: (ids int32 [S], letters [S]); raises for a
-        word the model cannot spell unless allow_unknown."""
-        return self._encode(word, False)
+    def letters(self, word: str) -> Tuple[np.ndarray, List[str]]:
+        """The word as model input: (ids int32 [S], letters [S]), the letters
+        lower-cased as the model reads them; a letter the model never saw is
+        id 3 (<unk>)."""
+        return self._encode(word)
 
-    def _encode(self, word, allow_unknown):
+    def _encode(self, word):
         if not isinstance(word, str):
-            raise AttendError(ERR_ARG, "word: expected str, got %s" % type(word).__name__)
+            raise AttendTypeError(ERR_ARG, "word: expected str, got %s" % type(word).__name__)
         gv = self.model.src_vocab
         b = word.encode("utf-8")
         if len(word) > G2P_MAX_LEN:
-            raise AttendError(ERR_ARG, "'%.80s': %d characters, more than the %d a word may have: not pronounced"
-                              % (word, len(word), G2P_MAX_LEN))
+            raise AttendValueError(ERR_ARG, "'%.80s': %d characters, more than the %d a word may have: not "
+                                   "pronounced" % (word, len(word), G2P_MAX_LEN))
         ids = np.zeros(G2P_MAX_LEN, dtype=np.int32)
         n = ctypes.c_int(0)
         call("attend_g2p_encode_word", gv._handle(), b, len(b), ar.ptr(ids), G2P_MAX_LEN, ctypes.byref(n))
         ids = ids[:n.value].copy()
         letters = [ch.lower() if "A" <= ch <= "Z" else ch for ch in word]
-        unknown = [letters[i] for i in range(len(ids)) if ids[i] == UNK]
-        if unknown and not allow_unknown:
-            raise AttendError(ERR_ARG, "'%s': %d of %d letters unknown to the model (%s): the model cannot spell it"
-                              % (word, len(unknown), len(ids), " ".join(unknown)))
         return ids, letters
 
-    def pronounce(self, word, allow_unknown=False):
+    def _encode_words(self, words, unknown):
+        """[(ids, letters) or None (skipped)] after the unknown= policy."""
+        _policy(unknown)
+        enc = [self._encode(w) for w in words]
+        bad = [(i, w, [e[1][j] for j in range(len(e[0])) if e[0][j] == UNK], len(e[0]))
+               for i, (w, e) in enumerate(zip(words, enc)) if (e[0] == UNK).any()]
+        _apply_policy("word", bad, unknown, 3, "letters")
+        if unknown == "skip":
+            for i, _, _, _ in bad:
+                enc[i] = None
+        return enc
+
+    def pronounce(self, word: Words, unknown: str = "warn") -> Union[Optional[str], List[Optional[str]]]:
         """The greedy pronunciation as ARPAbet phonemes separated by spaces
-        (what `attend g2p WORD` prints after the word)."""
-        return self.align(word, allow_unknown).text
+        (what `attend g2p WORD` prints after the word); a list of words gives
+        a list, decoded in batches of max_beam. None for a skipped word."""
+        hs = self.align(word, unknown)
+        if isinstance(word, str):
+            return hs.text if hs is not None else None
+        return [h.text if h is not None else None for h in hs]
 
-    def align(self, word, allow_unknown=False):
-        """The greedy pronunciation as a Hypothesis with .alignment [T,S]."""
-        ids, letters = self._encode(word, allow_unknown)
-        h = self.model.greedy(ids, max_len=self.max_len)[0]
-        h.letters = letters
-        return h
+    def align(self, word: Words, unknown: str = "warn") -> Union[Optional[Hypothesis], List[Optional[Hypothesis]]]:
+        """The greedy pronunciation as a Hypothesis with .alignment [T,S] and
+        .letters (= .source_tokens); a list of words gives a list (batched)."""
+        one = isinstance(word, str)
+        words = [word] if one else list(word)
+        enc = self._encode_words(words, unknown)
+        todo = [i for i, e in enumerate(enc) if e is not None]
+        res: List[Optional[Hypothesis]] = [None] * len(words)
+        if todo:
+            hs = self.model.greedy([enc[i][0] for i in todo], max_len=self.max_len)
+            for i, h in zip(todo, hs):
+                h.letters = h.source_tokens = enc[i][1]
+                res[i] = h
+        return res[0] if one else res
 
-    def nbest(self, word, n=3, beam=None, alpha=0.0, allow_unknown=False):
+    def nbest(self, word: Words, n: int = 3, beam: Optional[int] = None, alpha: float = 0.0,
+              unknown: str = "warn") -> Union[List[Hypothesis], List[List[Hypothesis]]]:
         """The n best pronunciations by beam search (width max(n, 5) by
-        default, as `attend g2p --nbest n`), best first, with .score (log p)."""
+        default, as `attend g2p --nbest n`), best first, with .score (log p);
+        [] for a skipped word. A list of words gives one list per word."""
         beam = beam or max(n, 5)
         if beam > self.max_beam:
-            raise AttendError(ERR_ARG, "beam %d is wider than max_beam=%d (G2P(max_beam=...))" % (beam, self.max_beam))
-        ids, letters = self._encode(word, allow_unknown)
-        hs = self.model.beam(ids, beam=beam, nbest=n, alpha=alpha, max_len=self.max_len)
-        for h in hs:
-            h.letters = letters
-        return hs
+            raise AttendValueError(ERR_ARG, "beam %d is wider than max_beam=%d (G2P(max_beam=...))"
+                                   % (beam, self.max_beam))
+        one = isinstance(word, str)
+        words = [word] if one else list(word)
+        out = []
+        for e in self._encode_words(words, unknown):
+            if e is None:
+                out.append([])
+                continue
+            hs = self.model.beam(e[0], beam=beam, nbest=n, alpha=alpha, max_len=self.max_len)
+            for h in hs:
+                h.letters = h.source_tokens = e[1]
+            out.append(hs)
+        return out[0] if one else out
 
 
-_default = None
+_default: Optional[G2P] = None
 
 
-def pronounce(word, allow_unknown=False):
-    """Pronounces one word with the shipped model (loaded on first use)."""
+def pronounce(word: Words, unknown: str = "warn") -> Union[Optional[str], List[Optional[str]]]:
+    """Pronounces a word, or a list of words (one batch), with the shipped
+    model (loaded on first use): G2P().pronounce(word, unknown)."""
     global _default
     if _default is None:
         _default = G2P()
-    return _default.pronounce(word, allow_unknown)
-
-
+    return _default.pronounce(word, unknown)

@@ -17,17 +17,23 @@ turns scores into weights): "softmax", "sparsemax" and "entmax15" (exact zeros).
     q = np.array([[[1, 0]]], np.float32)
     ctx, w = K.attention(q, h, h, kind="dot")                  # w = [[[1/2, 1/4, 1/4]]]
 """
+from __future__ import annotations
+
 import ctypes
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import (ERR_ARG, ERR_CAPACITY, MHA_NAMES, AttendError, MhaConfig, MhaGrads, MhaParams, ScoreConfig, ScoreGrads,
-                   ScoreParams, call, lib)
+from ._lib import (ERR_ARG, ERR_CAPACITY, MHA_NAMES, AttendError, IvSpec, MhaConfig, MhaGrads, MhaParams, ScoreConfig,
+                   ScoreGrads, ScoreParams, call, lib)
 
 __all__ = ["scores", "scores_backward", "masked_softmax", "masked_softmax_backward", "masked_normalize",
            "masked_normalize_backward", "normalizer_threshold", "context", "context_backward", "attention",
-           "attention_backward", "mha", "mha_backward"]
+           "attention_backward", "attention_intervene", "mha", "mha_backward"]
+
+Array = np.ndarray
+Opt = Optional[np.ndarray]
 
 _KINDS = {"dot": 0, "scaled_dot": 1, "general": 2, "additive": 3}
 
@@ -97,14 +103,17 @@ def _keys_scores(cfg, p, q, k, N, T, S):
     return sc, kp, saved
 
 
-def scores(q, k, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, v=None, b=None):
+def scores(q: Array, k: Array, kind: str = "dot", scale: float = 0.0, W: Opt = None, Wq: Opt = None,
+           Wk: Opt = None, v: Opt = None, b: Opt = None) -> Array:
     """scores [N,T,S] of queries q [N,T,Dq] against keys k [N,S,Dk]."""
     N, T, S, Dq, Dk = _qk(q, k)
     cfg, p, _ = _score_setup(kind, Dq, Dk, scale, W, Wq, Wk, v, b)
     return _keys_scores(cfg, p, q, k, N, T, S)[0]
 
 
-def scores_backward(dscores, q, k, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, v=None, b=None):
+def scores_backward(dscores: Array, q: Array, k: Array, kind: str = "dot", scale: float = 0.0, W: Opt = None,
+                    Wq: Opt = None, Wk: Opt = None, v: Opt = None,
+                    b: Opt = None) -> Tuple[Array, Array, Dict[str, Array]]:
     """Gradients of scores(): returns (dq [N,T,Dq], dk [N,S,Dk], grads) with
     grads a dict of the kind's parameter gradients ("W" or "Wq","Wk","v","b")."""
     N, T, S, Dq, Dk = _qk(q, k)
@@ -120,7 +129,7 @@ def scores_backward(dscores, q, k, kind="dot", scale=0.0, W=None, Wq=None, Wk=No
     return dq, dk, grads
 
 
-def masked_softmax(scores, valid=None, allowed=None, causal=False):
+def masked_softmax(scores: Array, valid: Opt = None, allowed: Opt = None, causal: bool = False) -> Array:
     """weights [N,T,S] = softmax of scores [N,T,S] over the positions allowed
     by valid [N,S] (key padding), allowed [T,S] and causal (j <= t). A row with
     every position excluded raises AttendError (ATTEND_ERR_MASKED_ROW)."""
@@ -134,7 +143,7 @@ def masked_softmax(scores, valid=None, allowed=None, causal=False):
     return w
 
 
-def masked_softmax_backward(dweights, weights):
+def masked_softmax_backward(dweights: Array, weights: Array) -> Array:
     """dscores [N,T,S] from dweights [N,T,S] and the forward's weights."""
     ar.check("weights", weights, ar.FLOAT, ndim=3)
     N, T, S = weights.shape
@@ -144,7 +153,8 @@ def masked_softmax_backward(dweights, weights):
     return d
 
 
-def masked_normalize(scores, normalizer="softmax", valid=None, allowed=None, causal=False):
+def masked_normalize(scores: Array, normalizer: str = "softmax", valid: Opt = None, allowed: Opt = None,
+                     causal: bool = False) -> Array:
     """weights [N,T,S] = normalizer(scores [N,T,S]) over the kept positions
     (masks as masked_softmax): "softmax", "sparsemax" (Martins & Astudillo
     2016) or "entmax15" (Peters et al. 2019); the sparse two give exact zeros."""
@@ -159,7 +169,7 @@ def masked_normalize(scores, normalizer="softmax", valid=None, allowed=None, cau
     return w
 
 
-def masked_normalize_backward(dweights, weights, normalizer="softmax"):
+def masked_normalize_backward(dweights: Array, weights: Array, normalizer: str = "softmax") -> Array:
     """dscores [N,T,S] from dweights [N,T,S] and the forward's weights of the
     same normalizer."""
     nz = _normalizer(normalizer)
@@ -171,7 +181,7 @@ def masked_normalize_backward(dweights, weights, normalizer="softmax"):
     return d
 
 
-def normalizer_threshold(z, normalizer="sparsemax"):
+def normalizer_threshold(z: Array, normalizer: str = "sparsemax") -> Tuple[float, int]:
     """(tau, support) of one row z [S] (1 <= S <= 256): sparsemax w = max(z - tau, 0),
     entmax15 w = max(z/2 - tau, 0)**2, softmax w = exp(z - tau)."""
     nz = _normalizer(normalizer)
@@ -183,7 +193,7 @@ def normalizer_threshold(z, normalizer="sparsemax"):
     return tau, support.value
 
 
-def context(weights, v):
+def context(weights: Array, v: Array) -> Array:
     """ctx [N,T,Dv] = weights [N,T,S] · v [N,S,Dv]."""
     ar.check("weights", weights, ar.FLOAT, ndim=3)
     N, T, S = weights.shape
@@ -193,7 +203,7 @@ def context(weights, v):
     return ctx
 
 
-def context_backward(dctx, weights, v):
+def context_backward(dctx: Array, weights: Array, v: Array) -> Tuple[Array, Array]:
     """(dweights [N,T,S], dv [N,S,Dv]) from dctx [N,T,Dv]."""
     ar.check("weights", weights, ar.FLOAT, ndim=3)
     N, T, S = weights.shape
@@ -222,8 +232,9 @@ def _attention_run(q, k, v, kind, scale, W, Wq, Wk, va, b, valid, allowed, causa
     return cfg, p, params, ws, n_ws, ctx, w, (N, T, S, Dq, Dk, Dv), nz
 
 
-def attention(q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, va=None, b=None, valid=None, allowed=None,
-              causal=False, normalizer="softmax"):
+def attention(q: Array, k: Array, v: Array, kind: str = "dot", scale: float = 0.0, W: Opt = None, Wq: Opt = None,
+              Wk: Opt = None, va: Opt = None, b: Opt = None, valid: Opt = None, allowed: Opt = None,
+              causal: bool = False, normalizer: str = "softmax") -> Tuple[Array, Array]:
     """Soft attention: returns (ctx [N,T,Dv], weights [N,T,S]) for queries
     q [N,T,Dq], keys k [N,S,Dk] and values v [N,S,Dv] (pass k twice for K = V).
     The additive score's vector is `va` here (v is the values); normalizer
@@ -232,8 +243,10 @@ def attention(q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, va=None,
     return r[5], r[6]
 
 
-def attention_backward(dctx, q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk=None, va=None, b=None,
-                       valid=None, allowed=None, causal=False, dweights=None, normalizer="softmax"):
+def attention_backward(dctx: Array, q: Array, k: Array, v: Array, kind: str = "dot", scale: float = 0.0,
+                       W: Opt = None, Wq: Opt = None, Wk: Opt = None, va: Opt = None, b: Opt = None,
+                       valid: Opt = None, allowed: Opt = None, causal: bool = False, dweights: Opt = None,
+                       normalizer: str = "softmax") -> Tuple[Array, Array, Array, Dict[str, Array]]:
     """Gradients of attention() from dctx [N,T,Dv] (and optionally a loss on
     the weights, dweights [N,T,S]): returns (dq, dk, dv, grads)."""
     cfg, p, params, ws, n_ws, ctx, w, (N, T, S, Dq, Dk, Dv), nz = _attention_run(
@@ -250,6 +263,34 @@ def attention_backward(dctx, q, k, v, kind="dot", scale=0.0, W=None, Wq=None, Wk
          ar.ptr(dk), ar.ptr(dv), ar.ptr(dctx), ar.ptr(dweights), ar.ptr(w), ar.ptr(q), ar.ptr(k), ar.ptr(v), N, T, S, Dv,
          ar.ptr(ws), n_ws)
     return dq, dk, dv, grads
+
+
+_IV_KINDS = {"remove-state": 0, "uniform": 3, "permute": 4, "drop-top": 5}
+
+
+def attention_intervene(q: Array, k: Array, v: Array, intervention: str, position: int = 0, seed: int = 1,
+                        kind: str = "dot", scale: float = 0.0, W: Opt = None, Wq: Opt = None, Wk: Opt = None,
+                        va: Opt = None, b: Opt = None) -> Tuple[Array, Array]:
+    """One attention read-out under an intervention, with no model
+    (attend_attention_intervene): query q [Dq] against keys k [S,Dk] and
+    values v [S,Dv]; returns (ctx [Dv], weights [S]) under "remove-state"
+    (saved state `position` hidden, the rest renormalised), "uniform",
+    "permute" (seeded) or "drop-top". Seed 000's Tables 14.2 and 14.3 are this
+    function on its three-state example (`attend intervene --textbook`)."""
+    if intervention not in _IV_KINDS:
+        raise AttendError(ERR_ARG, "intervention %r: expected one of %s (delete-token needs an encoder: "
+                          "Model.intervene)" % (intervention, ", ".join(_IV_KINDS)))
+    ar.check("q", q, ar.FLOAT, ndim=1)
+    ar.check("k", k, ar.FLOAT, ndim=2)
+    S, Dk = k.shape
+    ar.check("v", v, ar.FLOAT, (S, None))
+    Dv = v.shape[1]
+    cfg, p, _ = _score_setup(kind, q.shape[0], Dk, scale, W, Wq, Wk, va, b)
+    ctx, w = ar.zeros(Dv), ar.zeros(S)
+    spec = IvSpec(_IV_KINDS[intervention], int(position), 0, int(seed))
+    call("attend_attention_intervene", ctypes.byref(cfg), ctypes.byref(p), ar.ptr(ctx), ar.ptr(w), ar.ptr(q),
+         ar.ptr(k), ar.ptr(v), S, Dv, ctypes.byref(spec))
+    return ctx, w
 
 
 def _mha_run(q, k, v, params, heads, valid, allowed, causal, average_weights, want_weights):
@@ -286,7 +327,8 @@ def _mha_run(q, k, v, params, heads, valid, allowed, causal, average_weights, wa
     return cfg, p, checked, ws, n_ws, out, w, (N, T, S, E, kdim, vdim)
 
 
-def mha(q, k, v, params, heads, valid=None, allowed=None, causal=False, average_weights=True):
+def mha(q: Array, k: Array, v: Array, params: Dict[str, Optional[Array]], heads: int, valid: Opt = None,
+        allowed: Opt = None, causal: bool = False, average_weights: bool = True) -> Tuple[Array, Array]:
     """Multi-head attention with PyTorch's nn.MultiheadAttention semantics
     (batch_first, no dropout). params: dict with Wq [E,E], Wk [E,kdim],
     Wv [E,vdim], Wo [E,E] and, for bias=True, bq, bk, bv, bo [E]. Returns
@@ -295,7 +337,9 @@ def mha(q, k, v, params, heads, valid=None, allowed=None, causal=False, average_
     return r[5], r[6]
 
 
-def mha_backward(dout, q, k, v, params, heads, valid=None, allowed=None, causal=False):
+def mha_backward(dout: Array, q: Array, k: Array, v: Array, params: Dict[str, Optional[Array]], heads: int,
+                 valid: Opt = None, allowed: Opt = None,
+                 causal: bool = False) -> Tuple[Array, Array, Array, Dict[str, Array]]:
     """Gradients of mha() from dout [N,T,E]: (dq, dk, dv, grads) with grads a
     dict named like params."""
     cfg, p, checked, ws, n_ws, out, w, (N, T, S, E, kdim, vdim) = _mha_run(

@@ -8,16 +8,35 @@
 
 A closed model (close(), or the end of a `with` block) raises AttendError on
 every call; it never reaches C with a freed handle.
+
+Unknown symbols (a character or word of a text source that the model's
+vocabulary does not have): every call that takes text has unknown="warn" (the
+command's default: warn with an attend.AttendWarning, read them as <unk>),
+"error" (raise AttendValueError before anything is decoded) or "skip" (do not
+decode that source: its result is None, or [] for an n-best list). Sources
+given as int32 ids are taken as they are.
 """
+from __future__ import annotations
+
 import ctypes
+import os
+import warnings
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, AttendError, BeamOptions, ModelConfig, ModelTensor,
-                   StepReport, TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
+from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, UNK, AttendError, AttendTypeError, AttendValueError,
+                   AttendWarning, BeamOptions, IvResult, IvSpec, ModelConfig, ModelTensor, StepReport,
+                   TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
 
-__all__ = ["Vocab", "Model", "Hypothesis", "train", "TOKENIZERS"]
+__all__ = ["Vocab", "Model", "Hypothesis", "Intervention", "train", "TOKENIZERS", "UNKNOWN_POLICIES",
+           "INTERVENTIONS"]
+
+#: a source: text (str) or token ids (a 1-D int32 numpy array)
+Source = Union[str, np.ndarray]
+#: what unknown= accepts
+UNKNOWN_POLICIES = ("warn", "error", "skip")
 
 TOKENIZERS = {"char": 0, "space": 1}
 _NAMED = {"cell": ("attend_cell_name", "attend_cell_from_name"),
@@ -39,7 +58,7 @@ def _name_to_int(field, value):
 _OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer")
 
 
-def config_to_dict(c):
+def config_to_dict(c: ModelConfig) -> Dict[str, Any]:
     d = {f: getattr(c, f) for f in MODEL_CONFIG_FIELDS if f not in _OPTIONAL_FIELDS or getattr(c, f)}
     for f, (to_name, _) in _NAMED.items():
         if f in d:
@@ -47,11 +66,11 @@ def config_to_dict(c):
     return d
 
 
-def config_from_dict(d):
+def config_from_dict(d: Dict[str, Any]) -> ModelConfig:
     c = ModelConfig()
     unknown = set(d) - set(MODEL_CONFIG_FIELDS)
     if unknown:
-        raise AttendError(ERR_ARG, "model config: unknown field(s) %s" % ", ".join(sorted(unknown)))
+        raise AttendValueError(ERR_ARG, "model config: unknown field(s) %s" % ", ".join(sorted(unknown)))
     for f in MODEL_CONFIG_FIELDS:
         if f in d:
             setattr(c, f, _name_to_int(f, d[f]) if f in _NAMED else int(d[f]))
@@ -60,22 +79,24 @@ def config_from_dict(d):
 
 class _Handle:
     """An owned C handle freed once by `free_name`; use after close raises."""
-    _free = None
+    _free: Optional[str] = None
     _what = "handle"
 
-    def __init__(self, h):
+    def __init__(self, h: Optional[int]) -> None:
         self._h = h
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
+        """True once close() ran (every other call then raises AttendValueError)."""
         return not self._h
 
-    def _handle(self):
+    def _handle(self) -> int:
         if not self._h:
             raise AttendError(ERR_NULL, "%s is closed (freed): it cannot be used any more" % self._what)
         return self._h
 
-    def close(self):
+    def close(self) -> None:
+        """Frees the C object now (idempotent; also at the end of a `with` block)."""
         h, self._h = self._h, None
         if h:
             getattr(lib, self._free)(h)
@@ -98,21 +119,28 @@ class Vocab(_Handle):
     _free = "attend_vocab_free"
     _what = "vocabulary"
 
-    def __init__(self, h, tokenizer="char"):
+    def __init__(self, h: Optional[int], tokenizer: str = "char") -> None:
         super().__init__(h)
         self.tokenizer = tokenizer
 
-    def __len__(self):
+    def __len__(self) -> int:
         return lib.attend_vocab_size(self._handle())
 
-    def token(self, i):
+    def token(self, i: int) -> Optional[str]:
+        """The token of id i (None outside the vocabulary)."""
         return cstr(lib.attend_vocab_token(self._handle(), int(i)))
 
-    def tokens(self):
+    def tokens(self) -> List[str]:
+        """Every token, by id."""
         return [self.token(i) for i in range(len(self))]
 
-    def encode(self, text, max_ids=None):
-        """ids (int32 array) of text; unknown tokens become <unk> (3)."""
+    def encode(self, text: str, max_ids: Optional[int] = None) -> np.ndarray:
+        """ids (int32 array) of text, split by the tokenizer (char: every
+        character a token; space: words between spaces). A token the
+        vocabulary lacks becomes <unk> (3) here; the models' calls apply
+        their unknown= policy (unknown_tokens() lists them)."""
+        if not isinstance(text, str):
+            raise AttendTypeError(ERR_ARG, "text: expected str, got %s" % type(text).__name__)
         b = text.encode("utf-8")
         cap = max_ids if max_ids is not None else max(len(b), 1)
         ids = np.zeros(cap, dtype=np.int32)
@@ -121,7 +149,27 @@ class Vocab(_Handle):
              ctypes.byref(n))
         return ids[:n.value].copy()
 
-    def decode(self, ids):
+    def split(self, text: str) -> List[str]:
+        """The tokens of text as written, as the tokenizer splits it (one
+        per id of encode(text))."""
+        b = text.encode("utf-8")
+        out = []
+        for j in range(len(self.encode(text))):
+            st, tl = ctypes.c_size_t(0), ctypes.c_size_t(0)
+            call("attend_text_token", TOKENIZERS[self.tokenizer], b, len(b), j, ctypes.byref(st), ctypes.byref(tl))
+            out.append(b[st.value:st.value + tl.value].decode("utf-8"))
+        return out
+
+    def unknown_tokens(self, text: str) -> List[str]:
+        """The tokens of text that this vocabulary does not have (read as <unk>)."""
+        ids = self.encode(text)
+        if not (ids == UNK).any():
+            return []
+        toks = self.split(text)
+        return [toks[j] for j in np.nonzero(ids == UNK)[0]]
+
+    def decode(self, ids: np.ndarray) -> str:
+        """The text of ids (int32), tokens joined as the tokenizer writes them."""
         ids = np.ascontiguousarray(ids, dtype=np.int32)
         cap = (len(ids) + 1) * 66 + 1
         buf = ctypes.create_string_buffer(cap)
@@ -131,28 +179,132 @@ class Vocab(_Handle):
 
 
 class Hypothesis:
-    """One decoded output: ids [L] (int32, EOS excluded), tokens, text,
-    alignment [L,S] (float32: the attention weights of each emitted step over
-    the source positions) and score (beam: log p / (L+1)^alpha; greedy: None)."""
+    """One decoded output.
 
-    def __init__(self, ids, tokens, text, alignment, score=None):
+    ids        [L] int32, EOS excluded
+    tokens     the L output tokens (str)
+    text       the output as text
+    alignment  [L,S] float32: each emitted step's attention weights over the
+               source positions (attend.render.heatmap(h) draws it)
+    score      beam: log p / (L+1)^alpha; greedy: None
+    source_tokens  the S source tokens (as written in a text source; the
+               vocabulary's tokens for ids), the alignment's columns
+    """
+
+    def __init__(self, ids: np.ndarray, tokens: List[str], text: str, alignment: np.ndarray,
+                 score: Optional[float] = None, source_tokens: Optional[List[str]] = None) -> None:
         self.ids, self.tokens, self.text, self.alignment, self.score = ids, tokens, text, alignment, score
+        self.source_tokens = source_tokens
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "Hypothesis(%r, score=%r)" % (self.text, self.score)
 
 
-def _as_ids(name, x, vocab):
+def _policy(unknown: str) -> str:
+    if unknown not in UNKNOWN_POLICIES:
+        raise AttendValueError(ERR_ARG, "unknown=%r: expected 'warn', 'error' or 'skip'" % (unknown,))
+    return unknown
+
+
+def _as_ids(name: str, x: Any, vocab: Optional[Vocab]) -> np.ndarray:
     """A source/target: a str (encoded with vocab) or a 1-D int32 array."""
     if isinstance(x, str):
         if vocab is None:
-            raise AttendError(ERR_ARG, "%s: this model has no vocabulary for text; pass ids" % name)
+            raise AttendValueError(ERR_ARG, "%s: this model has no vocabulary for text; pass ids" % name)
         ids = vocab.encode(x)
-    else:
+    elif isinstance(x, np.ndarray):
         ids = ar.check(name, x, np.int32, ndim=1)
+    else:
+        raise AttendTypeError(ERR_ARG, "%s: expected str or a 1-D int32 numpy array, got %s" % (name,
+                                                                                              type(x).__name__))
     if len(ids) == 0:
-        raise AttendError(ERR_ARG, "%s: empty sequence" % name)
+        raise AttendValueError(ERR_ARG, "%s: empty sequence" % name)
     return ids
+
+
+def _is_one(x: Any) -> bool:
+    """One source (str or an ids array) rather than a list of them."""
+    return isinstance(x, (str, np.ndarray))
+
+
+def _apply_policy(what: str, items: Sequence[Tuple[int, Any, List[str], int]], unknown: str, stacklevel: int,
+                  symbols: str = "symbols") -> None:
+    """items: (index, text, unknown tokens, token count) of the sources with
+    unknown tokens. error: raises for the first; warn: one warning for all."""
+    if not items:
+        return
+    def one(i, text, bad, n):
+        return "%s %d '%.80s': %d of %d %s unknown to the model (%s)" % (what, i, text, len(bad), n, symbols,
+                                                                         " ".join(bad))
+    if unknown == "error":
+        more = " (and %d more %ss)" % (len(items) - 1, what) if len(items) > 1 else ""
+        raise AttendValueError(ERR_ARG, one(*items[0]) + more + ": not decoded (unknown='warn' reads them as "
+                               "<unk>, unknown='skip' skips the %s)" % what)
+    if unknown == "warn":
+        shown = "; ".join(one(*it) for it in items[:3])
+        more = "; and %d more" % (len(items) - 3) if len(items) > 3 else ""
+        warnings.warn(AttendWarning(shown + more + ", read as <unk>"), stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """warnings.warn's stacklevel of the first frame outside this package
+    (the user's call), counted from the function that calls this one."""
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(1), 1   # the function that warns is level 1
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f, level = f.f_back, level + 1
+    return level
+
+
+def _encode_all(what: str, sources: Sequence[Any], vocab: Optional[Vocab], unknown: str,
+                stacklevel: int) -> List[Optional[np.ndarray]]:
+    """Every source as ids, after the unknown= policy (None: skipped)."""
+    _policy(unknown)
+    ids = [_as_ids("%s %d" % (what, i), s, vocab) for i, s in enumerate(sources)]
+    bad = []
+    for i, s in enumerate(sources):
+        if isinstance(s, str) and (ids[i] == UNK).any():
+            bad.append((i, s, vocab.unknown_tokens(s), len(ids[i])))
+    _apply_policy(what, bad, unknown, stacklevel + 1)
+    if unknown == "skip":
+        for i, _, _, _ in bad:
+            ids[i] = None
+    return ids
+
+
+def _source_tokens(source: Any, ids: np.ndarray, vocab: Optional[Vocab]) -> Optional[List[str]]:
+    if vocab is None:
+        return None
+    if isinstance(source, str):
+        return vocab.split(source)
+    return [vocab.token(int(i)) for i in ids]
+
+
+#: the interventions of attend_model_intervene, by the names `attend intervene` prints
+INTERVENTIONS = ("remove-state", "delete-token", "replace-token", "uniform", "permute", "drop-top")
+
+
+class Intervention:
+    """What one intervention did (Model.intervene; attend_intervention_result).
+
+    kind        its name ("remove-state", ...), position its source position
+    tv, kl, js  [steps] float64: total variation ½Σ|p − p'|, KL(p‖p') and
+                Jensen–Shannon divergence (nats) of each compared step (the
+                baseline's tokens and EOS, teacher-forced)
+    tv_mean, tv_max, kl_mean, kl_max, js_mean, js_max  their summaries
+    forced_alignment  [steps,S'] the intervened weights along the baseline
+    output      Hypothesis: the free-running greedy output under the intervention
+    changed     True when that output differs from the baseline
+    src_len     S', the source length the decoder saw (S - 1 after delete-token)
+    """
+
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+    def __repr__(self) -> str:
+        return "Intervention(%s, position=%r, tv_mean=%.4f, output=%r, changed=%r)" % (
+            self.kind, self.position, self.tv_mean, self.output.text, self.changed)
 
 
 class Model(_Handle):
@@ -161,14 +313,17 @@ class Model(_Handle):
     _free = "attend_model_free"
     _what = "model"
 
-    def __init__(self, h, src_vocab=None, tgt_vocab=None, tokenizer="char"):
+    def __init__(self, h: Optional[int], src_vocab: Optional[Vocab] = None, tgt_vocab: Optional[Vocab] = None,
+                 tokenizer: str = "char") -> None:
         super().__init__(h)
         self.src_vocab, self.tgt_vocab, self.tokenizer = src_vocab, tgt_vocab, tokenizer
 
     @classmethod
-    def load(cls, path, max_batch=0, max_src_len=0, max_tgt_len=0):
-        """Loads a model file (capacities > 0 override the file's). A missing,
-        corrupt or misshapen file raises AttendError naming what is wrong."""
+    def load(cls, path: Union[str, "os.PathLike[str]"], max_batch: int = 0, max_src_len: int = 0,
+             max_tgt_len: int = 0) -> "Model":
+        """Loads a model file (capacities > 0 override the file's). A missing
+        or unreadable file raises AttendOSError (an OSError), as does a file
+        that is not a valid model (corrupt, misshapen), naming what is wrong."""
         cap = ModelConfig()
         cap.max_batch, cap.max_src_len, cap.max_tgt_len = max_batch, max_src_len, max_tgt_len
         h, sv, tv, tok = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int(0)
@@ -178,7 +333,8 @@ class Model(_Handle):
         return cls(h.value, Vocab(sv.value, tname), Vocab(tv.value, tname) if tv.value else None, tname)
 
     @classmethod
-    def create(cls, config, seed=1, src_vocab=None, tgt_vocab=None, tokenizer="char"):
+    def create(cls, config: Dict[str, Any], seed: int = 1, src_vocab: Optional[Vocab] = None,
+               tgt_vocab: Optional[Vocab] = None, tokenizer: str = "char") -> "Model":
         """A new model from a config dict (every field of attend_model_config),
         initialised from seed as the library does."""
         c = config_from_dict(config)
@@ -189,26 +345,42 @@ class Model(_Handle):
             call("attend_model_set_copy_map", m._handle(), src_vocab._handle(), tgt_vocab._handle())
         return m
 
-    def close(self):
+    def close(self) -> None:
+        """Frees the model and its vocabularies (idempotent)."""
         super().close()
         for v in (self.src_vocab, self.tgt_vocab):
             if v is not None:
                 v.close()
 
     @property
-    def config(self):
+    def config(self) -> Dict[str, Any]:
+        """The configuration as a dict (names for cell, decoder, score, normalizer)."""
         return config_to_dict(lib.attend_model_get_config(self._handle()).contents)
 
     @property
-    def param_count(self):
+    def param_count(self) -> int:
+        """The number of parameters."""
         return lib.attend_model_param_count(self._handle())
+
+    @property
+    def pointer_exclude(self) -> bool:
+        """Pointer models: True when a chosen source position is excluded from
+        every later step (outputs are permutations; the default of a new
+        pointer model and of `attend train --task sort`), False when it may be
+        chosen again (`--pointer-repeat`). Saved in the model file. Setting
+        True on a model that does not point raises AttendValueError."""
+        return bool(lib.attend_model_pointer_exclude(self._handle()))
+
+    @pointer_exclude.setter
+    def pointer_exclude(self, on: bool) -> None:
+        call("attend_model_set_pointer_exclude", self._handle(), 1 if on else 0)
 
     def _tensor(self, i):
         t = ModelTensor()
         call("attend_model_tensor_get", self._handle(), i, ctypes.byref(t))
         return t
 
-    def tensors(self):
+    def tensors(self) -> Dict[str, np.ndarray]:
         """Every parameter tensor, in file order, as a dict name -> float32 copy."""
         out = {}
         for i in range(lib.attend_model_tensor_count(self._handle())):
@@ -217,23 +389,23 @@ class Model(_Handle):
             out[cstr(t.name)] = np.ctypeslib.as_array(t.data, shape=(t.numel,)).reshape(shape).copy()
         return out
 
-    def set_tensor(self, name, value):
+    def set_tensor(self, name: str, value: np.ndarray) -> None:
         """Overwrites one parameter tensor (float32, the tensor's shape).
         Refused on a quantized (int8/fp16) model: its products read the
         quantized copies, and saving writes them, so the change would be lost."""
         h = self._handle()
         if lib.attend_model_weight_dtype(h) != 0:  # ATTEND_DTYPE_F32
-            raise AttendError(ERR_ARG, "set_tensor(%r): the model's weights are quantized; change the float model "
-                              "and quantize it again (attend quantize)" % (name,))
+            raise AttendValueError(ERR_ARG, "set_tensor(%r): the model's weights are quantized; change the float "
+                                   "model and quantize it again (attend quantize)" % (name,))
         for i in range(lib.attend_model_tensor_count(h)):
             t = self._tensor(i)
             if cstr(t.name) == name:
                 ar.check(name, value, ar.FLOAT, tuple(t.shape[:t.ndim]))
                 ctypes.memmove(t.data, value.ctypes.data, t.numel * 4)
                 return
-        raise AttendError(ERR_ARG, "no tensor named %r in this model" % name)
+        raise AttendValueError(ERR_ARG, "no tensor named %r in this model" % name)
 
-    def save(self, path):
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the model file (atomically), with its vocabularies."""
         pointer = self.config["decoder"] == "pointer"
         sv = self.src_vocab._handle() if self.src_vocab is not None else None
@@ -272,18 +444,26 @@ class Model(_Handle):
     def _max_len(self, max_len):
         return max_len if max_len else self.config["max_tgt_len"] + 1
 
-    def greedy(self, sources, max_len=0):
+    def _hyp(self, ids, align, source, src_ids, score=None):
+        toks, text = self._out_tokens(ids, source, src_ids)
+        return Hypothesis(ids, toks, text, align, score, _source_tokens(source, src_ids, self.src_vocab))
+
+    def greedy(self, sources: Union[Source, Sequence[Source]], max_len: int = 0,
+               unknown: str = "warn") -> List[Optional[Hypothesis]]:
         """Greedy decoding of one source or a list of sources (str or int32
-        ids); returns a list of Hypothesis, one per source."""
+        ids), batched by the model's max_batch; returns a list of Hypothesis,
+        one per source (None for a source skipped by unknown="skip")."""
         h = self._handle()
-        if isinstance(sources, (str, np.ndarray)):
+        if _is_one(sources):
             sources = [sources]
-        srcs = [_as_ids("source %d" % i, s, self.src_vocab) for i, s in enumerate(sources)]
+        srcs = _encode_all("source", sources, self.src_vocab, unknown, 2)
+        todo = [i for i, s in enumerate(srcs) if s is not None]
         L = self._max_len(max_len)
         B = max(self.config["max_batch"], 1)
-        res = []
-        for at in range(0, len(srcs), B):
-            chunk = srcs[at:at + B]
+        res: List[Optional[Hypothesis]] = [None] * len(srcs)
+        for at in range(0, len(todo), B):
+            rows = todo[at:at + B]
+            chunk = [srcs[i] for i in rows]
             N, S = len(chunk), max(len(s) for s in chunk)
             src = np.zeros((N, S), dtype=np.int32)
             for i, s in enumerate(chunk):
@@ -293,49 +473,128 @@ class Model(_Handle):
             align = ar.zeros(N, L, S)
             call("attend_model_greedy", h, ar.ptr(src), ar.ptr(src_len), N, S, L, ar.ptr(out), ar.ptr(out_len),
                  ar.ptr(align))
-            for i in range(N):
+            for i, r in enumerate(rows):
                 n, sl = int(out_len[i]), int(src_len[i])
-                ids = out[i, :n].copy()
-                toks, text = self._out_tokens(ids, sources[at + i], chunk[i])
-                res.append(Hypothesis(ids, toks, text, align[i, :n, :sl].copy()))
+                res[r] = self._hyp(out[i, :n].copy(), align[i, :n, :sl].copy(), sources[r], chunk[i])
         return res
 
-    def beam(self, source, beam=5, nbest=1, alpha=0.0, max_len=0, coverage_penalty=0.0):
-        """Beam search of width `beam`: the nbest best hypotheses, best first.
-        Scores: log p / (L+1)^alpha, plus coverage_penalty * sum_j log(min(total
-        attention on source j, 1)) (Wu et al. 2016; attend_model_beam_opts)."""
+    def beam(self, source: Union[Source, Sequence[Source]], beam: int = 5, nbest: int = 1, alpha: float = 0.0,
+             max_len: int = 0, coverage_penalty: float = 0.0,
+             unknown: str = "warn") -> Union[List[Hypothesis], List[List[Hypothesis]]]:
+        """Beam search of width `beam`: the nbest best hypotheses, best first
+        (a list; [] for a source skipped by unknown="skip"); a list of sources
+        gives one such list per source. Scores: log p / (L+1)^alpha, plus
+        coverage_penalty * sum_j log(min(total attention on source j, 1)) (Wu
+        et al. 2016; attend_model_beam_opts)."""
         h = self._handle()
-        src = _as_ids("source", source, self.src_vocab)
-        L, S = self._max_len(max_len), len(src)
-        K = max(int(nbest), 1)
-        out, out_len = np.zeros((K, L), dtype=np.int32), np.zeros(K, dtype=np.int32)
-        score, align = np.zeros(K, dtype=np.float64), ar.zeros(K, L, S)
-        got = ctypes.c_int(0)
-        opts = BeamOptions(float(alpha), float(coverage_penalty))
-        call("attend_model_beam_opts", h, ar.ptr(src), S, int(beam), int(nbest), L, ctypes.byref(opts), ar.ptr(out),
-             ar.ptr(out_len), score.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ar.ptr(align),
-             ctypes.byref(got))
-        res = []
-        for k in range(got.value):
-            n = int(out_len[k])
-            ids = out[k, :n].copy()
-            toks, text = self._out_tokens(ids, source, src)
-            res.append(Hypothesis(ids, toks, text, align[k, :n].copy(), float(score[k])))
-        return res
+        one = _is_one(source)
+        sources = [source] if one else list(source)
+        srcs = _encode_all("source", sources, self.src_vocab, unknown, 2)
+        lists = []
+        for source, src in zip(sources, srcs):
+            if src is None:
+                lists.append([])
+                continue
+            L, S = self._max_len(max_len), len(src)
+            K = max(int(nbest), 1)
+            out, out_len = np.zeros((K, L), dtype=np.int32), np.zeros(K, dtype=np.int32)
+            score, align = np.zeros(K, dtype=np.float64), ar.zeros(K, L, S)
+            got = ctypes.c_int(0)
+            opts = BeamOptions(float(alpha), float(coverage_penalty))
+            call("attend_model_beam_opts", h, ar.ptr(src), S, int(beam), int(nbest), L, ctypes.byref(opts),
+                 ar.ptr(out), ar.ptr(out_len), score.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ar.ptr(align),
+                 ctypes.byref(got))
+            lists.append([self._hyp(out[k, :int(out_len[k])].copy(), align[k, :int(out_len[k])].copy(), source, src,
+                                    float(score[k])) for k in range(got.value)])
+        return lists[0] if one else lists
 
-    def score(self, source, target):
+    def score(self, source: Union[Source, Sequence[Source]], target: Union[Source, Sequence[Source]],
+              unknown: str = "warn") -> Any:
         """Forced scoring: (log p(target | source), alignment [T+1,S]) with the
-        EOS step last (POINTER models: target positions, alignment [T,S])."""
+        EOS step last (POINTER models: target positions, alignment [T,S]);
+        None when unknown="skip" skips the pair. Lists of sources and targets
+        give a list of such results."""
         h = self._handle()
-        src = _as_ids("source", source, self.src_vocab)
+        one = _is_one(source)
+        sources = [source] if one else list(source)
+        targets = [target] if one else list(target)
+        if len(sources) != len(targets):
+            raise AttendValueError(ERR_ARG, "score: %d sources but %d targets" % (len(sources), len(targets)))
         pointer = self.config["decoder"] == "pointer"
-        tgt = _as_ids("target", target, None if pointer else self.tgt_vocab)
-        steps = len(tgt) if pointer else len(tgt) + 1
-        logp = ctypes.c_double(0)
-        align = ar.zeros(steps, len(src))
-        call("attend_model_score", h, ar.ptr(src), len(src), ar.ptr(tgt), len(tgt), ctypes.byref(logp),
-             ar.ptr(align))
-        return logp.value, align
+        srcs = _encode_all("source", sources, self.src_vocab, unknown, 2)
+        tgts = _encode_all("target", targets, None if pointer else self.tgt_vocab, unknown, 2)
+        out = []
+        for src, tgt in zip(srcs, tgts):
+            if src is None or tgt is None:
+                out.append(None)
+                continue
+            steps = len(tgt) if pointer else len(tgt) + 1
+            logp = ctypes.c_double(0)
+            align = ar.zeros(steps, len(src))
+            call("attend_model_score", h, ar.ptr(src), len(src), ar.ptr(tgt), len(tgt), ctypes.byref(logp),
+                 ar.ptr(align))
+            out.append((logp.value, align))
+        return out[0] if one else out
+
+    def intervene(self, source: Source, kind: str, position: int = 0, token: Union[str, int, None] = None,
+                  seed: int = 1, base: Union[Hypothesis, Source, None] = None, max_len: int = 0,
+                  unknown: str = "warn") -> Optional[Intervention]:
+        """Runs one intervention on source (attend_model_intervene; `attend
+        intervene` runs them all): kind is one of INTERVENTIONS,
+          "remove-state"   hide saved state `position` from attention (the
+                           softmax renormalises over the rest)
+          "delete-token"   delete source token `position` and re-encode
+          "replace-token"  replace it by `token` (a source token or id), re-encode
+          "uniform", "permute" (seeded by `seed`), "drop-top"  every step's weights
+        The baseline output `base` (a Hypothesis, text or target ids) is by
+        default the model's own greedy output for source. Returns an
+        Intervention (None when unknown="skip" skips the source). BAHDANAU and
+        LUONG decoders (NONE: token deletion and replacement only)."""
+        h = self._handle()
+        if kind not in INTERVENTIONS:
+            raise AttendValueError(ERR_ARG, "intervention %r: expected one of %s" % (kind, ", ".join(INTERVENTIONS)))
+        src = _encode_all("source", [source], self.src_vocab, unknown, 2)[0]
+        if src is None:
+            return None
+        L = self._max_len(max_len)
+        if base is None:
+            base_ids = self.greedy(src, max_len=L)[0].ids
+        elif isinstance(base, Hypothesis):
+            base_ids = np.ascontiguousarray(base.ids, dtype=np.int32)
+        else:
+            base_ids = _as_ids("base", base, self.tgt_vocab)
+        tok = 0
+        if kind == "replace-token":
+            if token is None:
+                raise AttendValueError(ERR_ARG, "replace-token needs token= (a source token or id)")
+            if isinstance(token, str):
+                ids = self.src_vocab.encode(token) if self.src_vocab is not None else np.zeros(0, np.int32)
+                if len(ids) != 1 or ids[0] == UNK:
+                    raise AttendValueError(ERR_ARG, "token %r: not one token of the source vocabulary" % token)
+                tok = int(ids[0])
+            else:
+                tok = int(token)
+        S, B = len(src), len(base_ids)
+        tv, kl, js = (np.zeros(B + 1, dtype=np.float64) for _ in range(3))
+        forced, out, out_align = ar.zeros(B + 1, S), np.zeros(L, dtype=np.int32), ar.zeros(L, S)
+        dp = ctypes.POINTER(ctypes.c_double)
+        res = IvResult(tv.ctypes.data_as(dp), kl.ctypes.data_as(dp), js.ctypes.data_as(dp), ar.ptr(forced),
+                       ar.ptr(out), ar.ptr(out_align))
+        spec = IvSpec(INTERVENTIONS.index(kind), int(position), tok, int(seed))
+        call("attend_model_intervene", h, ar.ptr(src), S, ar.ptr(base_ids) if B else None, B, L, ctypes.byref(spec),
+             ctypes.byref(res))
+        n, s2, steps = res.out_len, res.src_len, res.steps
+        forced = forced.reshape(-1)[:steps * s2].reshape(steps, s2).copy()
+        oa = out_align.reshape(-1)[:n * s2].reshape(n, s2).copy()
+        toks, text = self._out_tokens(out[:n].copy(), None, src)
+        stoks = _source_tokens(source, src, self.src_vocab)
+        if stoks is not None and kind == "delete-token":
+            stoks = stoks[:position] + stoks[position + 1:]
+        output = Hypothesis(out[:n].copy(), toks, text, oa, None, stoks)
+        return Intervention(kind=kind, position=position, tv=tv[:steps].copy(), kl=kl[:steps].copy(),
+                            js=js[:steps].copy(), tv_mean=res.tv_mean, tv_max=res.tv_max, kl_mean=res.kl_mean,
+                            kl_max=res.kl_max, js_mean=res.js_mean, js_max=res.js_max, forced_alignment=forced,
+                            output=output, changed=bool(res.changed), src_len=s2)
 
 
 # ---------------------------------------------------------------- training
@@ -389,12 +648,18 @@ def _tsv_data(train_tsv, dev_tsv, tokenizer, copy=False):
     return sets[0], sets[1], src_vocab, tgt_vocab, tokenizer, False
 
 
-def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10, min_len=1, max_len=10,
-          count=10000, dev_count=500, data_seed=1, cell="gru", decoder=None, score="additive", emb=32, hidden=64,
-          layers=1, dec_hidden=0, attn=64, steps=1000, batch=64, optimizer="adam", lr=0.0, clip=1.0, warmup=None,
-          decay=None, min_lr=0.0, weight_decay=0.0, momentum=0.0, seed=1, max_nonfinite=100, dropout=0.0,
-          label_smoothing=0.0, progress=None, dec_layers=1, sampling_prob=0.0, sampling_ramp=0, monotonic=False,
-          guided_alignment=0.0, copy=False, coverage=False, coverage_loss=0.0, normalizer="softmax"):
+def train(task: Optional[str] = None, train_tsv: Optional[str] = None, dev_tsv: Optional[str] = None,
+          tokenizer: str = "char", symbols: int = 10, min_len: int = 1, max_len: int = 10, count: int = 10000,
+          dev_count: int = 500, data_seed: int = 1, cell: str = "gru", decoder: Optional[str] = None,
+          score: str = "additive", emb: int = 32, hidden: int = 64, layers: int = 1, dec_hidden: int = 0,
+          attn: int = 64, steps: int = 1000, batch: int = 64, optimizer: str = "adam", lr: float = 0.0,
+          clip: float = 1.0, warmup: Optional[int] = None, decay: Optional[int] = None, min_lr: float = 0.0,
+          weight_decay: float = 0.0, momentum: float = 0.0, seed: int = 1, max_nonfinite: int = 100,
+          dropout: float = 0.0, label_smoothing: float = 0.0,
+          progress: Optional[Callable[[Dict[str, Any]], Optional[bool]]] = None, dec_layers: int = 1,
+          sampling_prob: float = 0.0, sampling_ramp: int = 0, monotonic: bool = False,
+          guided_alignment: float = 0.0, copy: bool = False, coverage: bool = False, coverage_loss: float = 0.0,
+          normalizer: str = "softmax", pointer_repeat: bool = False) -> Model:
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
     task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
@@ -413,6 +678,10 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
     monotonic: monotonic attention (`attend train --monotonic`; config key
     "monotonic"): expected alignments in training, hard ones in decoding.
     copy=True is `attend train --copy` (the pointer-generator; bahdanau or luong).
+
+    pointer_repeat: a pointer model (task "sort") may choose a source
+    position again (`--pointer-repeat`; Model.pointer_exclude False); by
+    default each position is chosen once (outputs are permutations).
 
     coverage: the coverage input of the additive score (`--coverage`);
     coverage_loss: λ of See et al.'s coverage loss (`--coverage-loss`).
@@ -454,6 +723,10 @@ def train(task=None, train_tsv=None, dev_tsv=None, tokenizer="char", symbols=10,
         mlt = [lib.attend_dataset_max_tgt_len(d._handle()) for d in (train_d, dev_d) if d is not None]
         mc["max_src_len"], mc["max_tgt_len"] = max(mls), max(mlt)
         model = Model.create(mc, seed, src_vocab, None if shared else tgt_vocab, tok)
+        if pointer_repeat:
+            if mc["decoder"] != "pointer":
+                raise AttendValueError(ERR_ARG, "train: pointer_repeat applies to pointer models (task='sort')")
+            model.pointer_exclude = False
         okind = {"adam": 0, "sgd": 1}[optimizer]
         oc = lib.attend_optim_defaults(okind)
         if warmup is None:

@@ -50,6 +50,7 @@ def test_wrong_dtype_refused():
     h = np.ones((1, 3, 2), dtype=np.float32)
     e = raises(attend.ERR_ARG, K.attention, q, h, h)
     assert "float64" in e.message and "float32" in e.message
+    assert isinstance(e, TypeError) and isinstance(e, attend.AttendTypeError)
     raises(attend.ERR_ARG, K.masked_softmax, np.ones((1, 1, 3), dtype=np.float16))
     raises(attend.ERR_ARG, K.attention, [[[1.0, 0.0]]], h, h)        # a list, not an array
 
@@ -58,7 +59,7 @@ def test_non_contiguous_refused():
     h = np.ones((1, 2, 3), dtype=np.float32).transpose(0, 2, 1)      # [1,3,2] view
     q = np.ones((1, 1, 2), dtype=np.float32)
     e = raises(attend.ERR_ARG, K.attention, q, h, np.ascontiguousarray(h))
-    assert "contiguous" in e.message
+    assert "contiguous" in e.message and isinstance(e, ValueError) and not isinstance(e, TypeError)
     s = np.ones((1, 2, 6), dtype=np.float32)[:, :, ::2]
     raises(attend.ERR_ARG, K.masked_softmax, s)
 
@@ -96,21 +97,27 @@ def test_model_input_refused(reverse_model):
 # ------------------------------------------------------------------ words
 def test_words_the_model_cannot_spell(g2p_model):
     with attend.g2p.G2P(g2p_model) as g:
-        e = raises(attend.ERR_ARG, g.pronounce, "naïve")
+        e = raises(attend.ERR_ARG, g.pronounce, "naïve", unknown="error")
         assert "unknown to the model" in e.message and "ï" in e.message
-        assert g.pronounce("naïve", allow_unknown=True)                 # read as <unk>, as the command does
+        assert isinstance(e, ValueError)
+        with pytest.warns(attend.AttendWarning, match="ï"):
+            assert g.pronounce("naïve")                                 # read as <unk>, as the command does
+        assert g.pronounce("naïve", unknown="skip") is None
         e = raises(attend.ERR_ARG, g.pronounce, "two words")
         assert "white space" in e.message
         raises(attend.ERR_ARG, g.pronounce, "")
         raises(attend.ERR_ARG, g.pronounce, "a" * 65)
-        raises(attend.ERR_ARG, g.pronounce, b"bytes")
+        e = raises(attend.ERR_ARG, g.pronounce, b"bytes")
+        assert isinstance(e, TypeError)
         raises(attend.ERR_ARG, g.nbest, "hello", 3, beam=32)
+        raises(attend.ERR_ARG, g.pronounce, "hello", unknown="ignore")
 
 
 # ------------------------------------------------------------------ files
 def test_missing_file():
     e = raises(attend.ERR_IO, attend.Model.load, "/nonexistent/model.safetensors")
     assert "/nonexistent/model.safetensors" in e.message
+    assert isinstance(e, OSError)
 
 
 def test_corrupt_files(reverse_model, tmp_path):
@@ -128,6 +135,7 @@ def test_corrupt_files(reverse_model, tmp_path):
         with pytest.raises(attend.AttendError) as e:
             attend.Model.load(p)
         assert e.value.code in (attend.ERR_FORMAT, attend.ERR_IO, attend.ERR_CAPACITY), (name, e.value)
+        assert isinstance(e.value, OSError if e.value.code != attend.ERR_CAPACITY else ValueError), (name, e.value)
     with pytest.raises(attend.AttendError) as e:
         attend.g2p.G2P(reverse_model)                                   # a model, but not a G2P model
     assert e.value.code == attend.ERR_FORMAT and "not a G2P model" in e.value.message
@@ -159,7 +167,8 @@ def test_every_bound_function_is_declared():
         f = getattr(L.lib, name)
         assert f.argtypes is not None, name
     sizes = {L.ScoreConfig: 32, L.ModelConfig: 72, L.ModelTensor: 56, L.OptimConfig: 80, L.StepReport: 80,
-             L.EvalStats: 56, L.TaskConfig: 32, L.TsvOptions: 20, L.Error: 260, L.MhaConfig: 20, L.TfStats: 32}
+             L.EvalStats: 56, L.TaskConfig: 32, L.TsvOptions: 20, L.Error: 260, L.MhaConfig: 20, L.TfStats: 32,
+             L.IvSpec: 24, L.IvResult: 112, L.PlotSeries: 32}
     for cls, n in sizes.items():
         assert ctypes.sizeof(cls) == n, cls.__name__
     raises(attend.ERR_ARG, L.call, "attend_sweep_run", None)          # not declared: refused

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import attend
+import attend.g2p
 from conftest import SOURCE_DIR
 
 torch = pytest.importorskip("torch")
@@ -135,3 +136,31 @@ def test_bad_input(tmp_path, reverse_model, capsys):
     (tmp_path / "junk.safetensors").write_bytes(b"\xff" * 7)
     r = convert("to-torch", tmp_path / "junk.safetensors", tmp_path / "junk.pt", capsys=capsys)
     assert r.returncode == 1 and "too short" in r.stderr
+
+
+def test_quantized_files_refused_or_dequantized(tmp_path):
+    """The shipped G2P models are quantized (f16, int8): to-torch refuses them
+    naming the tensor, and with --dequantize writes the float32 values the
+    library computes with (Model.tensors() of the loaded file, exactly); back
+    in attend (to-attend) that float model pronounces as the quantized one."""
+    for name, dtype in (("g2p-cmudict.safetensors", "F16"), ("g2p-cmudict-int8.safetensors", "I8")):
+        src = os.path.join(SOURCE_DIR, "models", name)
+        pt = tmp_path / (name + ".pt")
+        r = subprocess.run([sys.executable, TOOL, "to-torch", src, str(pt)], capture_output=True, text=True)
+        assert r.returncode == 1 and ("is %s, expected F32: the file is quantized" % dtype) in r.stderr, r.stderr
+        assert "--dequantize" in r.stderr and not pt.exists()
+        r = subprocess.run([sys.executable, TOOL, "to-torch", "--dequantize", src, str(pt)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        b = torch.load(str(pt))
+        with attend.Model.load(src) as m:
+            want = m.tensors()
+        assert list(b["state_dict"]) == list(want)
+        for n, t in b["state_dict"].items():
+            assert np.array_equal(t.numpy(), want[n]), n
+        back = tmp_path / (name + ".f32.safetensors")
+        r = subprocess.run([sys.executable, TOOL, "to-attend", str(pt), str(back)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        words = ["hello", "world", "phoneme", "attention"]
+        with attend.g2p.G2P(src) as q, attend.g2p.G2P(back) as f:
+            assert q.pronounce(words) == f.pronounce(words)

@@ -179,13 +179,17 @@ static int gemm_path(int M, int N, int K) {
  * calling thread: each copy runs the width of its own level. */
 AT_KERNEL_VOID(static, gemm_run,
                (int lvl, int path, int transA, int transB, int M, int N, int K, attend_real alpha,
-                const attend_real *A, int lda, const attend_real *B, int ldb, attend_real beta, attend_real *C,
-                int ldc),
-               (lvl, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) {
+                const attend_real *A, int lda, const attend_real *B, int ldb, const attend_real *Bpre, int npad,
+                int col0, attend_real beta, attend_real *C, int ldc),
+               (lvl, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, Bpre, npad, col0, beta, C, ldc)) {
     switch (lvl) {
-    case AT_ISA_AVX512: gemm_64(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    case AT_ISA_AVX2: gemm_32(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
-    default: gemm_16(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); break;
+    case AT_ISA_AVX512:
+        gemm_64(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, Bpre, npad, col0, beta, C, ldc);
+        break;
+    case AT_ISA_AVX2:
+        gemm_32(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, Bpre, npad, col0, beta, C, ldc);
+        break;
+    default: gemm_16(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, Bpre, npad, col0, beta, C, ldc); break;
     }
 }
 
@@ -197,18 +201,6 @@ AT_KERNEL_VOID(static, pack_run,
     case AT_ISA_AVX512: pack_b_all_64(dst, transB, B, ldb, K, N); break;
     case AT_ISA_AVX2: pack_b_all_32(dst, transB, B, ldb, K, N); break;
     default: pack_b_all_16(dst, transB, B, ldb, K, N); break;
-    }
-}
-
-/* The blocked product against a packed op(B), columns [col0, col0+N) of it. */
-AT_KERNEL_VOID(static, prepacked_run,
-               (int lvl, int transA, int M, int N, int K, attend_real alpha, const attend_real *A, int lda,
-                const attend_real *Bp, int npad, int col0, attend_real beta, attend_real *C, int ldc),
-               (lvl, transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc)) {
-    switch (lvl) {
-    case AT_ISA_AVX512: gemm_prepacked_64(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
-    case AT_ISA_AVX2: gemm_prepacked_32(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
-    default: gemm_prepacked_16(transA, M, N, K, alpha, A, lda, Bp, npad, col0, beta, C, ldc); break;
     }
 }
 
@@ -256,18 +248,19 @@ void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int
     if (level > (int)at_isa_supported()) level = (int)at_isa_supported();
     switch (level) {
     case AT_ISA_AVX512:
-        gemm_run_isa_avx512(level, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_run_isa_avx512(level, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C, ldc);
         return;
     case AT_ISA_AVX2:
-        gemm_run_isa_avx2(level, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_run_isa_avx2(level, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C, ldc);
         return;
     default:
-        gemm_run_isa_base(AT_ISA_BASELINE, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_run_isa_base(AT_ISA_BASELINE, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C,
+                          ldc);
         return;
     }
 #else
     (void)level;
-    gemm_run(AT_ISA_BASELINE, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_run(AT_ISA_BASELINE, path, transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C, ldc);
 #endif
 }
 
@@ -278,7 +271,8 @@ void at_gemm_portable(int transA, int transB, int M, int N, int K, attend_real a
         scale_c(M, N, beta, C, ldc);
         return;
     }
-    gemm_run((int)at_isa(), gemm_path(M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_run((int)at_isa(), gemm_path(M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C,
+             ldc);
 }
 
 /* One product (or one thread's share of one: rows or columns of C) on the
@@ -292,7 +286,7 @@ static void gemm_one(int path, int transA, int transB, int M, int N, int K, atte
     }
 #ifdef ATTEND_USE_CBLAS
     if (!use_blas()) {
-        gemm_run((int)at_isa(), path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        gemm_run((int)at_isa(), path, transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C, ldc);
         return;
     }
     if (M == 1) { /* a vector times a matrix: GEMV (c = alpha op(B)ᵀ a + beta c) */
@@ -314,7 +308,7 @@ static void gemm_one(int path, int transA, int transB, int M, int N, int K, atte
                 M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif
 #else
-    gemm_run((int)at_isa(), path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_run((int)at_isa(), path, transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C, ldc);
 #endif
 }
 
@@ -403,12 +397,12 @@ static void packed_chunk(void *p, int c) {
     at_chunk_range(j->by_rows ? j->M : j->N, j->align, j->nchunks, c, &lo, &hi);
     if (hi <= lo) return;
     if (j->by_rows)
-        prepacked_run(j->pk->level, j->transA, hi - lo, j->N, j->K, j->alpha,
-                      j->transA ? j->A + lo : j->A + (size_t)lo * j->lda, j->lda, j->pk->data, j->pk->npad, 0, j->beta,
-                      j->C + (size_t)lo * j->ldc, j->ldc);
+        gemm_run(j->pk->level, PATH_BLOCKED, j->transA, 1, hi - lo, j->N, j->K, j->alpha,
+                 j->transA ? j->A + lo : j->A + (size_t)lo * j->lda, j->lda, NULL, 0, j->pk->data, j->pk->npad, 0,
+                 j->beta, j->C + (size_t)lo * j->ldc, j->ldc);
     else
-        prepacked_run(j->pk->level, j->transA, j->M, hi - lo, j->K, j->alpha, j->A, j->lda, j->pk->data, j->pk->npad,
-                      lo, j->beta, j->C + lo, j->ldc);
+        gemm_run(j->pk->level, PATH_BLOCKED, j->transA, 1, j->M, hi - lo, j->K, j->alpha, j->A, j->lda, NULL, 0,
+                 j->pk->data, j->pk->npad, lo, j->beta, j->C + lo, j->ldc);
 }
 
 void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, attend_real alpha, const attend_real *A,
@@ -417,7 +411,8 @@ void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, atte
     if (M <= 0 || N <= 0) return;
     const int path = gemm_path(whole_M, N, K);
     if (pk && K > 0 && pk->K == K && pk->N == N && pk->level == (int)at_isa() && !use_blas() && path == PATH_BLOCKED)
-        prepacked_run(pk->level, transA, M, N, K, alpha, A, lda, pk->data, pk->npad, 0, beta, C, ldc);
+        gemm_run(pk->level, PATH_BLOCKED, transA, 1, M, N, K, alpha, A, lda, NULL, 0, pk->data, pk->npad, 0, beta, C,
+                 ldc);
     else
         gemm_one(path, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

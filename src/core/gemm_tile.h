@@ -243,7 +243,13 @@ static AT_ALWAYS_INLINE void T_(pack_a)(attend_real *restrict dst /* [ceil(mc/MR
         const int m = mc - ir < TILE_MR ? mc - ir : TILE_MR;
         if (!transA) { /* op(A)(i,p) = A[i*lda + p]: rows contiguous */
             transpose_into(panel, TILE_MR, A + (size_t)ir * lda, (size_t)lda, m, kc);
-        } else { /* op(A)(i,p) = A[p*lda + i] */
+        } else if (m == TILE_MR) { /* op(A)(i,p) = A[p*lda + i]: a whole panel, a constant-size copy per step */
+            for (int p = 0; p < kc; p++) {
+                const attend_real *src = A + (size_t)p * lda + ir;
+                AT_UNROLL
+                for (int i = 0; i < TILE_MR; i++) panel[(size_t)p * TILE_MR + i] = src[i];
+            }
+        } else { /* the last rows (gcc would call memmove for each step of a variable-length copy) */
             for (int p = 0; p < kc; p++) {
                 const attend_real *src = A + (size_t)p * lda + ir;
                 for (int i = 0; i < m; i++) panel[(size_t)p * TILE_MR + i] = src[i];
@@ -320,35 +326,11 @@ static AT_ALWAYS_INLINE void T_(micro)(int kc, const attend_real *restrict a, co
     }
 }
 
-/* The blocked product (K >= 1) through the thread's packing buffers. */
-static AT_ALWAYS_INLINE void T_(gemm_blocked)(int transA, int transB, int M, int N, int K, attend_real alpha,
-                                               const attend_real *A, int lda, const attend_real *B, int ldb,
-                                               attend_real beta, attend_real *C, int ldc) {
-    attend_real *Ap = (attend_real *)pack_a, *Bp = (attend_real *)pack_b;
-    const int MC = (MC_MAX / TILE_MR) * TILE_MR;
-    for (int jc = 0; jc < N; jc += NC) {
-        const int nc = N - jc < NC ? N - jc : NC;
-        for (int pc = 0; pc < K; pc += KC) {
-            const int kc = K - pc < KC ? K - pc : KC;
-            T_(pack_b)(Bp, transB, transB ? B + (size_t)jc * ldb + pc : B + (size_t)pc * ldb + jc, ldb, kc, nc);
-            const attend_real be = pc == 0 ? beta : 1; /* later slices add to C */
-            for (int ic = 0; ic < M; ic += MC) {
-                const int mc = M - ic < MC ? M - ic : MC;
-                T_(pack_a)(Ap, transA, transA ? A + (size_t)pc * lda + ic : A + (size_t)ic * lda + pc, lda, mc, kc);
-                for (int jr = 0; jr < nc; jr += TNR)
-                    for (int ir = 0; ir < mc; ir += TILE_MR)
-                        T_(micro)(kc, Ap + (size_t)ir * kc, Bp + (size_t)jr * kc, C + (size_t)(ic + ir) * ldc + jc + jr,
-                                  ldc, mc - ir < TILE_MR ? mc - ir : TILE_MR, nc - jr < TNR ? nc - jr : TNR, alpha, be);
-            }
-        }
-    }
-}
-
 /* Packs all of op(B) [K,N] once, as gemm_blocked packs it slice by slice:
  * for each KC-deep slice pc (depth kc), ceil(N/NR) panels of kc x NR at
  * dst + pc * npad + jr * kc (npad = N rounded up to whole panels). A weight
  * multiplied at every time step is packed like this once (src/core/gemm.c,
- * at_pack), and gemm_prepacked reads it in place of pack_b's per-call copy:
+ * at_pack), and gemm_blocked reads it in place of pack_b's per-call copy:
  * the same values in the same order, so the same bits. */
 static AT_ALWAYS_INLINE void T_(pack_b_all)(attend_real *restrict dst /* [K, npad] */, int transB,
                                              const attend_real *restrict B, int ldb, int K, int N) {
@@ -359,18 +341,28 @@ static AT_ALWAYS_INLINE void T_(pack_b_all)(attend_real *restrict dst /* [K, npa
     }
 }
 
-/* gemm_blocked with op(B) packed beforehand (pack_b_all, npad columns):
- * columns [col0, col0 + N) of it (col0 a multiple of NR: a thread's share). */
-static AT_ALWAYS_INLINE void T_(gemm_prepacked)(int transA, int M, int N, int K, attend_real alpha,
-                                                 const attend_real *A, int lda, const attend_real *Bp, int npad,
-                                                 int col0, attend_real beta, attend_real *C, int ldc) {
-    attend_real *Ap = (attend_real *)pack_a;
+/* The blocked product (K >= 1) through the thread's packing buffers, or with
+ * op(B) packed beforehand (Bpre: pack_b_all's layout, npad columns; this
+ * product is its columns [col0, col0 + N), col0 a multiple of NR). One body
+ * for both, so that they get the same register allocation (a separate copy
+ * for the prepacked case spilled a B vector in the micro-kernel's loop). */
+static AT_ALWAYS_INLINE void T_(gemm_blocked)(int transA, int transB, int M, int N, int K, attend_real alpha,
+                                               const attend_real *A, int lda, const attend_real *B, int ldb,
+                                               const attend_real *Bpre, int npad, int col0, attend_real beta,
+                                               attend_real *C, int ldc) {
+    attend_real *Ap = (attend_real *)pack_a, *Bp = (attend_real *)pack_b;
     const int MC = (MC_MAX / TILE_MR) * TILE_MR;
     for (int jc = 0; jc < N; jc += NC) {
         const int nc = N - jc < NC ? N - jc : NC;
         for (int pc = 0; pc < K; pc += KC) {
             const int kc = K - pc < KC ? K - pc : KC;
-            const attend_real *Bs = Bp + (size_t)pc * npad + (size_t)(col0 + jc) * kc;
+            const attend_real *Bs;
+            if (Bpre) {
+                Bs = Bpre + (size_t)pc * npad + (size_t)(col0 + jc) * kc;
+            } else {
+                T_(pack_b)(Bp, transB, transB ? B + (size_t)jc * ldb + pc : B + (size_t)pc * ldb + jc, ldb, kc, nc);
+                Bs = Bp;
+            }
             const attend_real be = pc == 0 ? beta : 1; /* later slices add to C */
             for (int ic = 0; ic < M; ic += MC) {
                 const int mc = M - ic < MC ? M - ic : MC;
@@ -386,8 +378,9 @@ static AT_ALWAYS_INLINE void T_(gemm_prepacked)(int transA, int M, int N, int K,
 
 /* The portable product C = alpha op(A) op(B) + beta C (K >= 1) by `path`. */
 static AT_ALWAYS_INLINE void T_(gemm)(int path, int transA, int transB, int M, int N, int K, attend_real alpha,
-                                       const attend_real *A, int lda, const attend_real *B, int ldb, attend_real beta,
-                                       attend_real *C, int ldc) {
+                                       const attend_real *A, int lda, const attend_real *B, int ldb,
+                                       const attend_real *Bpre, int npad, int col0, attend_real beta, attend_real *C,
+                                       int ldc) {
     if (path == PATH_ROW) { /* c [N] = alpha a [K] op(B) [K,N] + beta c */
         const attend_real *x = A;
         if (transA) { /* a[p] = A[p*lda]: gather it */
@@ -407,7 +400,7 @@ static AT_ALWAYS_INLINE void T_(gemm)(int path, int transA, int transB, int M, i
         if (transA) T_(gemv_rows)(M, K, alpha, x, A, lda, beta, C, (size_t)ldc);
         else T_(gemv_dots)(M, K, alpha, x, A, lda, beta, C, (size_t)ldc);
     } else {
-        T_(gemm_blocked)(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        T_(gemm_blocked)(transA, transB, M, N, K, alpha, A, lda, B, ldb, Bpre, npad, col0, beta, C, ldc);
     }
 }
 
@@ -421,7 +414,7 @@ static AT_ALWAYS_INLINE void T_(batched_small)(int batch, int transA, int transB
         const attend_real *Ab = A + (size_t)b * strideA, *Bb = B + (size_t)b * strideB;
         attend_real *Cb = C + (size_t)b * strideC;
         if (M == 1) {
-            T_(gemm)(PATH_ROW, transA, transB, 1, N, K, alpha, Ab, lda, Bb, ldb, beta, Cb, ldc);
+            T_(gemm)(PATH_ROW, transA, transB, 1, N, K, alpha, Ab, lda, Bb, ldb, NULL, 0, 0, beta, Cb, ldc);
         } else { /* K == 1: a [M] at Ab[i*astep], b [N] at Bb[j*bstep] */
             const size_t astep = transA ? 1 : (size_t)lda, bstep = transB ? (size_t)ldb : 1;
             for (int i = 0; i < M; i++) {

@@ -236,10 +236,23 @@ void at_f16_gemm(int N, int out, int in, const float *X, int ldx, const uint16_t
     at_parallel_rows((double)N * out * in, out, 16, f16_chunk, &j);
 }
 
+int at_linear_quantized(const at_qweight *q, int N) {
+#ifndef ATTEND_DOUBLE
+    /* Without AVX2 (the baseline copy; WebAssembly) the conversions run
+     * lane by lane: the int8 and fp16 products took 2.5-4x the float one's
+     * time at one and eight rows (docs/PERFORMANCE.md), so the dequantized
+     * float copy multiplies there. */
+    return q && q->dtype != ATTEND_DTYPE_F32 && N >= 1 && N <= AT_QUANT_MAX_ROWS && at_isa() >= AT_ISA_AVX2;
+#else
+    (void)q, (void)N;
+    return 0;
+#endif
+}
+
 void at_linear(const at_qweight *q, const at_packed *pk, int N, int out, int in, const attend_real *X, int ldx,
                const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy) {
 #ifndef ATTEND_DOUBLE
-    if (q && N >= 1 && N <= AT_QUANT_MAX_ROWS && out >= 1 && ldw == q->cols &&
+    if (at_linear_quantized(q, N) && out >= 1 && ldw == q->cols &&
         (uintptr_t)W >= (uintptr_t)q->f) {
         size_t off = (size_t)((uintptr_t)W - (uintptr_t)q->f) / sizeof *W;
         size_t r0 = off / (size_t)ldw, c0 = off % (size_t)ldw;

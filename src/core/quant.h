@@ -49,6 +49,11 @@ typedef struct {
 void at_linear(const at_qweight *q, const at_packed *pk, int N, int out, int in, const attend_real *X, int ldx,
                const attend_real *W, int ldw, attend_real beta, attend_real *Y, int ldy);
 
+/* 1 when at_linear multiplies N rows from q's quantized copy: an int8 or fp16
+ * copy, 1..AT_QUANT_MAX_ROWS rows, AVX2 or AVX-512 (without them the
+ * conversions run lane by lane and the float copy is faster), float build. */
+int at_linear_quantized(const at_qweight *q, int N);
+
 /* The kernels, at the process's level (at_isa()), threads over rows of W:
  * Y [N,out] = beta Y + X [N,in] Wᵀ with W as above (beta = 0 never reads Y). */
 void at_q8_gemm(int N, int out, int in, const float *X, int ldx, const int8_t *W, const float *scale, int ldw,

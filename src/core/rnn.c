@@ -172,7 +172,7 @@ static void cell_step_forward(const at_cell *cell, attend_real *h_out, attend_re
      * bias rows would round to, without writing the rows first) */
     attend_real *hg = scratch;
     gates_fwd_job j = {cell, h_out, c_out, saved, xg, xg_stride, hg, h_prev, c_prev, active, N};
-    if (N >= AT_CELL_FUSE_ROWS && !(cell->q_hh && N <= AT_QUANT_MAX_ROWS)) {
+    if (N >= AT_CELL_FUSE_ROWS && !at_linear_quantized(cell->q_hh, N)) {
         /* fused: each chunk of rows multiplies its rows of h_prev and runs
          * their gates while the rows of hg are in cache (one pass, one
          * fork/join; the float product's bits, by the whole product's path) */

@@ -35,7 +35,10 @@ const at_packed *at_model_pack(const attend_model *cm, int transB, const attend_
     }
     if (!e) {
         if (m->npacks == AT_MAX_PACKS) return NULL;
-        attend_real *buf = malloc(at_pack_floats(K, N) * sizeof *buf);
+        /* 64-byte aligned, as the per-call packing buffers: a panel row that
+         * straddles two cache lines costs every other load a second line */
+        const size_t bytes = (at_pack_floats(K, N) * sizeof(attend_real) + 63) / 64 * 64;
+        attend_real *buf = aligned_alloc(64, bytes);
         if (!buf) return NULL;
         e = &m->packs[m->npacks++];
         *e = (at_pack_entry){B, ldb, K, N, transB, buf, {0}, m->pack_gen - 1};
@@ -49,7 +52,7 @@ const at_packed *at_model_pack(const attend_model *cm, int transB, const attend_
 
 /* A blocked product of `rows` rows against W reads a packed copy: two rows
  * or more, and more than a quantized copy multiplies itself. */
-static int packs(const at_qweight *q, int rows) { return rows >= 2 && !(q && rows <= AT_QUANT_MAX_ROWS); }
+static int packs(const at_qweight *q, int rows) { return rows >= 2 && !at_linear_quantized(q, rows); }
 
 void at_model_cell_copies(const attend_model *m, at_cell *cell, int rows_ih, int rows_hh) {
     const int GH = at_cell_gates(cell->kind) * cell->H;

@@ -7,10 +7,11 @@
 target_compile_definitions(test_g2p PRIVATE ATTEND_G2P_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 set_tests_properties(test_g2p PROPERTIES TIMEOUT 300)
 
-# The example: under 50 lines, a fixed memory budget, no allocation per word.
+# The example: under 50 lines, a fixed memory budget, no allocation per word;
+# linked as a user links it, with the installed form of libattend.a.
 add_executable(g2p_say ${PROJECT_SOURCE_DIR}/examples/g2p_say.c)
 target_compile_options(g2p_say PRIVATE ${ATTEND_WARN})
-target_link_libraries(g2p_say PRIVATE attend)
+target_link_libraries(g2p_say PRIVATE attend_static)
 add_test(NAME g2p_example
   COMMAND g2p_say ${PROJECT_SOURCE_DIR}/models/g2p-cmudict.safetensors hello world)
 set_tests_properties(g2p_example PROPERTIES
@@ -19,7 +20,7 @@ add_test(NAME g2p_example_usage COMMAND g2p_say)
 set_tests_properties(g2p_example_usage PROPERTIES WILL_FAIL TRUE)
 
 # The command, end to end: tests/data/g2p/cli_test.sh CASE (goldens beside it).
-foreach(case say stdin nbest align eval data train stress ensemble errors)
+foreach(case say stdin nbest align eval data train stress ensemble errors search)
   add_test(NAME cli_g2p_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/data/g2p/cli_test.sh ${case} $<TARGET_FILE:attend_cli>
             ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_g2p)

@@ -19,8 +19,9 @@ if(ATTEND_SANITIZE)
   endforeach()
 endif()
 
-# The doc test: every command line of README.md and of each --help, run as
-# written in build/tests/doc_test (the few it only checks are listed, with
+# The doc test: every command line of README.md, of docs/*.md and of each
+# --help, run as written in build/tests/doc_test, with the output the pages show
+# under a `$ ` prompt compared (the lines it only checks are listed, with
 # reasons, in tools/doc_test.sh). It trains what the README trains (about 80 s,
 # most of it `attend demo`), so it is not registered in the sanitizer builds,
 # which train 10-30x slower.

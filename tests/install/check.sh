@@ -3,9 +3,11 @@
 # against it as a user of the installed library would.
 # usage: check.sh BUILD_DIR SOURCE_DIR C_COMPILER [pkgconfig|cmake]
 #   pkgconfig (default): with pkg-config only, once against libattend.so
-#       (found through the rpath the program is linked with) and once against
-#       libattend.a (-Wl,-Bstatic); also checks the shared library: soname
-#       libattend.so.0, and only attend_* symbols exported (nm -D).
+#       (attend.pc; found through the rpath the program is linked with) and
+#       once against libattend.a (attend-static.pc, --static: no libattend.so
+#       needed at run time, though it is installed beside it); also checks the
+#       shared library: soname libattend.so.0, and only attend_* symbols
+#       exported (nm -D), and that attend.pc's --libs name nothing but attend.
 #   cmake: tests/install/cmake/CMakeLists.txt, find_package(attend 0.1) with
 #       attend::attend and attend::attend_static; find_package(attend 1.0)
 #       must fail (the version file).
@@ -49,9 +51,19 @@ pkgconfig)
   else
     echo "libattend.so: not built (ATTEND_SHARED=OFF): the static library only"
   fi
-    slibs=$(PKG_CONFIG_PATH="$pcdir" pkg-config --libs --static attend | sed 's/-lattend/-Wl,-Bstatic -lattend -Wl,-Bdynamic/')
+    # OpenBLAS and the threads library are private to attend: a program linking the .so names only attend
+    case " $(PKG_CONFIG_PATH="$pcdir" pkg-config --libs attend) " in
+    *openblas*|*pthread*) fail "attend.pc's --libs name what libattend.so links privately" ;;
+    esac
+    # static: attend-static.pc names libattend.a by its path (libattend.so sits beside it)
+    sflags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --static --cflags --libs attend-static)
     # shellcheck disable=SC2086
-    "$cc" -std=c11 -o "$prefix/consumer_static" "$src/tests/install/consumer.c" $cflags $slibs $extra
+    "$cc" -std=c11 -o "$prefix/consumer_static" "$src/tests/install/consumer.c" $sflags $extra
+    # a program with functions named like attend's internal helpers links too (only attend_* is global)
+    printf 'int at_gemm(void);\nint at_gemm(void) { return 0; }\nint at_weights_edit = 1;\n' >"$prefix/clash.c"
+    # shellcheck disable=SC2086
+    "$cc" -std=c11 -o "$prefix/consumer_clash" "$src/tests/install/consumer.c" "$prefix/clash.c" $sflags $extra ||
+        fail "a program defining at_gemm clashes with libattend.a"
     needs_attend "$prefix/consumer_static" && fail "consumer_static loads libattend.so.0"
     "$prefix/consumer_static"
     ;;

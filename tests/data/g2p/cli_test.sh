@@ -188,6 +188,31 @@ errors)
     grep -q 'not a G2P model' err.txt || fail "non-G2P model: $(cat err.txt)"
     expect_rc 2 "$cli" g2p eval --split nope
     ;;
+search)
+    # issue 30: an installed attend uses the model installed with it, never the
+    # build's source tree; the source tree only from the build directory;
+    # --help says where it looked
+    expect_rc 0 "$cli" g2p --help
+    grep -q "models/g2p-cmudict.safetensors  (the source tree: this attend runs from its build directory: found)" \
+        out.txt || { cat out.txt; fail "--help from the build directory"; }
+    mkdir -p inst/bin inst/share/attend moved
+    cp "$cli" inst/bin/attend
+    cp "$cli" moved/attend
+    # the installed model is another one (with stress digits): the installed one must be used
+    cp "$src/models/g2p-cmudict-stress.safetensors" inst/share/attend/g2p-cmudict.safetensors
+    expect_rc 0 inst/bin/attend g2p read
+    [ "$(cat out.txt)" = "read R IY1 D" ] || fail "installed attend did not use its installed model: $(cat out.txt)"
+    expect_rc 0 inst/bin/attend g2p --help
+    grep -q "$work/inst/share/attend/g2p-cmudict.safetensors  (installed with this attend: found)" out.txt &&
+        grep -q "source tree's models/g2p-cmudict.safetensors  (not searched" out.txt ||
+        { cat out.txt; fail "--help of the installed attend"; }
+    # moved out of the build directory with nothing installed beside it: no model, and a message saying where
+    expect_rc 1 moved/attend g2p hello
+    grep -q "no model found (looked in $work/share/attend/g2p-cmudict.safetensors)" err.txt ||
+        { cat err.txt; fail "moved attend's message"; }
+    ATTEND_G2P_MODEL=$model expect_rc 0 moved/attend g2p hello
+    [ "$(cat out.txt)" = "hello HH EH L OW" ] || fail "\$ATTEND_G2P_MODEL"
+    ;;
 *)
     fail "unknown case"
     ;;
