@@ -156,7 +156,7 @@ signal)
     has out "^resumed: ck.st at step $step$"
     cmp -s whole.st part.st || fail "interrupted at step $step and resumed: the model differs from one -np 2 run's"
     ok "SIGTERM to every rank: all stop after step $step, rank 0's checkpoint, exit 143; resumed, the uninterrupted run's model"
-    rm -f pid.0 pid.1 part.st
+    rm -f pid.0 pid.1 part.st out err # a stale "training:" line must not be taken for this run's
     $MPI -np 2 sh -c 'echo $$ >pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' "$A" train $TASK --steps 1500 \
         --out part.st >out 2>err &
     job=$!

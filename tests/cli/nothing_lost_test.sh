@@ -181,6 +181,7 @@ PY
     # the epoch before the one that stopped the run: without improvement (patience 2)
     after=$(awk '/^epoch / { e = $2 } END { print e - 1 }' out)
     grep "^epoch $after " out | grep -q "best: saved" && fail "g2p: epoch $after improved (patience 2 should stop 2 epochs later)"
+    rm -f kout kerr # a stale line must not be taken for this run's
     "$A" g2p train $GT --out gk.st --checkpoint gk.ck >kout 2>kerr &
     pid=$!
     wait_for kout "^epoch $after step " 120
@@ -212,6 +213,7 @@ signal)
         code=130
         [ $sig = TERM ] && code=143
         rm -f ck.st m.st
+        rm -f out err # a stale line must not be taken for this run's
         $BG "$A" train $R --checkpoint ck.st --checkpoint-every 50 --out m.st >out 2>err &
         pid=$!
         wait_for out "^checkpoint: step (100|150|200) saved" 60
@@ -229,6 +231,7 @@ signal)
     done
     # without --checkpoint: --out holds the model of the step reached
     rm -f m.st
+    rm -f out err # a stale line must not be taken for this run's
     $BG "$A" train $R --out m.st >out 2>err &
     pid=$!
     wait_for out "^training: " 60
@@ -245,6 +248,7 @@ signal)
     # (a big batch of long sequences), the second before that step ends
     BIG="--task reverse --symbols 30 --min-len 60 --max-len 80 --count 128 --dev-count 4 --emb 32 --hidden 128
          --dec-hidden 256 --attn 32 --batch 128 --steps 3 --log-every 1"
+    rm -f out err # a stale line must not be taken for this run's
     $BG "$A" train $BIG --out big.st >out 2>err &
     pid=$!
     wait_for out "^training: " 60
@@ -361,6 +365,7 @@ fifo)
 
 symlink)
     echo "precious" >victim
+    rm -f out err # a stale line must not be taken for this run's
     "$A" train $TASK --steps 4000 --out m.st >out 2>err &
     pid=$!
     wait_for out "^training: " 60
@@ -376,6 +381,7 @@ symlink)
     ;;
 
 lock)
+    rm -f out1 err1 # a stale line must not be taken for this run's
     "$A" train $TASK --steps 4000 --out shared.st --checkpoint ck.st >out1 2>err1 &
     pid=$!
     wait_for out1 "^training: " 60
@@ -408,6 +414,7 @@ space)
         rm -f mnt/fill
         # the file system fills up during the run: the final save fails, and the
         # message says the checkpoint (elsewhere) holds the weights
+        rm -f out err # a stale line must not be taken for this run's
         "$A" train $TASK --steps 3000 --checkpoint ck.st --out mnt/m.st >out 2>err &
         pid=$!
         wait_for err "^step 1000/3000 " 60 # past the free-space check: training
