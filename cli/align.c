@@ -180,6 +180,8 @@ int cmd_align(int argc, char **argv) {
                                         {svg, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL},
                                         {html, "--html", 1, ATTEND_OUTPUT_ALLOW_SPECIAL}};
         if (cli_check_outputs("align", uses, 3, NULL)) return 1;
+        const char *outs[] = {svg, html}; /* one of them /dev/stdout: the text report goes to stderr */
+        if (cli_stdout_claim("align", outs, 2)) return 1;
     }
 
     analysis a;

@@ -7,6 +7,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "copy_label.h"
+#include "outputs.h"
 
 int analysis_open(analysis *a, const char *cmd, const char *path, const char *text, int batch, int max_len) {
     memset(a, 0, sizeof *a);
@@ -124,7 +125,8 @@ int analysis_write_file(const char *cmd, const char *path, const char *text) {
     attend_error err = {0};
     struct stat sb;
     int had = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-    if (attend_file_write(path, text, strlen(text), ATTEND_OUTPUT_ALLOW_SPECIAL, &err) == ATTEND_OK) return 0;
+    if (attend_file_write(cli_write_path(path), text, strlen(text), ATTEND_OUTPUT_ALLOW_SPECIAL, &err) == ATTEND_OK)
+        return 0;
     cli_error(cmd, "%s%s%s%s", err.msg, had ? " (the previous " : "", had ? path : "", had ? " is unchanged)" : "");
     return 1;
 }

@@ -73,7 +73,8 @@ int cli_output_finish(const char *cmd, const char *target, const char *write_pat
         attend_error err = {0};
         attend_outfile *out = NULL;
         FILE *in = fopen(write_path, "rb");
-        attend_status st = in ? attend_outfile_open(&out, target, ATTEND_OUTPUT_ALLOW_SPECIAL, &err) : ATTEND_ERR_IO;
+        attend_status st =
+            in ? attend_outfile_open(&out, cli_write_path(target), ATTEND_OUTPUT_ALLOW_SPECIAL, &err) : ATTEND_ERR_IO;
         if (!in) snprintf(err.msg, sizeof err.msg, "cannot read '%s': %s", write_path, strerror(errno));
         char chunk[1 << 16];
         size_t n;
@@ -85,10 +86,48 @@ int cli_output_finish(const char *cmd, const char *target, const char *write_pat
         if (st) attend_outfile_abort(out);
         else st = attend_outfile_commit(out, &err);
         if (in) fclose(in);
-        if (st) rc = cli_lib_fail(cmd, &err);
+        if (st) { /* nothing lost: the bytes stay where they are, and the message says where */
+            rc = cli_lib_fail(cmd, &err);
+            cli_error(cmd, "what was to be written to '%s' is kept in '%s'", target, write_path);
+            return rc;
+        }
     }
     remove(write_path);
     return rc;
+}
+
+static struct {
+    char *path;     /* the output that is standard output, as the user named it */
+    char alias[32]; /* "/dev/fd/N": the original standard output */
+} g_stdout;
+
+int cli_stdout_claim(const char *cmd, const char *const *paths, int n) {
+    struct stat so, sp;
+    if (g_stdout.path || fstat(STDOUT_FILENO, &so) != 0) return 0;
+    for (int i = 0; i < n; i++) {
+        if (!paths[i] || !attend_outfile_in_place(paths[i]) || stat(paths[i], &sp) != 0) continue;
+        if (sp.st_dev != so.st_dev || sp.st_ino != so.st_ino) continue;
+        fflush(stdout);
+        int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+        size_t len = strlen(paths[i]) + 1;
+        g_stdout.path = fd >= 0 ? malloc(len) : NULL;
+        if (!g_stdout.path || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            cli_error(cmd, "'%s' is standard output: cannot keep the report apart from it: %s", paths[i],
+                      strerror(errno ? errno : ENOMEM));
+            free(g_stdout.path);
+            g_stdout.path = NULL;
+            if (fd >= 0) close(fd);
+            return 1;
+        }
+        memcpy(g_stdout.path, paths[i], len);
+        snprintf(g_stdout.alias, sizeof g_stdout.alias, "/dev/fd/%d", fd);
+        return 0;
+    }
+    return 0;
+}
+
+const char *cli_write_path(const char *path) {
+    return path && g_stdout.path && !strcmp(path, g_stdout.path) ? g_stdout.alias : path;
 }
 
 /* ------------------------------------------------ training runs (issue 28) */

@@ -38,6 +38,20 @@ void cli_clean_stale(const char *label, const char *path);
 int cli_output_begin(const char *cmd, const char *target, char *buf, size_t cap, const char **write_path);
 int cli_output_finish(const char *cmd, const char *target, const char *write_path, int ok);
 
+/* An output written in place that is this process's standard output
+ * (--out /dev/stdout, --svg /dev/fd/1, or the FIFO or file fd 1 is): the
+ * command's report would interleave with the file's bytes (and, stdout being
+ * buffered, overwrite them in a regular file). cli_stdout_claim looks at the
+ * n paths (NULL ones skipped) after the checks before any work; for the one
+ * that is standard output it moves the report to standard error (fd 1 becomes
+ * a copy of fd 2) and keeps the original standard output as a private
+ * descriptor, which cli_write_path then names ("/dev/fd/N") for that path
+ * (and returns every other path unchanged). At most one path can be standard
+ * output (attend_paths_check refuses two names of one file). Returns 0, or 1
+ * after a message. The CLI is single-threaded: the claim is process state. */
+int cli_stdout_claim(const char *cmd, const char *const *paths, int n);
+const char *cli_write_path(const char *path);
+
 /* ------------------------------------------------ training runs (issue 28) */
 
 /* An existing checkpoint is never replaced without being asked: when

@@ -197,13 +197,13 @@ static void print_row(const attend_sweep_row *r) {
 
 /* Rows as they complete: printed, the CSV file rewritten (atomically, with
  * every row so far) and the plot redrawn, so a long sweep stopped early keeps
- * what it finished. A CSV target written in place (a FIFO, /dev/stdout) gets
- * the whole table once, at the end. */
+ * what it finished. A target written in place (a FIFO, /dev/stdout) cannot be
+ * rewritten: it gets the whole table, or the plot, once, at the end. */
 typedef struct {
     attend_sweep_row *done; /* [total] in completion order */
     int n_done;
     const char *csv_path, *svg_path;
-    int csv_in_place;
+    int csv_in_place, svg_in_place;
     int failed;
 } progress;
 
@@ -228,7 +228,8 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     attend_error err = {0};
     char *svg = NULL;
     if (!pg->csv_in_place && write_csv(pg)) pg->failed = 1;
-    else if (attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
+    else if (pg->svg_in_place) { /* drawn once, at the end */
+    } else if (attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
         cli_lib_fail("sweep", &err);
         pg->failed = 1;
     } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
@@ -421,6 +422,8 @@ int cmd_sweep(int argc, char **argv) {
         uses[n_uses++] = (attend_path_use){plot && !csv_given ? NULL : csv_path, "--csv", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
         uses[n_uses++] = (attend_path_use){svg_path, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
         if (cli_check_outputs("sweep", uses, n_uses, NULL)) return 1;
+        const char *outs[] = {plot && !csv_given ? NULL : csv_path, svg_path}; /* the table then goes to stderr */
+        if (cli_stdout_claim("sweep", outs, 2)) return 1;
     }
     if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
@@ -467,6 +470,7 @@ int cmd_sweep(int argc, char **argv) {
         }
     }
     pg.csv_in_place = attend_outfile_in_place(csv_path);
+    pg.svg_in_place = attend_outfile_in_place(svg_path);
     if (!rc && !pg.csv_in_place) rc = write_csv(&pg); /* the header: the file is writable */
     if (!rc) {
         if (train_path)
@@ -486,6 +490,12 @@ int cmd_sweep(int argc, char **argv) {
         if (!rc && pg.failed) rc = 1;
     }
     if (!rc && pg.csv_in_place && write_csv(&pg)) rc = 1;
+    if (!rc && pg.svg_in_place) {
+        char *svg = NULL;
+        if (attend_sweep_plot_svg(pg.done, pg.n_done, NULL, &svg, &err)) rc = cli_lib_fail("sweep", &err);
+        else if (analysis_write_file("sweep", svg_path, svg)) rc = 1;
+        free(svg);
+    }
     if (!rc) {
         print_matrix(rows, n_rows);
         printf("wrote %s and %s\n", cli_vis(csv_path), cli_vis(svg_path));

@@ -163,8 +163,10 @@ static void train_usage(FILE *f) {
             "  --overwrite          replace an existing --checkpoint (without it, an existing\n"
             "                       checkpoint needs --resume), or with --select an existing --out\n"
             "                       that another run wrote\n"
-            "  --write-special      --out may be a device or FIFO (written in place); without it\n"
-            "                       only a regular file is replaced. Every output is checked\n"
+            "  --write-special      --out may be a device, a FIFO or /dev/stdout (written in place,\n"
+            "                       once, at the end; not with --select or --patience; with\n"
+            "                       /dev/stdout the report goes to stderr); without it only a\n"
+            "                       regular file is replaced. Every output is checked\n"
             "                       before training: writable, and not an input or another output\n"
             "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps, at\n"
             "                       least %d; 0: only at the end)\n"
@@ -710,11 +712,20 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     cli_clean_stale("checkpoint", o.checkpoint);
     cli_clean_stale("out", o.out);
     int rc = check_paths(cmd, &o);
+    /* a best model is rewritten at each better evaluation and read back on
+     * --resume: a device, a FIFO or standard output (--write-special) cannot be */
+    if (!rc && (o.select >= 0 || o.patience >= 0) && o.out && attend_outfile_in_place(o.out))
+        rc = cli_usage_error(cmd, "--out '%s' is written in place (a device, a FIFO or standard output), and %s "
+                                  "rewrites --out at each better evaluation and reads it back on --resume: give a "
+                                  "file as --out",
+                             o.out, o.select >= 0 ? "--select" : "--patience");
     /* never replace work without being asked: an existing checkpoint needs --resume or --overwrite */
     if (!rc) rc = cli_check_checkpoint_reuse(cmd, o.checkpoint, o.resume, o.overwrite);
     /* one writer per output, for the run's life */
     const char *outs[2] = {o.checkpoint, o.out};
     if (!rc) rc = cli_lock_outputs(cmd, outs, 2, locks);
+    /* --out /dev/stdout (--write-special): the model's bytes alone on stdout, the report on stderr */
+    if (!rc) rc = cli_stdout_claim(cmd, outs + 1, 1);
     td.copy = o.copy;
     if (!rc) rc = load_data(cmd, &o.data, &td);
     if (!rc && o.topt.guided_alignment > 0 && attend_dataset_aligned_pairs(td.train) == 0)

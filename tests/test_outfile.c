@@ -6,6 +6,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -178,6 +179,30 @@ static void test_special_targets(void) {
     st = attend_output_check("/dev/stdout", 0, &e);
     EXPECT(st == ATTEND_ERR_IO && strstr(e.msg, "not a regular file"), "%s: %s", attend_status_name(st), e.msg);
     EXPECT(attend_outfile_in_place("/dev/stdout") && !attend_outfile_in_place(g_dir), "attend_outfile_in_place");
+    /* the links inside /proc (/dev/fd/N, /proc/self/fd/N: the CLI hands the
+     * writer one for an output that is standard output) name the open file
+     * itself: written in place (appended to a regular file), never a
+     * temporary beside them */
+    const char *behind = tmp_path("behind");
+    int fd = open(behind, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    EXPECT(fd >= 0 && write(fd, "ab", 2) == 2, "open %s", behind);
+    const char *fmts[2] = {"/dev/fd/%d", "/proc/self/fd/%d"};
+    for (int k = 0; k < 2; k++) {
+        char via[64];
+        snprintf(via, sizeof via, fmts[k], fd);
+        EXPECT(attend_outfile_in_place(via), "%s: not written in place", via);
+        st = attend_file_write(via, "x", 1, 0, &e);
+        EXPECT(st == ATTEND_ERR_IO && strstr(e.msg, "not a regular file"), "%s: %s: %s", via,
+               attend_status_name(st), e.msg);
+        EXPECT(attend_output_check(via, 0, &e) == ATTEND_ERR_IO, "%s: the check before work accepted it", via);
+        EXPECT(attend_output_check(via, ATTEND_OUTPUT_ALLOW_SPECIAL, &e) == ATTEND_OK, "%s: %s", via, e.msg);
+        EXPECT(attend_file_write(via, k ? "d" : "c", 1, ATTEND_OUTPUT_ALLOW_SPECIAL, &e) == ATTEND_OK, "%s: %s", via,
+               e.msg);
+    }
+    close(fd);
+    EXPECT(!strcmp(read_text(behind), "abcd"), "through /dev/fd and /proc/self/fd: '%s', expected 'abcd'",
+           read_text(behind));
+    remove(behind);
 }
 
 /* Model files: a FIFO is refused at once, without waiting for a writer. */

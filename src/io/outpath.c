@@ -55,9 +55,11 @@ static int split_path(const char *path, char **dir, const char **name) {
     return 1;
 }
 
-/* A symbolic link into /proc (/dev/stdout, /dev/fd/N): a process's open file,
- * which only an in-place write reaches; renaming over the link would replace
- * it (as root, /dev/stdout itself). */
+/* A symbolic link to a process's open file, which only an in-place write
+ * reaches: a link into /proc (/dev/stdout, /dev/stderr), or one of the links
+ * inside /proc itself (/dev/fd/N, /proc/self/fd/N, whose targets are the open
+ * files' names). Renaming over the first would replace it (as root,
+ * /dev/stdout itself); a temporary beside the second cannot be made at all. */
 static int links_into_proc(const char *path) {
     struct stat lb;
     if (lstat(path, &lb) != 0 || !S_ISLNK(lb.st_mode)) return 0;
@@ -65,7 +67,15 @@ static int links_into_proc(const char *path) {
     ssize_t n = readlink(path, target, sizeof target - 1);
     if (n < 0) return 0;
     target[n] = '\0';
-    return strncmp(target, "/proc/", 6) == 0 || strncmp(target, "/dev/fd/", 8) == 0;
+    if (strncmp(target, "/proc/", 6) == 0 || strncmp(target, "/dev/fd/", 8) == 0) return 1;
+    char *dir = NULL;
+    const char *name = NULL;
+    if (!split_path(path, &dir, &name)) return 0;
+    char *real = realpath(dir, NULL);
+    int in_proc = real && strncmp(real, "/proc/", 6) == 0;
+    free(real);
+    free(dir);
+    return in_proc;
 }
 
 int attend_outfile_in_place(const char *path) {

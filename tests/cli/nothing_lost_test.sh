@@ -25,6 +25,12 @@
 #   fifo       (6) a FIFO as a model, checkpoint, --resume, --rescore, quantize
 #              or g2p --model: refused at once; a FIFO of data (--dict) read
 #              as a stream
+#   stdout     (5, 6) an output that is standard output (/dev/stdout,
+#              /dev/fd/1, /proc/self/fd/1; a file or a pipe behind it): train
+#              --out with --write-special, align --svg, sweep --svg/--csv write
+#              the file's bytes alone on stdout, byte for byte the regular
+#              file's, once (sweep), the report on stderr; refused without
+#              --write-special and with --select; a failed copy keeps the model
 #   symlink    (7) a symbolic link planted at train's temporary name during the
 #              run: the victim untouched, --out a regular file
 #   lock       (8) a second train writing the same --out/--checkpoint: refused
@@ -361,6 +367,58 @@ fifo)
     run 0 timeout 60 "$A" g2p eval --model "$G" --dict f --max-words 5 --beam 0
     has out "^dev +greedy +5 "
     ok "a FIFO of data (g2p eval --dict) is read as a stream"
+    ;;
+
+stdout)
+    run 0 "$A" train $TASK --steps 3 --out ref.st
+    for target in /dev/stdout /dev/fd/1 /proc/self/fd/1; do
+        # stdout a regular file: the model alone, not the report over its first bytes
+        run 0 "$A" train $TASK --steps 3 --out $target --write-special
+        cmp -s out ref.st || fail "--out $target > file: not the bytes of --out ref.st ($(wc -c <out) bytes)"
+        has err "^saved: $target"
+        # stdout a pipe
+        "$A" train $TASK --steps 3 --out $target --write-special 2>err | cat >piped.st
+        cmp -s piped.st ref.st || fail "--out $target | cat: not the bytes of --out ref.st"
+    done
+    run 0 "$A" decode piped.st words.tsv
+    ok "train --out /dev/stdout, /dev/fd/1, /proc/self/fd/1 --write-special: the model alone on stdout (file or pipe), the report on stderr"
+    run 1 "$A" train $TASK --steps 3 --out /dev/stdout
+    has err "'/dev/stdout' is a link to a process's open file, not a regular file: refusing to replace it"
+    has err "--write-special"
+    [ ! -s out ] || fail "something was written to stdout"
+    run 1 "$A" train $TASK --steps 3 --out /dev/fd/1
+    has err "'/dev/fd/1' is a link to a process's open file"
+    run 2 "$A" train $TASK --steps 6 --eval-every 2 --select token --out /dev/stdout --write-special
+    has err "--out '/dev/stdout' is written in place .* --select rewrites --out at each better evaluation"
+    ok "without --write-special refused before any work; --select with an in-place --out is a usage error"
+    # a copy into stdout that fails: the model is kept, and the message says where
+    mkdir -p keep
+    TMPDIR=$D/keep "$A" train $TASK --steps 3 --out /dev/stdout --write-special >/dev/full 2>err
+    rc=$?
+    [ $rc -eq 1 ] || fail "--out /dev/stdout >/dev/full: exit status $rc, expected 1"
+    has err "No space left on device"
+    has err "is kept in '$D/keep/attend-out-"
+    kept=$(ls keep/attend-out-* 2>/dev/null | head -n 1)
+    cmp -s "$kept" ref.st || fail "the kept file is not the model"
+    ok "--out /dev/stdout on a full device: exit 1 with the reason, the model kept in \$TMPDIR and named"
+    run 0 "$A" align "$G" hello --svg a.svg
+    mv out align.txt
+    run 0 "$A" align "$G" hello --svg /dev/stdout
+    cmp -s out a.svg || fail "align --svg /dev/stdout > file: not the bytes of --svg a.svg"
+    sed 's/a\.svg/\/dev\/stdout/' align.txt | cmp -s - err || fail "align's report is not on stderr"
+    "$A" align "$G" hello --html /dev/stdout 2>err | cat >piped.html
+    grep -q "</html>" piped.html || fail "align --html /dev/stdout | cat: no page"
+    ok "align --svg/--html /dev/stdout: the picture alone on stdout, the report on stderr"
+    SW="--lengths 4,6 --steps 2 --train-pairs 200 --dev-pairs 20"
+    run 0 "$A" sweep $SW --csv s.csv --svg s.svg
+    "$A" sweep $SW --csv s2.csv --svg /dev/stdout 2>err | cat >s2.svg
+    [ "$(grep -c '<svg' s2.svg)" -eq 1 ] || fail "sweep --svg /dev/stdout | cat: $(grep -c '<svg' s2.svg) pictures, not 1"
+    cmp -s s2.svg s.svg || fail "sweep --svg /dev/stdout: not the bytes of --svg s.svg"
+    run 0 "$A" sweep $SW --csv /dev/stdout --svg s3.svg
+    [ "$(wc -l <out)" -eq "$(wc -l <s.csv)" ] || fail "sweep --csv /dev/stdout: $(wc -l <out) lines, s.csv has $(wc -l <s.csv)"
+    [ "$(head -n 1 out)" = "$(head -n 1 s.csv)" ] || fail "sweep --csv /dev/stdout: another header"
+    has err "^wrote /dev/stdout and s3.svg"
+    ok "sweep --svg/--csv /dev/stdout: one picture, one table, alone on stdout"
     ;;
 
 symlink)

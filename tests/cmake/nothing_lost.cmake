@@ -4,7 +4,7 @@
 # resumes bit for bit, messages. tests/test_outfile.c (built by the test_*.c
 # glob) checks the library's writer, locks and free-space check;
 # nothing_lost_test.sh CASE one row of the issue's table each, end to end.
-foreach(case oom patience signal overwrite atomic fifo symlink lock space terminal configdiff selectout emptyeval
+foreach(case oom patience signal overwrite atomic fifo stdout symlink lock space terminal configdiff selectout emptyeval
         messages)
   add_test(NAME cli_nothing_lost_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/nothing_lost_test.sh ${case} $<TARGET_FILE:attend_cli>
