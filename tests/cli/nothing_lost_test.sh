@@ -10,7 +10,8 @@
 #   patience   (2) --select/--patience stopped by a run that ends after a
 #              checkpoint, resumed: the same stop step and --out byte for byte
 #              as one run; resuming the stopped run does nothing. g2p train
-#              the same, killed with SIGKILL after an epoch without improvement
+#              the same, killed with SIGKILL after an epoch without improvement;
+#              an older checkpoint resumes with a note (train, g2p train)
 #   signal     (3) SIGINT and SIGTERM during training: exit 130/143, a
 #              checkpoint of the step reached and how to resume, and the
 #              resumed model equals one run's; without --checkpoint, --out;
@@ -82,6 +83,20 @@ wait_for() {
         [ "$n" -le $(($3 * 20)) ] || fail "no line matching '$2' in $1 within $3 s"
         sleep 0.05
     done
+}
+# strip_caller CHECKPOINT: rewritten as an older attend wrote it, without the
+# caller's state (the attend.caller metadata: the early-stopping state)
+strip_caller() {
+    python3 - "$1" <<'PY' || fail "could not rewrite $1 without attend.caller"
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+del h["__metadata__"]["attend.caller"]
+t = json.dumps(h, separators=(",", ":")).encode()
+t += b" " * (-len(t) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])
+PY
 }
 # no_raw_esc FILE: the file holds no ESC byte
 no_raw_esc() { if LC_ALL=C grep -q "$(printf '\033')" "$1"; then fail "$1 holds a raw escape character"; fi; }
@@ -163,21 +178,22 @@ patience)
     # a checkpoint from before the early-stopping state (no attend.caller
     # metadata): it resumes, and a note states the defaults assumed
     run 0 "$A" train $R --steps $K --out o.st --checkpoint o.ck
-    python3 - o.ck <<'PY' || fail "could not rewrite the checkpoint without attend.caller"
-import json, struct, sys
-b = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", b[:8])[0]
-h = json.loads(b[8:8 + n])
-del h["__metadata__"]["attend.caller"]
-t = json.dumps(h, separators=(",", ":")).encode()
-t += b" " * (-len(t) % 8)
-open(sys.argv[1], "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])
-PY
+    strip_caller o.ck
     run 0 "$A" train $R --steps 400 --out o.st --checkpoint o.ck --resume o.ck
     has err "^attend train: note: o.ck: an older checkpoint without the early-stopping state: assumed 0 evaluations without improvement, not stopped, and --out's dev score as the best so far$"
     has out "^resumed: o.ck at step $K$"
     has out "^best so far: o.st, dev greedy token accuracy "
     ok "an older checkpoint without the state resumes with a note stating the defaults assumed"
+    # g2p train the same: an older checkpoint of 2 epochs, resumed for a third
+    GO="--dict $DICT --emb 8 --hidden 8 --dec-hidden 8 --attn 8 --eval-words 20 --patience 5 --log-every 100000"
+    run 0 "$A" g2p train $GO --epochs 2 --out go.st --checkpoint go.ck
+    strip_caller go.ck
+    run 0 "$A" g2p train $GO --epochs 3 --out go.st --checkpoint go.ck --resume go.ck
+    has err "^attend g2p train: note: go.ck: an older checkpoint without the early-stopping state: assumed 0 epochs without improvement, not stopped, and --out's dev WER as the best so far$"
+    has out "^resumed: go.ck at step [0-9]+$"
+    has out "^best so far: go.st, dev WER "
+    has out "^epoch 3 step "
+    ok "g2p train: an older checkpoint without the state resumes with the note too"
     # g2p train: killed with SIGKILL after an epoch without improvement, resumed
     GT="--dict $DICT --emb 16 --hidden 32 --dec-hidden 32 --attn 16 --epochs 30 --warmup 20 --lr 0.01 --patience 2
         --eval-words 60 --log-every 100000 --checkpoint-every 17"
