@@ -39,7 +39,9 @@ int cli_check_train_files(const char *cmd, const char *data_role, const char *da
         {checkpoint, "--checkpoint", 1, 0},
         {out, "--out", 1, out_flags},
     };
-    return cli_check_outputs(cmd, uses, (int)(sizeof uses / sizeof uses[0]), special_hint);
+    /* the hint is about --out: a device as --checkpoint is refused without it */
+    return cli_check_outputs(cmd, uses, (int)(sizeof uses / sizeof uses[0]),
+                             checkpoint && attend_outfile_in_place(checkpoint) ? NULL : special_hint);
 }
 
 static void print_removed(void *ctx, const char *file, long pid) {

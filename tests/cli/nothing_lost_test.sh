@@ -404,9 +404,12 @@ stdout)
     [ ! -s out ] || fail "something was written to stdout"
     run 1 "$A" train $TASK --steps 3 --out /dev/fd/1
     has err "'/dev/fd/1' is a link to a process's open file"
+    run 1 "$A" train $TASK --steps 3 --out m.st --checkpoint /dev/stdout --write-special
+    has err "'/dev/stdout' is a link to a process's open file, not a regular file: refusing to replace it"
+    if grep -q -- "--write-special" err; then fail "the --write-special hint for a --checkpoint, which it does not cover"; fi
     run 2 "$A" train $TASK --steps 6 --eval-every 2 --select token --out /dev/stdout --write-special
     has err "--out '/dev/stdout' is written in place .* --select rewrites --out at each better evaluation"
-    ok "without --write-special refused before any work; --select with an in-place --out is a usage error"
+    ok "without --write-special refused before any work (a checkpoint always); --select with an in-place --out is a usage error"
     # a copy into stdout that fails: the model is kept, and the message says where
     mkdir -p keep
     TMPDIR=$D/keep "$A" train $TASK --steps 3 --out /dev/stdout --write-special >/dev/full 2>err
