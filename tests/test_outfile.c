@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,6 +205,22 @@ static void test_special_targets(void) {
     EXPECT(!strcmp(read_text(behind), "abcd"), "through /dev/fd and /proc/self/fd: '%s', expected 'abcd'",
            read_text(behind));
     remove(behind);
+    /* a socket cannot be opened by name: refused by the check before any work */
+    const char *sock = tmp_path("s.sock");
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (strlen(sock) < sizeof sa.sun_path && sfd >= 0 && bind(sfd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        st = attend_output_check(sock, ATTEND_OUTPUT_ALLOW_SPECIAL, &e);
+        EXPECT(st == ATTEND_ERR_IO && strstr(e.msg, "is a socket, which cannot be opened by name"), "%s: %s",
+               attend_status_name(st), e.msg);
+    } else {
+        printf("  (no socket at %s: the socket check skipped)\n", sock);
+    }
+    if (sfd >= 0) close(sfd);
+    remove(sock);
 }
 
 /* Model files: a FIFO is refused at once, without waiting for a writer. */

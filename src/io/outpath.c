@@ -97,6 +97,11 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
         if (!S_ISREG(sb.st_mode)) {
             CHECK(flags & ATTEND_OUTPUT_ALLOW_SPECIAL, err, ATTEND_ERR_IO,
                   "'%s' is %s, not a regular file: refusing to replace it", path, at_file_kind(sb.st_mode));
+            /* open(2) of a socket fails (ENXIO): found now, not after the work
+             * (standard output a socket, as some service managers give) */
+            CHECK(!S_ISSOCK(sb.st_mode), err, ATTEND_ERR_IO,
+                  "'%s' is a socket, which cannot be opened by name: write to a file, or through a pipe (| cat)",
+                  path);
             if (access(path, W_OK) != 0) {
                 error_text(why, errno);
                 return at_fail(err, ATTEND_ERR_IO, "'%s' (%s) cannot be written: %s", path,

@@ -31,7 +31,8 @@
 #              --out with --write-special, align --svg, sweep --svg/--csv write
 #              the file's bytes alone on stdout, byte for byte the regular
 #              file's, once (sweep), the report on stderr; refused without
-#              --write-special and with --select; a failed copy keeps the model
+#              --write-special and with --select; a failed copy keeps the model;
+#              a socket as stdout refused before any work
 #   symlink    (7) a symbolic link planted at train's temporary name during the
 #              run: the victim untouched, --out a regular file
 #   lock       (8) a second train writing the same --out/--checkpoint: refused
@@ -420,6 +421,19 @@ stdout)
     kept=$(ls keep/attend-out-* 2>/dev/null | head -n 1)
     cmp -s "$kept" ref.st || fail "the kept file is not the model"
     ok "--out /dev/stdout on a full device: exit 1 with the reason, the model kept in \$TMPDIR and named"
+    # standard output a socket (as some service managers give): open(2) cannot
+    # open it by name, so it is refused before any training
+    python3 - "$A" train $TASK --steps 3 --out /dev/stdout --write-special <<'PY' >out 2>err || fail "a socket as stdout: $(cat out)"
+import socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.run(sys.argv[1:], stdout=a, stderr=subprocess.PIPE, timeout=120)
+a.close()
+sys.stderr.write(p.stderr.decode())
+sys.exit(0 if p.returncode == 1 else 1)
+PY
+    has err "'/dev/stdout' is a socket, which cannot be opened by name"
+    if grep -q "^trained:" err; then fail "a socket as stdout: refused only after training"; fi
+    ok "--out /dev/stdout with stdout a socket: refused before any work, naming why"
     run 0 "$A" align "$G" hello --svg a.svg
     mv out align.txt
     run 0 "$A" align "$G" hello --svg /dev/stdout
