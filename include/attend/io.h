@@ -118,8 +118,9 @@ const char *attend_st_metadata(const attend_st_file *f, const char *key);
 
 /* OK when path can be written as attend_st_write writes it: an existing path
  * must be a regular file (without ATTEND_OUTPUT_ALLOW_SPECIAL; a directory and
- * a socket, which open(2) cannot open, are always refused), and "<path>.tmp.<pid>" can be created beside it (it is
- * created and removed again). Otherwise ATTEND_ERR_IO naming path and the
+ * a socket, which open(2) cannot open, are always refused), and
+ * "<path>.tmp.<pid>" can be created beside it (it is created and removed
+ * again). Otherwise ATTEND_ERR_IO naming path and the
  * reason (missing or read-only directory, name too long, "is a character
  * device"). Nothing else in the file system changes. */
 attend_status attend_output_check(const char *path, unsigned flags, attend_error *err);
