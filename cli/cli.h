@@ -18,6 +18,11 @@ int cmd_sweep(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+/* `attend g2p`'s subcommands (cli/g2p_train.c, cli/g2p_eval.c) */
+int cmd_g2p_data(int argc, char **argv);
+int cmd_g2p_train(int argc, char **argv);
+int cmd_g2p_eval(int argc, char **argv);
+int cmd_g2p_bench(int argc, char **argv);
 
 /* ------------------------------------------- training, shared with demo */
 /* Everything `attend train` takes; train_opts_init sets the defaults its

@@ -16,7 +16,7 @@
 #include "attend.h"
 #include "cli.h"
 #include "mpirun.h"
-#include "g2p.h"
+#include "g2p_files.h"
 #include "outputs.h" /* issue 17: output checks */
 
 
@@ -287,8 +287,8 @@ static void bench_usage(FILE *f) {
             "Pronounces N words of a dictionary part (test) one at a time, batch 1, greedy,\n"
             "with attend_g2p_pronounce (the example's call: no allocation per word), and\n"
             "reports the latency per word (median, 90th percentile, mean) and words/s; then\n"
-            "the same words greedily in batches of 64. Run it with OPENBLAS_NUM_THREADS=1\n"
-            "for single-threaded numbers. CPU time (this thread's) is reported beside wall time:\n"
+            "the same words greedily in batches of 64. Run it with --threads 1 for\n"
+            "single-threaded numbers. CPU time (this thread's) is reported beside wall time:\n"
             "it is not inflated when other processes share the cores.\n");
 }
 
@@ -361,8 +361,8 @@ int cmd_g2p_bench(int argc, char **argv) {
     }
     qsort(lat, (size_t)k, sizeof *lat, cmp_double);
     qsort(cpu, (size_t)k, sizeof *cpu, cmp_double);
-    printf("model: %s (%zu parameters), gemm %s, OPENBLAS_NUM_THREADS=%s\n", cli_vis(mpath), attend_model_param_count(m),
-           attend_gemm_backend(), getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "(unset)");
+    printf("model: %s (%zu parameters), gemm %s, isa %s, threads %d\n", cli_vis(mpath), attend_model_param_count(m),
+           attend_gemm_info(), attend_isa(), attend_threads());
     printf("batch 1, greedy: %d words, wall latency median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words/s\n", k,
            1e3 * lat[k / 2], 1e3 * lat[(int)(0.9 * (k - 1))], 1e3 * total / k, k / total);
     printf("batch 1, greedy: CPU time per word median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words per CPU-second\n",

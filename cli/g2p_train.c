@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,11 +17,12 @@
 #include "attend.h"
 #include "cli.h"
 #include "mpirun.h"
-#include "g2p.h"
+#include "g2p_files.h"
 #include "outputs.h" /* issues 17, 28: output checks, locks, free space */
 #include "signals.h"
 #include "train_loop.h"
 #include "train_options.h"
+#include "options.h"
 
 /* ===================================================================== train */
 
@@ -61,6 +63,19 @@ static void g2p_train_defaults(g2p_train_opts *o) {
     o->seed = 1;
 }
 
+/* a shared option's --help line (cli/options.c) at this command's column, its default printed from fmt */
+static void opt_line(FILE *f, const char *name, const char *fmt, ...) AT_PRINTF_CLI(3, 4);
+static void opt_line(FILE *f, const char *name, const char *fmt, ...) {
+    char dflt[96];
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(dflt, sizeof dflt, fmt, ap);
+        va_end(ap);
+    }
+    cli_opt_usage(f, name, fmt ? dflt : NULL, 25);
+}
+
 static void train_usage(FILE *f) {
     g2p_train_opts d;
     g2p_train_defaults(&d);
@@ -82,45 +97,42 @@ static void train_usage(FILE *f) {
             "  --keep-stress          keep the stress digits (AH0, AH1, AH2): the model learns\n"
             "                         stressed phonemes (the dictionary must have them, see\n"
             "                         tools/get_cmudict.sh --stress); g2p eval sees it\n"
-            "model:\n"
-            "  --emb N                letter and phoneme embedding width (%d)\n"
-            "  --hidden N             encoder GRU width per direction (%d)\n"
-            "  --layers N             stacked bidirectional encoder layers (%d)\n"
-            "  --dec-hidden N         decoder GRU width (%d)\n"
-            "  --dec-layers N         stacked decoder GRU layers; attention reads the top one (1)\n"
-            "  --attn N               additive attention width (%d)\n"
-            "  --monotonic            monotonic attention (Raffel et al. 2017): the decoder\n"
-            "                         reads the letters left to right, never back\n"
-            "  --normalizer NAME      softmax, sparsemax or entmax15: the attention weights'\n"
-            "                         map (sparse ones leave exact zeros) (softmax)\n"
-            "training:\n"
-            "  --epochs N             passes over the training pronunciations (%d)\n"
-            "  --batch N              pronunciations per step (%d)\n"
-            "  --lr X                 peak Adam learning rate (%g)\n"
-            "  --warmup N             linear warm-up steps (%d)\n"
-            "  --min-lr X             learning rate at the end of the cosine decay (%g)\n"
-            "  --clip X               clip the global gradient norm (%g)\n"
-            "  --patience N           stop after N epochs without a better dev WER (%d; 0 = never)\n"
-            "  --max-minutes X        stop after X minutes of training, evaluations excluded\n"
-            "                         (%g; 0 = no limit)\n"
-            "  --eval-words N         dev words decoded per evaluation (0 = all)\n"
-            "  --seed N               initialisation and shuffling seed (%llu)\n"
-            "output:\n"
-            "  --out PATH             the best model by dev WER (%s)\n"
-            "  --checkpoint PATH      checkpoint (weights, optimizer, data position)\n"
-            "  --checkpoint-every N   steps between checkpoints (%d)\n"
-            "  --resume PATH          continue from a checkpoint of the same data and options\n"
-            "  --overwrite            replace an existing --checkpoint (without it, one needs\n"
-            "                         --resume), or an existing --out that another run wrote\n"
-            "  --log-every N          log line every N steps when stderr is not a terminal (%d)\n"
-            "  --help                 this message\n"
-            "\n"
-            "Progress goes to stderr (a bar on a terminal), results to stdout. SIGINT or\n"
-            "SIGTERM stops after the step in progress: the checkpoint is written (--out holds\n"
-            "the best model so far), exit 130 or 143; a second signal stops at once. --out and\n"
-            "--checkpoint are locked for the run's life (PATH.lock).\n",
-            d.emb, d.hidden, d.layers, d.dec_hidden, d.attn, d.epochs, d.batch, d.lr, d.warmup, d.min_lr, d.clip,
-            d.patience, d.max_minutes, (unsigned long long)d.seed, d.out, d.checkpoint_every, d.log_every);
+            "model (letters and phonemes, a GRU encoder and decoder):\n");
+    opt_line(f, "--emb", "%d", d.emb);
+    opt_line(f, "--hidden", "%d", d.hidden);
+    opt_line(f, "--layers", "%d", d.layers);
+    opt_line(f, "--dec-hidden", "%d", d.dec_hidden);
+    opt_line(f, "--dec-layers", "1");
+    opt_line(f, "--attn", "%d", d.attn);
+    opt_line(f, "--monotonic", NULL);
+    opt_line(f, "--normalizer", "softmax");
+    fprintf(f, "training:\n"
+               "  --epochs N             passes over the training pronunciations (%d)\n", d.epochs);
+    opt_line(f, "--batch", "%d", d.batch);
+    opt_line(f, "--lr", "%g", d.lr);
+    opt_line(f, "--warmup", "%d", d.warmup);
+    opt_line(f, "--min-lr", "%g", d.min_lr);
+    opt_line(f, "--clip", "%g", d.clip);
+    opt_line(f, "--patience", "%d; an evaluation per epoch", d.patience);
+    fprintf(f, "  --max-minutes X        stop after X minutes of training, evaluations excluded\n"
+               "                         (%g; 0 = no limit)\n"
+               "  --eval-words N         dev words decoded per evaluation (0 = all)\n",
+            d.max_minutes);
+    opt_line(f, "--seed", "%llu", (unsigned long long)d.seed);
+    fprintf(f, "output:\n");
+    opt_line(f, "--out", "the best model by dev WER: %s", d.out);
+    opt_line(f, "--checkpoint", NULL);
+    opt_line(f, "--checkpoint-every", "%d", d.checkpoint_every);
+    opt_line(f, "--resume", NULL);
+    fprintf(f, "  --overwrite            replace an existing --checkpoint (without it, one needs\n"
+               "                         --resume), or an existing --out that another run wrote\n");
+    opt_line(f, "--log-every", "%d", d.log_every);
+    fprintf(f, "  --help                 this message\n"
+               "\n"
+               "Progress goes to stderr (a bar on a terminal), results to stdout. SIGINT or\n"
+               "SIGTERM stops after the step in progress: the checkpoint is written (--out holds\n"
+               "the best model so far), exit 130 or 143; a second signal stops at once. --out and\n"
+               "--checkpoint are locked for the run's life (PATH.lock).\n");
     cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
@@ -135,35 +147,34 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--dict")) rc = cli_path(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
         else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &o->keep_stress);
-        else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 4096, &o->emb);
-        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 4096, &o->hidden);
-        else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
-        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
-        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 8192, &o->dec_hidden);
-        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 4096, &o->attn);
-        else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
-        else if (cli_is(&p, "--normalizer"))
-            rc = cli_choice(&p, attend_normalizer_from_name, "softmax|sparsemax|entmax15", &o->normalizer);
+        else if (cli_opt(&p, "--emb", &o->emb, &rc) || cli_opt(&p, "--hidden", &o->hidden, &rc) ||
+                 cli_opt(&p, "--layers", &o->layers, &rc) || cli_opt(&p, "--dec-layers", &o->dec_layers, &rc) ||
+                 cli_opt(&p, "--dec-hidden", &o->dec_hidden, &rc) || cli_opt(&p, "--attn", &o->attn, &rc) ||
+                 cli_opt(&p, "--monotonic", &o->monotonic, &rc) || cli_opt(&p, "--normalizer", &o->normalizer, &rc) ||
+                 cli_opt(&p, "--batch", &o->batch, &rc) || cli_opt(&p, "--lr", &o->lr, &rc) ||
+                 cli_opt(&p, "--warmup", &o->warmup, &rc) || cli_opt(&p, "--min-lr", &o->min_lr, &rc) ||
+                 cli_opt(&p, "--clip", &o->clip, &rc) || cli_opt(&p, "--patience", &o->patience, &rc) ||
+                 cli_opt(&p, "--seed", &o->seed, &rc) || cli_opt(&p, "--out", &o->out, &rc) ||
+                 cli_opt(&p, "--checkpoint", &o->checkpoint, &rc) ||
+                 cli_opt(&p, "--checkpoint-every", &o->checkpoint_every, &rc) ||
+                 cli_opt(&p, "--resume", &o->resume, &rc) || cli_opt(&p, "--log-every", &o->log_every, &rc) ||
+                 cli_opt(&p, "--grad-shards", &o->grad_shards, &rc))
+            continue;
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
-        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 4096, &o->batch);
-        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &o->lr);
-        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &o->warmup);
-        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 10, &o->min_lr);
-        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e6, &o->clip);
-        else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 10000, &o->patience);
         else if (cli_is(&p, "--max-minutes")) rc = cli_double(&p, 0, 1e6, &o->max_minutes);
         else if (cli_is(&p, "--eval-words")) rc = cli_int(&p, 0, 100000000, &o->eval_words);
-        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
-        else if (cli_is(&p, "--out")) rc = cli_path(&p, &o->out);
-        else if (cli_is(&p, "--checkpoint")) rc = cli_path(&p, &o->checkpoint);
-        else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
-        else if (cli_is(&p, "--resume")) rc = cli_path(&p, &o->resume);
         else if (cli_is(&p, "--overwrite")) rc = cli_flag(&p, &o->overwrite);
-        else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
-        else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 4096, &o->grad_shards);
         else rc = cli_unknown(&p);
     }
-    return rc;
+    if (rc || *help) return rc;
+    /* what combines with what: the library's rules, in these options' words (the recipe's decoder is bahdanau) */
+    attend_model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.decoder = ATTEND_DECODER_BAHDANAU;
+    mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.monotonic = o->monotonic;
+    mc.normalizer = (attend_normalizer)o->normalizer;
+    return cli_rules_check("g2p train", &mc, &o->topt, NULL);
 }
 
 /* Dev WER/PER of the model now (greedy, batched). */

@@ -31,10 +31,10 @@ static void usage(FILE *f) {
             "\n"
             "`attend <command> --help` describes a command.\n"
             "\n"
-            "Every command takes --threads N|auto (OpenMP builds): the library's threads.\n"
-            "auto (the default) uses every core that no other process keeps busy when the\n"
-            "command starts (docs/PERFORMANCE.md, \"Threads\"); OMP_NUM_THREADS, when set,\n"
-            "replaces auto.\n");
+            "Every command takes --threads N|auto: the library's threads. auto (the default)\n"
+            "is every core this process may run on; a worker that another process keeps off\n"
+            "its core leaves its share to the threads that run (docs/PERFORMANCE.md,\n"
+            "\"Threads\"). ATTEND_NUM_THREADS (else OMP_NUM_THREADS), when set, replaces auto.\n");
 }
 
 /* Takes "--threads N|auto" (or --threads=...) out of argv wherever it is and

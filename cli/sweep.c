@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "attend.h"
 #include "cli.h"
+#include "options.h"
 #include "outputs.h"
 
 #define MAX_LIST 32
@@ -45,20 +46,21 @@ static void sweep_usage(FILE *f) {
             "                       +coverage (additive entries only: additive+coverage),\n"
             "                       +sparsemax or +entmax15 (the attention normaliser,\n"
             "                       dot+sparsemax)\n"
-            "  --cell NAME          gru or lstm (gru)\n"
-            "  --emb N              embedding width (32)\n"
-            "  --hidden N           encoder width per direction (64)\n"
-            "  --dec-hidden N       decoder width (2 x --hidden, as dot scores need)\n"
-            "  --attn N             additive attention width (64)\n"
-            "budget (the same for every run):\n"
-            "  --steps N            optimizer steps (1000)\n"
-            "  --batch N            pairs per batch (32)\n"
-            "  --lr X               peak Adam learning rate (0.003)\n"
-            "  --warmup N           linear warm-up steps, then cosine decay to --min-lr (a tenth\n"
-            "                       of --steps, at most 100)\n"
-            "  --min-lr X           final learning rate (0.0001)\n"
-            "  --clip X             gradient-norm clipping (1)\n"
-            "  --seed N             data, initialisation and shuffling seed (1)\n"
+            "%s", "");
+    cli_opt_usage(f, "--cell", "gru", 23);
+    cli_opt_usage(f, "--emb", "32", 23);
+    cli_opt_usage(f, "--hidden", "64", 23);
+    cli_opt_usage(f, "--dec-hidden", "2 x --hidden, as dot scores need", 23);
+    cli_opt_usage(f, "--attn", "64", 23);
+    fprintf(f, "budget (the same for every run):\n");
+    cli_opt_usage(f, "--steps", "1000", 23);
+    cli_opt_usage(f, "--batch", "32", 23);
+    cli_opt_usage(f, "--lr", "Adam's: 0.003", 23);
+    cli_opt_usage(f, "--warmup", "a tenth of --steps, at most 100; then cosine decay to --min-lr", 23);
+    cli_opt_usage(f, "--min-lr", "0.0001", 23);
+    cli_opt_usage(f, "--clip", "1", 23);
+    cli_opt_usage(f, "--seed", "1; data too", 23);
+    fprintf(f,
             "output:\n"
             "  --csv PATH           results as CSV (sweep.csv)\n"
             "  --svg PATH           full-sequence accuracy against length, one line per decoder\n"
@@ -159,17 +161,17 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
                                    "or DECODER-SCORE such as bahdanau-dot)",
                                    tok);
         }
-        if (out[*n].coverage && (out[*n].decoder == ATTEND_DECODER_NONE || out[*n].score != ATTEND_SCORE_ADDITIVE))
-            return cli_usage_error("sweep", "--decoders: '%s': coverage needs attention with the additive score "
-                                   "(additive, bahdanau-additive, luong-additive)", tok);
-        if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
-                                   tok);
-        if (out[*n].copy && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +copy with decoder none: copying needs attention", tok);
-        if (out[*n].normalizer && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +%s with decoder none, which has no attention", tok,
-                                   attend_normalizer_name((attend_normalizer)out[*n].normalizer));
+        /* what combines with what: the library's rules, in the suffixes' words */
+        attend_model_config mc;
+        memset(&mc, 0, sizeof mc);
+        mc.decoder = out[*n].decoder;
+        mc.score = out[*n].decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : out[*n].score;
+        mc.coverage = out[*n].coverage;
+        mc.copy = out[*n].copy;
+        mc.monotonic = out[*n].monotonic;
+        mc.normalizer = (attend_normalizer)out[*n].normalizer;
+        char msg[600];
+        if (cli_rules_suffixes(&mc, msg, sizeof msg)) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, msg);
         (*n)++;
     }
     return 0;
@@ -381,20 +383,18 @@ int cmd_sweep(int argc, char **argv) {
             rc = cli_string(&p, &s);
             if (!rc) rc = parse_models(s, models, &n_models);
         } else if (cli_is(&p, "--cell")) {
-            int cell;
-            rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &cell);
+            int cell = 0;
+            cli_opt(&p, "--cell", &cell, &rc);
             c.cell = (attend_cell_kind)cell;
-        } else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &c.emb);
-        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &c.enc_hidden);
-        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &dec_hidden);
-        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &c.attn);
-        else if (cli_is(&p, "--steps")) rc = cli_int(&p, 1, 1000000000, &c.steps);
-        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 16, &c.batch);
-        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &lr);
-        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &warmup);
-        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 10, &min_lr);
-        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e9, &clip);
-        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &c.seed);
+        } else if (cli_opt(&p, "--emb", &c.emb, &rc) || cli_opt(&p, "--hidden", &c.enc_hidden, &rc) ||
+                   cli_opt(&p, "--dec-hidden", &dec_hidden, &rc) || cli_opt(&p, "--attn", &c.attn, &rc) ||
+                   cli_opt(&p, "--batch", &c.batch, &rc) || cli_opt(&p, "--lr", &lr, &rc) ||
+                   cli_opt(&p, "--warmup", &warmup, &rc) || cli_opt(&p, "--min-lr", &min_lr, &rc) ||
+                   cli_opt(&p, "--clip", &clip, &rc) || cli_opt(&p, "--seed", &c.seed, &rc))
+            continue;
+        else if (cli_opt(&p, "--steps", &c.steps, &rc)) {
+            if (!rc && c.steps < 1) rc = cli_usage_error("sweep", "--steps: a sweep trains every model at least one step");
+        }
         else if (cli_is(&p, "--csv")) {
             rc = cli_path(&p, &csv_path);
             csv_given = 1;

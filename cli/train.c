@@ -20,6 +20,7 @@
 #include "signals.h"
 #include "train_loop.h"
 #include "train_options.h"
+#include "options.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
 
@@ -68,7 +69,11 @@ static double select_score(int select, const attend_eval_stats *s) {
 }
 static void print_select(int select, double v) { printf(select == TRAIN_SELECT_LOSS ? "%.6f" : "%.4f", v); }
 
+/* a shared option's --help line (cli/options.c) at train's column */
+static void opt_line(FILE *f, const char *name, const char *dflt) { cli_opt_usage(f, name, dflt, 23); }
+
 static void train_usage(FILE *f) {
+    char buf[96];
     fprintf(f,
             "usage: attend train (--task copy|reverse|sort [task options] | --train FILE.tsv [--dev FILE.tsv])\n"
             "                    [model options] [training options] [--out MODEL.safetensors]\n"
@@ -92,109 +97,86 @@ static void train_usage(FILE *f) {
             "                       - reads standard input)\n"
             "  --tokenizer NAME     char (one token per character) or space (words) (char)\n"
             "  --skip-malformed     skip and count malformed lines instead of stopping at the first\n"
-            "model:\n"
-            "  --cell NAME          gru or lstm (gru)\n"
-            "  --decoder NAME       bahdanau, luong, none (no attention: a fixed context), or\n"
-            "                       pointer (only for --task sort, and implied by it) (bahdanau)\n"
-            "  --pointer-repeat     a pointer model may choose a source position again (default:\n"
-            "                       a chosen position is masked out, so outputs are permutations;\n"
-            "                       the model file keeps the choice for decoding)\n"
-            "  --score NAME         dot, scaled_dot, general, additive (additive)\n"
-            "  --emb N              embedding width (32)\n"
-            "  --hidden N           encoder width per direction (64)\n"
-            "  --layers N           encoder layers (1)\n"
-            "  --dec-layers N       stacked decoder layers; attention reads the top one (1)\n"
-            "  --dec-hidden N       decoder width (128; 2 x --hidden for dot and scaled_dot)\n"
-            "  --attn N             additive attention width (64)\n"
-            "  --coverage           coverage (Tu et al. 2016, See et al. 2017): the sum of the\n"
-            "                       earlier steps' attention weights is an input of the additive\n"
-            "                       score (tensor attention.w_cov); bahdanau or luong, additive\n"
-            "  --monotonic          monotonic attention (Raffel et al. 2017; bahdanau or luong):\n"
-            "                       expected alignments in training, hard at decoding (the\n"
-            "                       attended position never moves left)\n"
-            "  --copy               copy source tokens (pointer-generator, See et al. 2017): each\n"
-            "                       step mixes the vocabulary with the attention over the source,\n"
-            "                       so a source token unseen in training can be emitted (bahdanau\n"
-            "                       or luong; dev targets unknown to the training data but found\n"
-            "                       in their source count as copies)\n"
-            "  --normalizer NAME    softmax, sparsemax or entmax15: what turns the attention\n"
-            "                       scores into weights (the sparse two leave exact zeros;\n"
-            "                       bahdanau and luong decoders) (softmax)\n"
-            "training:\n"
-            "  --steps N            total optimizer steps, one batch each (1000)\n"
-            "  --batch N            pairs per batch (64)\n"
-            "  --optimizer NAME     adam or sgd (adam)\n"
-            "  --lr X               peak learning rate (0.003 for adam, 0.1 for sgd)\n"
-            "  --clip X             clip the global gradient norm to X; 0 = off (1)\n"
-            "  --warmup N           linear warm-up steps (a tenth of --steps, at most %d)\n"
-            "  --decay N            cosine decay steps after the warm-up; 0 = constant (the\n"
-            "                       steps after the warm-up)\n"
-            "  --min-lr X           learning rate at the end of the decay (0)\n"
-            "  --weight-decay X     L2 weight decay (0)\n"
-            "  --momentum X         SGD momentum (0)\n"
-            "  --seed N             initialisation and shuffling seed (1)\n"
-            "  --coverage-loss X    add X * sum_t sum_j min(a_tj, cov_tj), the coverage loss of\n"
-            "                       See et al. 2017 (cov_t: the sum of the earlier weights), per\n"
-            "                       target token like the cross-entropy; with or without\n"
-            "                       --coverage; bahdanau or luong (0: off)\n"
-            "  --sampling-prob P    scheduled sampling: each decoder input after the first is,\n"
-            "                       with probability P, the model's own previous prediction\n"
-            "                       (argmax) instead of the reference (0: teacher forcing)\n"
-            "  --sampling-ramp N    steps over which that probability rises linearly from 0\n"
-            "                       to P (0: P from the first step)\n"
-            "  --guided-alignment X add X times the cross-entropy between the attention weights\n"
-            "                       and the data's alignments to the loss (Chen et al. 2016; the\n"
-            "                       TSV's third column, or the task's own: copy i-i, reverse\n"
-            "                       i-(L-1-i)); bahdanau and luong decoders. The step losses\n"
-            "                       shown include it, evaluations report the cross-entropy\n"
-            "                       alone (0: off)\n"
-            "output:\n"
-            "  --out PATH           model file written at the end (model.safetensors)\n"
-            "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
-            "                       every --checkpoint-every steps and at the end\n"
-            "  --checkpoint-every N steps between checkpoints (a tenth of --steps, at least %d;\n"
-            "                       0: only at the end)\n"
-            "  --resume PATH        continue from a checkpoint of the same data and options, up\n"
-            "                       to --steps in total; the result is the same bit for bit. The\n"
-            "                       checkpoint's fingerprint of the data and options must match\n"
-            "                       (the schedule comes from --steps: to resume with another\n"
-            "                       --steps, give --warmup and --decay)\n"
-            "  --resume-anyway      resume although data or options differ (a warning names them)\n"
-            "  --overwrite          replace an existing --checkpoint (without it, an existing\n"
-            "                       checkpoint needs --resume), or with --select an existing --out\n"
-            "                       that another run wrote\n"
-            "  --write-special      --out may be a device, a FIFO or /dev/stdout (written in place,\n"
-            "                       once, at the end; not with --select or --patience; with\n"
-            "                       /dev/stdout the report goes to stderr); without it only a\n"
-            "                       regular file is replaced. Every output is checked\n"
-            "                       before training: writable, and not an input or another output\n"
-            "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps, at\n"
-            "                       least %d; 0: only at the end)\n"
-            "  --log-every N        log line every N steps when stderr is not a terminal (100);\n"
-            "                       on a terminal a progress bar is redrawn instead\n"
-            "  --select WHAT        keep the best model by a dev score, evaluated every\n"
-            "                       --eval-every steps and at the end: loss (teacher-forced),\n"
-            "                       token or seq (greedy token or sequence accuracy). --out is\n"
-            "                       then the best model, written (atomically) whenever an\n"
-            "                       evaluation beats the best so far; --checkpoint stays the\n"
-            "                       last state (loss when only --patience is given; needs --dev\n"
-            "                       with --train; with --resume, --out's dev score is the one to\n"
-            "                       beat)\n"
-            "  --patience N         stop after N evaluations in a row without a better --select\n"
-            "                       score (0: never stop, only keep the best)\n"
-            "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
-            "                       or gradients are NaN/Inf; such steps are skipped and counted\n"
-            "                       (100; 0: never stop)\n"
-            "  --help               this message\n"
-            "\n"
-            "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
-            "saved) to stdout. SIGINT or SIGTERM stops the run after the step it is in: the\n"
-            "checkpoint is written (without --checkpoint, --out: the model of that step, or the\n"
-            "best so far with --select), and the command exits 130 or 143; a second signal\n"
-            "stops it at once. --out and --checkpoint are locked for the run's life (PATH.lock):\n"
-            "a second run writing either is refused, naming the process. Exit status: 0 ok,\n"
-            "1 the work failed, 2 bad usage, 130/143 interrupted.\n",
-            CLI_WARMUP_MAX, CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+            "model:\n");
+    opt_line(f, "--cell", "gru");
+    opt_line(f, "--decoder", "bahdanau");
+    fprintf(f, "  --pointer-repeat     a pointer model may choose a source position again (default:\n"
+               "                       a chosen position is masked out, so outputs are permutations;\n"
+               "                       the model file keeps the choice for decoding)\n");
+    opt_line(f, "--score", "additive");
+    opt_line(f, "--emb", "32");
+    opt_line(f, "--hidden", "64");
+    opt_line(f, "--layers", "1");
+    opt_line(f, "--dec-layers", "1");
+    opt_line(f, "--dec-hidden", "128; 2 x --hidden for dot and scaled_dot");
+    opt_line(f, "--attn", "64");
+    opt_line(f, "--coverage", NULL);
+    opt_line(f, "--monotonic", NULL);
+    opt_line(f, "--copy", NULL);
+    opt_line(f, "--normalizer", "softmax");
+    fprintf(f, "training:\n");
+    opt_line(f, "--steps", "1000");
+    opt_line(f, "--batch", "64");
+    fprintf(f, "  --optimizer NAME     adam or sgd (adam)\n");
+    opt_line(f, "--lr", "0.003 for adam, 0.1 for sgd");
+    opt_line(f, "--clip", "1");
+    snprintf(buf, sizeof buf, "a tenth of --steps, at most %d", CLI_WARMUP_MAX);
+    opt_line(f, "--warmup", buf);
+    fprintf(f, "  --decay N            cosine decay steps after the warm-up; 0 = constant (the\n"
+               "                       steps after the warm-up)\n");
+    opt_line(f, "--min-lr", "0");
+    fprintf(f, "  --weight-decay X     L2 weight decay (0)\n"
+               "  --momentum X         SGD momentum (0)\n");
+    opt_line(f, "--seed", "1");
+    opt_line(f, "--coverage-loss", NULL);
+    opt_line(f, "--sampling-prob", NULL);
+    opt_line(f, "--sampling-ramp", NULL);
+    opt_line(f, "--guided-alignment", NULL);
+    fprintf(f, "output:\n");
+    opt_line(f, "--out", "model.safetensors");
+    fprintf(f, "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
+               "                       every --checkpoint-every steps and at the end\n"
+               "  --checkpoint-every N steps between checkpoints (a tenth of --steps, at least %d;\n"
+               "                       0: only at the end)\n"
+               "  --resume PATH        continue from a checkpoint of the same data and options, up\n"
+               "                       to --steps in total; the result is the same bit for bit. The\n"
+               "                       checkpoint's fingerprint of the data and options must match\n"
+               "                       (the schedule comes from --steps: to resume with another\n"
+               "                       --steps, give --warmup and --decay)\n"
+               "  --resume-anyway      resume although data or options differ (a warning names them)\n"
+               "  --overwrite          replace an existing --checkpoint (without it, an existing\n"
+               "                       checkpoint needs --resume), or with --select an existing --out\n"
+               "                       that another run wrote\n"
+               "  --write-special      --out may be a device, a FIFO or /dev/stdout (written in place,\n"
+               "                       once, at the end; not with --select or --patience; with\n"
+               "                       /dev/stdout the report goes to stderr); without it only a\n"
+               "                       regular file is replaced. Every output is checked\n"
+               "                       before training: writable, and not an input or another output\n"
+               "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps, at\n"
+               "                       least %d; 0: only at the end)\n",
+            CLI_INTERVAL_MIN, CLI_INTERVAL_MIN);
+    opt_line(f, "--log-every", "100; on a terminal a progress bar is redrawn instead");
+    fprintf(f, "  --select WHAT        keep the best model by a dev score, evaluated every\n"
+               "                       --eval-every steps and at the end: loss (teacher-forced),\n"
+               "                       token or seq (greedy token or sequence accuracy). --out is\n"
+               "                       then the best model, written (atomically) whenever an\n"
+               "                       evaluation beats the best so far; --checkpoint stays the\n"
+               "                       last state (loss when only --patience is given; needs --dev\n"
+               "                       with --train; with --resume, --out's dev score is the one to\n"
+               "                       beat)\n");
+    opt_line(f, "--patience", NULL);
+    fprintf(f, "  --max-nonfinite N    stop (exit 1, nothing saved) after N steps in a row whose loss\n"
+               "                       or gradients are NaN/Inf; such steps are skipped and counted\n"
+               "                       (100; 0: never stop)\n"
+               "  --help               this message\n"
+               "\n"
+               "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
+               "saved) to stdout. SIGINT or SIGTERM stops the run after the step it is in: the\n"
+               "checkpoint is written (without --checkpoint, --out: the model of that step, or the\n"
+               "best so far with --select), and the command exits 130 or 143; a second signal\n"
+               "stops it at once. --out and --checkpoint are locked for the run's life (PATH.lock):\n"
+               "a second run writing either is refused, naming the process. Exit status: 0 ok,\n"
+               "1 the work failed, 2 bad usage, 130/143 interrupted.\n");
     cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
@@ -217,56 +199,38 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         int d = cli_data_option(&p, &o->data, "--train");
         if (d >= 0) rc = d;
         else if (cli_is_help(&p)) *help = 1;
-        else if (cli_train_option(&p, &o->topt, &rc)) continue;
-        else if (cli_is(&p, "--cell")) rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &o->cell);
-        else if (cli_is(&p, "--decoder"))
-            rc = cli_choice(&p, attend_decoder_from_name, "bahdanau|luong|none|pointer", &o->decoder);
-        else if (cli_is(&p, "--score"))
-            rc = cli_choice(&p, attend_score_from_name, "dot|scaled_dot|general|additive", &o->score);
-        else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &o->emb);
-        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &o->hidden);
-        else if (cli_is(&p, "--layers")) rc = cli_int(&p, 1, 8, &o->layers);
-        else if (cli_is(&p, "--dec-layers")) rc = cli_int(&p, 1, 8, &o->dec_layers);
-        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &o->dec_hidden);
-        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &o->attn);
-        else if (cli_is(&p, "--normalizer"))
-            rc = cli_choice(&p, attend_normalizer_from_name, "softmax|sparsemax|entmax15", &o->normalizer);
-        else if (cli_is(&p, "--steps")) rc = cli_int(&p, 0, 1000000000, &o->steps);
-        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 20, &o->batch);
+        else if (cli_opt(&p, "--dropout", &o->topt.dropout, &rc) ||
+                 cli_opt(&p, "--label-smoothing", &o->topt.label_smoothing, &rc) ||
+                 cli_opt(&p, "--sampling-prob", &o->topt.sampling_prob, &rc) ||
+                 cli_opt(&p, "--sampling-ramp", &o->topt.sampling_ramp, &rc) ||
+                 cli_opt(&p, "--coverage-loss", &o->topt.coverage_loss, &rc) ||
+                 cli_opt(&p, "--guided-alignment", &o->topt.guided_alignment, &rc) || cli_opt(&p, "--cell", &o->cell, &rc) ||
+                 cli_opt(&p, "--decoder", &o->decoder, &rc) || cli_opt(&p, "--score", &o->score, &rc) ||
+                 cli_opt(&p, "--emb", &o->emb, &rc) || cli_opt(&p, "--hidden", &o->hidden, &rc) ||
+                 cli_opt(&p, "--layers", &o->layers, &rc) || cli_opt(&p, "--dec-layers", &o->dec_layers, &rc) ||
+                 cli_opt(&p, "--dec-hidden", &o->dec_hidden, &rc) || cli_opt(&p, "--attn", &o->attn, &rc) ||
+                 cli_opt(&p, "--normalizer", &o->normalizer, &rc) || cli_opt(&p, "--steps", &o->steps, &rc) ||
+                 cli_opt(&p, "--batch", &o->batch, &rc) || cli_opt(&p, "--lr", &o->lr, &rc) ||
+                 cli_opt(&p, "--clip", &o->clip, &rc) || cli_opt(&p, "--warmup", &o->warmup, &rc) ||
+                 cli_opt(&p, "--min-lr", &o->min_lr, &rc) || cli_opt(&p, "--seed", &o->seed, &rc) ||
+                 cli_opt(&p, "--out", &o->out, &rc) || cli_opt(&p, "--checkpoint", &o->checkpoint, &rc) ||
+                 cli_opt(&p, "--checkpoint-every", &o->checkpoint_every, &rc) ||
+                 cli_opt(&p, "--resume", &o->resume, &rc) || cli_opt(&p, "--monotonic", &o->monotonic, &rc) ||
+                 cli_opt(&p, "--copy", &o->copy, &rc) || cli_opt(&p, "--coverage", &o->coverage, &rc) ||
+                 cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
+                 cli_opt(&p, "--patience", &o->patience, &rc))
+            continue;
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
-        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-12, 1e6, &o->lr);
-        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e12, &o->clip);
-        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &o->warmup);
         else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
-        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 1e6, &o->min_lr);
         else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
         else if (cli_is(&p, "--momentum")) rc = cli_double(&p, 0, 0.999999, &o->momentum);
-        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o->seed);
-        else if (cli_is(&p, "--sampling-prob")) rc = cli_double(&p, 0, 1, &o->topt.sampling_prob);
-        else if (cli_is(&p, "--sampling-ramp")) {
-            int ramp = 0;
-            rc = cli_int(&p, 0, 1000000000, &ramp);
-            o->topt.sampling_ramp = ramp;
-        }
-        else if (cli_is(&p, "--out")) rc = cli_path(&p, &o->out);
-        else if (cli_is(&p, "--checkpoint")) rc = cli_path(&p, &o->checkpoint);
-        else if (cli_is(&p, "--checkpoint-every")) rc = cli_int(&p, 0, 1000000000, &o->checkpoint_every);
-        else if (cli_is(&p, "--resume")) rc = cli_path(&p, &o->resume);
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
         else if (cli_is(&p, "--overwrite")) rc = cli_flag(&p, &o->overwrite);
         else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
-        else if (cli_is(&p, "--monotonic")) rc = cli_flag(&p, &o->monotonic);
-        else if (cli_is(&p, "--copy")) rc = cli_flag(&p, &o->copy);
         else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
-        else if (cli_is(&p, "--log-every")) rc = cli_int(&p, 1, 1000000000, &o->log_every);
         else if (cli_is(&p, "--max-nonfinite")) rc = cli_int(&p, 0, 1000000000, &o->max_nonfinite);
-        else if (cli_is(&p, "--grad-shards")) rc = cli_int(&p, 1, 1 << 20, &o->grad_shards);
-        else if (cli_is(&p, "--coverage")) rc = cli_flag(&p, &o->coverage);
-        else if (cli_is(&p, "--coverage-loss")) rc = cli_double(&p, 0, 1e6, &o->topt.coverage_loss);
-        else if (cli_is(&p, "--patience")) rc = cli_int(&p, 0, 1000000000, &o->patience);
         else if (cli_is(&p, "--select")) rc = cli_choice(&p, select_from_name, "loss|token|seq", &o->select);
-        else if (cli_is(&p, "--guided-alignment")) rc = cli_double(&p, 0, 1e6, &o->topt.guided_alignment);
         else rc = cli_unknown(&p);
     }
     return rc;
@@ -288,12 +252,17 @@ static int check_combination(const train_opts *o) {
     if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
-    if (o->monotonic && (o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
-        return cli_usage_error("train", "--monotonic with --decoder %s: monotonic attention needs a decoder that "
-                               "attends over a vocabulary (bahdanau, luong)", attend_decoder_name(o->decoder));
-    if (o->monotonic && sort)
-        return cli_usage_error("train", "--monotonic with --task sort: sort is a pointer task (--decoder pointer), "
-                               "and monotonic attention needs bahdanau or luong");
+    /* what combines with what: the library's rules, in these options' words */
+    attend_model_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.decoder = o->decoder >= 0 ? o->decoder : sort ? ATTEND_DECODER_POINTER : ATTEND_DECODER_BAHDANAU;
+    mc.score = o->score;
+    mc.coverage = o->coverage;
+    mc.copy = o->copy;
+    mc.monotonic = o->monotonic;
+    mc.normalizer = (attend_normalizer)o->normalizer;
+    int rc = cli_rules_check("train", &mc, &o->topt, o->decoder < 0 && sort ? "--task sort" : NULL);
+    if (rc) return rc;
     if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
         return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
     if (!sort && o->decoder == ATTEND_DECODER_POINTER)
@@ -302,41 +271,11 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint PATH");
     if (o->resume_anyway && !o->resume) return cli_usage_error("train", "--resume-anyway needs --resume PATH");
     if (o->pointer_repeat && !sort) return cli_usage_error("train", "--pointer-repeat applies to --task sort");
-    int dec = o->decoder >= 0 ? o->decoder : sort ? ATTEND_DECODER_POINTER : ATTEND_DECODER_BAHDANAU;
-    int cov_dec = dec == ATTEND_DECODER_BAHDANAU || dec == ATTEND_DECODER_LUONG;
-    if (o->coverage && !cov_dec)
-        return cli_usage_error("train", "--coverage with --decoder %s: coverage needs bahdanau or luong",
-                               attend_decoder_name((attend_decoder_kind)dec));
-    if (o->coverage && o->score != ATTEND_SCORE_ADDITIVE)
-        return cli_usage_error("train", "--coverage with --score %s: coverage is an input of the additive score",
-                               attend_score_name((attend_score_kind)o->score));
-    if (o->topt.coverage_loss > 0 && !cov_dec)
-        return cli_usage_error("train", "--coverage-loss with --decoder %s: the coverage loss needs bahdanau or luong",
-                               attend_decoder_name((attend_decoder_kind)dec));
     if ((o->patience >= 0 || o->select >= 0) && d->tsv && !d->dev)
         return cli_usage_error("train", "%s chooses by a dev score: give --dev FILE.tsv",
                                o->patience >= 0 ? "--patience" : "--select");
     if (o->patience > 0 && o->eval_every == 0)
         return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
-    if (o->topt.guided_alignment > 0 && o->decoder == ATTEND_DECODER_NONE)
-        return cli_usage_error("train", "--guided-alignment with --decoder none: it has no attention to guide");
-    if (o->topt.guided_alignment > 0 && (sort || o->decoder == ATTEND_DECODER_POINTER))
-        return cli_usage_error("train", "--guided-alignment with %s: a pointer's attention is its output, which the "
-                                        "target positions train already",
-                               o->decoder == ATTEND_DECODER_POINTER ? "--decoder pointer" : "--task sort");
-    if (o->copy && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
-        return cli_usage_error("train", "--copy with --decoder %s: copying mixes the vocabulary with the attention "
-                               "over the source, so it needs --decoder bahdanau or luong",
-                               sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none");
-    if (o->normalizer && o->monotonic)
-        return cli_usage_error("train", "--normalizer %s with --monotonic: monotonic attention has its own weights",
-                               attend_normalizer_name(o->normalizer));
-    if (o->normalizer && (sort || o->decoder == ATTEND_DECODER_POINTER || o->decoder == ATTEND_DECODER_NONE))
-        return cli_usage_error("train", "--normalizer %s with --decoder %s: %s", attend_normalizer_name(o->normalizer),
-                               sort || o->decoder == ATTEND_DECODER_POINTER ? "pointer" : "none",
-                               o->decoder == ATTEND_DECODER_NONE
-                                   ? "there is no attention to normalise"
-                                   : "the pointer's weights are its output distribution, trained with softmax");
     return 0;
 }
 

@@ -12,27 +12,14 @@
 #include <string.h>
 
 #include "io/json.h"
+#include "io/model_io.h"
 #include "seq2seq/train_internal.h"
+#include "seq2seq/linear.h"
 
 /* ------------------------------------------------------------ checkpoints */
 
-/* The training options a checkpoint records (attend_train_options), by name. */
-#define TRAIN_OPTIONS 6
-typedef struct {
-    const char *name;
-    double v;
-} train_option;
-static void train_options(const attend_trainer *tr, train_option out[TRAIN_OPTIONS]) {
-    const attend_train_options *t = &tr->topt;
-    train_option o[TRAIN_OPTIONS] = {{"dropout", t->dropout},
-                                     {"label_smoothing", t->label_smoothing},
-                                     {"sampling_prob", t->sampling_prob},
-                                     {"sampling_ramp", (double)t->sampling_ramp},
-                                     {"coverage_loss", t->coverage_loss},
-                                     {"guided_alignment", t->guided_alignment}};
-    memcpy(out, o, sizeof o);
-}
-
+/* The training options a checkpoint records (attend_train_options): each
+ * extension's, by name, in the extensions' order (attend_train_option_get). */
 /* "optim.state" I64 [8]: optimizer steps, skipped, epoch, pos, rng s[0..3] */
 #define STATE_LEN 8
 
@@ -89,14 +76,15 @@ static void run_json(const attend_trainer *tr, char *train_json, size_t n) {
              o->clip_norm, o->warmup_steps, o->decay_steps, o->min_lr, o->weight_decay, o->momentum, o->beta1,
              o->beta2, o->eps, (unsigned long long)tr->data_hash, tr->shards);
     /* the training options only when set, so checkpoints of runs without them keep their bytes */
-    train_option to[TRAIN_OPTIONS];
-    train_options(tr, to);
     size_t u = strlen(train_json);
-    for (int k = 0; k < TRAIN_OPTIONS; k++)
-        if (to[k].v != 0 && u + 64 < n) {
+    for (int k = 0; k < attend_train_option_count(); k++) {
+        double v;
+        const char *name = attend_train_option_get(&tr->topt, k, &v);
+        if (v != 0 && u + 64 < n) {
             u--; /* over the closing brace */
-            u += (size_t)snprintf(train_json + u, n - u, ",\"%s\":%.17g}", to[k].name, to[k].v);
+            u += (size_t)snprintf(train_json + u, n - u, ",\"%s\":%.17g}", name, v);
         }
+    }
 }
 
 void attend_trainer_fingerprint(const attend_trainer *tr, char out[17]) {
@@ -185,7 +173,7 @@ static int vocab_first_diff(const char *json, const attend_vocab *v, char *store
  * run; differences are an error naming the first, or with opt->anyway a note.
  * Fields an older checkpoint does not record are named in the note. */
 static attend_status compare_fingerprint(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                         const at_json_node *r, const attend_resume_options *opt,
+                                         const at_json_node *r, const attend_restore_options *opt,
                                          attend_error *note, attend_error *err) {
     fp_diff d;
     memset(&d, 0, sizeof d);
@@ -249,14 +237,14 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
             fp_add(&d, nums[i].name, "%s is %.9g, in this run %.9g", nums[i].name, v->d, nums[i].now);
     }
     /* training options: absent = 0 (off), as every run before they existed */
-    train_option to[TRAIN_OPTIONS];
-    train_options(tr, to);
-    for (int k = 0; k < TRAIN_OPTIONS; k++) {
-        const at_json_node *x = at_json_get(r, to[k].name);
+    for (int k = 0; k < attend_train_option_count(); k++) {
+        double now;
+        const char *name = attend_train_option_get(&tr->topt, k, &now);
+        const at_json_node *x = at_json_get(r, name);
         CHECK(!x || x->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT, "%s: metadata attend.train: %s is not a number",
-              path, to[k].name);
+              path, name);
         double was = x ? x->d : 0;
-        if (was != to[k].v) fp_add(&d, to[k].name, "%s is %.9g, in this run %.9g", to[k].name, was, to[k].v);
+        if (was != now) fp_add(&d, name, "%s is %.9g, in this run %.9g", name, was, now);
     }
     {
         /* the gradient shards group the batch's sums (attend_trainer_set_parallel):
@@ -284,7 +272,7 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
 }
 
 static attend_status check_train_meta(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                      const char *json, const attend_resume_options *ropt, attend_error *note,
+                                      const char *json, const attend_restore_options *ropt, attend_error *note,
                                       attend_error *err) {
     at_json_doc *doc = NULL;
     attend_status pst = at_json_parse(&doc, json, strlen(json), NULL, NULL, err);
@@ -313,14 +301,14 @@ static attend_status check_train_meta(const attend_trainer *tr, const attend_st_
     return st;
 }
 
-attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
-    return attend_trainer_resume_checked(tr, path, NULL, NULL, err);
-}
-
-attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
-                                            attend_error *note, attend_error *err) {
+attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
+                                     attend_error *note, attend_error *err) {
     const char *who = "attend_trainer_resume";
     if (note) at_ok(note);
+    attend_restore_options d;
+    memset(&d, 0, sizeof d);
+    if (o) TRY(at_options_read(&d, sizeof d, o, o->size, "attend_restore_options", "attend_trainer_restore", err));
+    const attend_restore_options *opt = o ? &d : NULL;
     CHECK(tr && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "path");
     attend_st_file *f = NULL;
     TRY(attend_st_open(&f, path, 0, err));
@@ -434,3 +422,13 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
     return st ? st : at_ok(err);
 }
 
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
+    return attend_trainer_restore(tr, path, NULL, NULL, err);
+}
+
+attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
+                                            attend_error *note, attend_error *err) {
+    if (!opt) return attend_trainer_restore(tr, path, NULL, note, err);
+    attend_restore_options o = {sizeof o, opt->src_vocab, opt->tgt_vocab, opt->tok, opt->anyway};
+    return attend_trainer_restore(tr, path, &o, note, err);
+}

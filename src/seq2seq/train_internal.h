@@ -5,7 +5,7 @@
 #ifndef ATTEND_TRAIN_INTERNAL_H
 #define ATTEND_TRAIN_INTERNAL_H
 
-#include "seq2seq/model_internal.h"
+#include "seq2seq/state.h"
 
 struct attend_trainer {
     attend_model *m;
