@@ -564,6 +564,14 @@ attend_status attend_model_config_to_json(const attend_model_config *cfg, char *
 attend_status attend_model_config_from_json(attend_model_config *cfg, const char *json, size_t len,
                                             attend_error *err);
 
+/* The first field (in the configuration JSON's order) in which a and b
+ * differ: 1 with its JSON name in field [32] and both values as the JSON
+ * spells them in va, vb [32] (each may be NULL), else 0. The capacities
+ * (max_batch, max_src_len, max_tgt_len) are compared only when capacities is
+ * nonzero. Thread-safe. */
+int attend_model_config_diff(const attend_model_config *a, const attend_model_config *b, int capacities,
+                             char field[32], char va[32], char vb[32]);
+
 /* -------------------------------------------------------------- evaluation */
 typedef struct {
     int pairs;               /* pairs evaluated */
@@ -811,6 +819,33 @@ typedef struct {
  * note may be NULL. */
 attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
                                      attend_error *note, attend_error *err);
+
+/* A caller's own state carried in the trainer's checkpoints (issue 28: the
+ * command's early-stopping state), so that a resumed run knows everything the
+ * interrupted one had decided. text (UTF-8, at most 4096 bytes; NULL clears
+ * it) is copied; attend_trainer_save writes it as metadata "attend.caller",
+ * attend_trainer_resume[_checked] restores it (NULL when the checkpoint has
+ * none: an older one, or none was set). The library never reads it.
+ * ATTEND_ERR_ARG for too long or invalid UTF-8 text, ATTEND_ERR_ALLOC. */
+attend_status attend_trainer_set_caller_state(attend_trainer *tr, const char *text, attend_error *err);
+/* The text, owned by the trainer (valid until the next set or resume); NULL when none. */
+const char *attend_trainer_caller_state(const attend_trainer *tr);
+
+/* The run's fingerprint: FNV-1a 64 (16 hex digits and a NUL into out [17]) of
+ * what a checkpoint records of the run in "attend.train" (optimizer
+ * configuration, batch, seed, the data's fingerprint, the training options,
+ * the gradient shards): two trainers of the same data and options have the
+ * same fingerprint. The training commands store it in the model files they
+ * write (metadata "attend.run", attend_model_save_meta). */
+void attend_trainer_fingerprint(const attend_trainer *tr, char out[17]);
+
+/* attend_model_save with extra metadata pairs (at most 4; keys other than the
+ * file's own attend.format, attend.config, attend.tokenizer, attend.src_vocab
+ * and attend.tgt_vocab, which are ATTEND_ERR_ARG). Read them back with
+ * attend_st_open + attend_st_metadata. */
+attend_status attend_model_save_meta(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                     const attend_vocab *tgt_vocab, attend_tokenizer tok, const attend_st_meta *meta,
+                                     int n_meta, attend_error *err);
 
 #ifdef __cplusplus
 }
