@@ -54,7 +54,7 @@ one() {
         "$tmp/src.txt" --batch 256)" ;;
     g2p_eval) echo "$side $case $(seconds "${env[@]}" "$bin" --threads 1 g2p eval --model $model --dict $dict)" ;;
     g2p_bench) "${env[@]}" "$bin" --threads 1 g2p bench --model $model --dict $dict --words 1000 >"$tmp/b" 2>&1
-      echo "$side $case $(sed -n 's/^batch 64.*: \([0-9.]*\) words per CPU-second.*/\1/p' "$tmp/b")" ;;
+      echo "$side $case $(sed -n 's/^batch 64.* \([0-9.][0-9.]*\) words per CPU-second.*/\1/p' "$tmp/b")" ;;
   esac
 }
 
@@ -64,7 +64,7 @@ for ((r = 0; r < reps; r++)); do
   for case in ${CASES:-train decode g2p_eval g2p_bench}; do
     for s in "${sides[@]}"; do
       read -r side core <<<"$s"
-      one "$side" "${core:-}" "$case" >>"$tmp/raw"
+      one "$side" "${core:-}" "$case" | tee -a "$tmp/raw" >&2
     done
   done
   echo "repetition $((r + 1)) of $reps done ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))" >&2
