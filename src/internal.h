@@ -173,4 +173,10 @@ void at_vocab_truncate(attend_vocab *v, int n);
  * the caller has checked the arguments (attend_weights_edit checks and calls it). */
 void at_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit, const int32_t *perm);
 
+/* File-system messages shared by src/io/ (defined in src/io/outpath.c):
+ * strerror_r of e into out, or "error N"; what a stat mode names ("a
+ * directory", "a FIFO", ...). */
+void at_errno_text(char out[128], int e);
+const char *at_file_kind(unsigned mode);
+
 #endif

@@ -39,10 +39,6 @@ struct attend_lock {
     char *path; /* the lock file */
 };
 
-static void why_text(char out[128], int e) {
-    if (strerror_r(e, out, 128) != 0) snprintf(out, 128, "error %d", e);
-}
-
 /* The pid written in the lock file (0 when there is none). */
 static long read_pid(int fd) {
     char buf[32];
@@ -81,7 +77,7 @@ attend_status attend_lock_acquire(attend_lock **out, const char *path, long *sta
         }
         fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (fd < 0) {
-            why_text(why, errno);
+            at_errno_text(why, errno);
             st = at_fail(err, ATTEND_ERR_IO, "'%s' cannot be locked: creating '%s' failed: %s", path, lp, why);
             break;
         }
@@ -103,7 +99,7 @@ attend_status attend_lock_acquire(attend_lock **out, const char *path, long *sta
                 st = at_fail(err, ATTEND_ERR_IO, "'%s' is in use by process %ld (lock file %s)", path, holder, lp);
                 break;
             }
-            why_text(why, e);
+            at_errno_text(why, e);
             close(fd);
             fd = -1;
             st = at_fail(err, ATTEND_ERR_IO, "'%s' cannot be locked (lock file %s): %s", path, lp, why);

@@ -47,19 +47,6 @@ struct attend_outfile {
     unsigned char buf[OUTFILE_BUF];
 };
 
-static void why_text(char out[128], int e) {
-    if (strerror_r(e, out, 128) != 0) snprintf(out, 128, "error %d", e);
-}
-
-static const char *kind_of(mode_t mode) {
-    return S_ISDIR(mode)    ? "a directory"
-           : S_ISCHR(mode)  ? "a character device"
-           : S_ISBLK(mode)  ? "a block device"
-           : S_ISFIFO(mode) ? "a FIFO"
-           : S_ISSOCK(mode) ? "a socket"
-                            : "not a regular file";
-}
-
 /* Writes all of p [n] to fd, through EINTR and short writes. 0 or errno. */
 static int write_all(int fd, const unsigned char *p, size_t n) {
     while (n > 0) {
@@ -102,7 +89,7 @@ static attend_status create_temp(attend_outfile *f, attend_error *err) {
             struct stat lb;
             if (lstat(f->tmp, &lb) == 0 && !S_ISDIR(lb.st_mode) && unlink(f->tmp) == 0) continue;
         }
-        why_text(why, e);
+        at_errno_text(why, e);
         if (e == EEXIST)
             return at_fail(err, ATTEND_ERR_IO, "cannot create '%s': it exists and keeps coming back (%s)", f->tmp,
                            why);
@@ -125,7 +112,7 @@ attend_status attend_outfile_open(attend_outfile **out, const char *path, unsign
     int special = attend_outfile_in_place(path); /* outpath.c: a FIFO, a device, a link into /proc */
     CHECK(!special || (flags & ATTEND_OUTPUT_ALLOW_SPECIAL), err, ATTEND_ERR_IO,
           "'%s' is %s, not a regular file: refusing to replace it", path,
-          exists && !S_ISREG(sb.st_mode) ? kind_of(sb.st_mode) : "a link to a process's open file");
+          exists && !S_ISREG(sb.st_mode) ? at_file_kind(sb.st_mode) : "a link to a process's open file");
     attend_outfile *f = calloc(1, sizeof *f);
     CHECK(f, err, ATTEND_ERR_ALLOC, "%s: out of memory for the write buffer (%zu bytes)", who, sizeof *f);
     f->fd = -1;
@@ -140,7 +127,7 @@ attend_status attend_outfile_open(attend_outfile **out, const char *path, unsign
          * file) is appended to, as writes to the stream itself would be */
         f->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (exists && S_ISREG(sb.st_mode) ? O_APPEND : 0));
         if (f->fd < 0) {
-            why_text(why, errno);
+            at_errno_text(why, errno);
             outfile_free(f);
             return at_fail(err, ATTEND_ERR_IO, "cannot open '%s' for writing: %s", path, why);
         }
@@ -165,7 +152,7 @@ attend_status attend_outfile_open(attend_outfile **out, const char *path, unsign
 
 static attend_status fail_write(attend_outfile *f, int e, attend_error *err) {
     char why[128];
-    why_text(why, e);
+    at_errno_text(why, e);
     f->failed = 1;
     return at_fail(err, ATTEND_ERR_IO, "cannot write '%s': %s", f->tmp ? f->tmp : f->path, why);
 }
@@ -212,7 +199,7 @@ static attend_status sync_dir(const char *path, attend_error *err) {
     attend_status st = ATTEND_OK;
     int fd = open(dir, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
-        why_text(why, errno);
+        at_errno_text(why, errno);
         st = at_fail(err, ATTEND_ERR_IO, "'%s' was written, but syncing directory '%s' failed: %s", path, dir, why);
     }
     if (fd >= 0) close(fd);
@@ -234,7 +221,7 @@ attend_status attend_outfile_commit(attend_outfile *f, attend_error *err) {
     if (!st && e) st = fail_write(f, e, err);
     if (!st && !f->in_place && rename(f->tmp, f->path) != 0) {
         char why[128];
-        why_text(why, errno);
+        at_errno_text(why, errno);
         st = at_fail(err, ATTEND_ERR_IO, "cannot rename '%s' to '%s': %s", f->tmp, f->path, why);
     }
     if (st) {

@@ -27,11 +27,11 @@
 
 #include "internal.h"
 
-static void error_text(char out[128], int e) {
+void at_errno_text(char out[128], int e) {
     if (strerror_r(e, out, 128) != 0) snprintf(out, 128, "error %d", e);
 }
 
-static const char *at_file_kind(mode_t mode) {
+const char *at_file_kind(unsigned mode) {
     return S_ISDIR(mode)    ? "a directory"
            : S_ISCHR(mode)  ? "a character device"
            : S_ISBLK(mode)  ? "a block device"
@@ -103,7 +103,7 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
                   "'%s' is a socket, which cannot be opened by name: write to a file, or through a pipe (| cat)",
                   path);
             if (access(path, W_OK) != 0) {
-                error_text(why, errno);
+                at_errno_text(why, errno);
                 return at_fail(err, ATTEND_ERR_IO, "'%s' (%s) cannot be written: %s", path,
                                at_file_kind(sb.st_mode), why);
             }
@@ -117,7 +117,7 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
             return at_ok(err);
         }
     } else if (errno != ENOENT) {
-        error_text(why, errno);
+        at_errno_text(why, errno);
         return at_fail(err, ATTEND_ERR_IO, "'%s' cannot be written: %s", path, why);
     }
     /* the temporary attend_st_write will use: same directory, same name rule */
@@ -134,7 +134,7 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
         int e = errno;
         char *dir = NULL;
         const char *name = NULL;
-        error_text(why, e);
+        at_errno_text(why, e);
         if (!split_path(path, &dir, &name)) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
         else if (e == ENAMETOOLONG)
             st = at_fail(err, ATTEND_ERR_IO, "output file name too long (%zu bytes, and the temporary adds "

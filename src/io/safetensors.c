@@ -82,10 +82,6 @@ void at_st_swap_elements(unsigned char *p, size_t nbytes, size_t elsize) {
         }
 }
 
-void at_st_error_text(char out[128], int e) {
-    if (strerror_r(e, out, 128) != 0) snprintf(out, 128, "error %d", e);
-}
-
 /* "[2,3,0]" (truncated with "..." when it would not fit). */
 void at_st_format_shape(char out[96], int ndim, const int64_t *shape) {
     size_t o = 0;
@@ -466,12 +462,12 @@ attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_
      * regular file is refused at once, before a byte is read */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
-        at_st_error_text(why, errno);
+        at_errno_text(why, errno);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot open: %s", path, why);
     }
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
-        at_st_error_text(why, errno);
+        at_errno_text(why, errno);
         close(fd);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot stat: %s", path, why);
     }
@@ -488,7 +484,7 @@ attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_
     int fl = fcntl(fd, F_GETFL);
     FILE *fp = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
     if (!fp) {
-        at_st_error_text(why, errno);
+        at_errno_text(why, errno);
         close(fd);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot open: %s", path, why);
     }
@@ -509,7 +505,7 @@ attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_
     if (got != len || bad || grew) {
         free(buf);
         if (bad) {
-            at_st_error_text(why, e);
+            at_errno_text(why, e);
             return at_fail(err, ATTEND_ERR_IO, "%s: read failed: %s", path, why);
         }
         return at_fail(err, ATTEND_ERR_IO, "%s: the file changed size while being read", path);
