@@ -476,6 +476,15 @@ static void batched_chunk(void *p, int lo, int hi) {
                        j->C + (size_t)lo * j->strideC, j->ldc, j->strideC);
 }
 
+/* Entries [lo,hi) of a general at_gemm_batched, each whole on this thread
+ * (at_gemm inside a chunk runs on the calling thread). */
+static void batched_entries_chunk(void *p, int lo, int hi) {
+    const batched_job *j = p;
+    for (int b = lo; b < hi; b++)
+        at_gemm(j->transA, j->transB, j->M, j->N, j->K, j->alpha, j->A + (size_t)b * j->strideA, j->lda,
+                j->B + (size_t)b * j->strideB, j->ldb, j->beta, j->C + (size_t)b * j->strideC, j->ldc);
+}
+
 void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, attend_real alpha,
                      const attend_real *A, int lda, size_t strideA,
                      const attend_real *B, int ldb, size_t strideB, attend_real beta,
@@ -485,6 +494,18 @@ void at_gemm_batched(int batch, int transA, int transB, int M, int N, int K, att
         /* entries write disjoint blocks of C unless C is shared (strideC 0) */
         batched_job j = {transA, transB, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB, strideC};
         at_parallel_rows(strideC ? (double)batch * M * N * K : 0, batch, 1, batched_chunk, &j);
+        return;
+    }
+    /* Whole entries to each thread when they divide evenly (or are many):
+     * splitting each entry's rows instead packs its op(B) once per thread and
+     * meets the threads once per entry (the scaled-dot kernel: 8 entries of
+     * 512 x 512 x 64). An entry's bits do not depend on which thread or which
+     * rows a chunk holds. */
+    const double work = (double)batch * M * N * (K > 0 ? K : 1);
+    const int nt = strideC ? at_threads(work) : 1;
+    if (nt > 1 && (batch % nt == 0 || batch >= 4 * nt)) {
+        batched_job j = {transA, transB, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB, strideC};
+        at_parallel_rows(work, batch, 1, batched_entries_chunk, &j);
         return;
     }
     for (int b = 0; b < batch; b++)
