@@ -177,6 +177,9 @@ def main():
     ap.add_argument("--default-env", action="store_true",
                     help="also run attend in a user's default environment (no thread or level variables) and "
                          "report default / best per row (the gate: >= 0.90)")
+    ap.add_argument("--gate-only", action="store_true",
+                    help="with --default-env: only the gate's block (no PyTorch, no main table), for more "
+                         "repetitions in the same time")
     ap.add_argument("--bench-openblas", default="",
                     help="with --default-env: an OpenBLAS build's attend_bench (-DATTEND_BLAS=ON), run in the default "
                          "environment with OPENBLAS_CORETYPE=Prescott (generic kernels)")
@@ -244,7 +247,7 @@ def main():
     loads = {lv: [] for lv in levels}
     t_start = time.time()
     for rep in range(a.reps):
-        for lv in levels:
+        for lv in ([] if a.gate_only and a.default_env else levels):
             ours_env, torch_env, core_env, core, _ = a.level_env[lv]
             for ci, (name, args, (n, w), kind, extra) in enumerate(cases):
                 cnt = (["--steps", str(n), "--warmup", str(w)] if kind == "train"
@@ -302,7 +305,7 @@ def main():
                         time.time() - t_start, rep, bname, name, summary(j)), file=sys.stderr, flush=True)
     raw.close()
     pk = peak_gflops(a.bench)
-    table = "".join(render(cases, res, pk, loads[lv], a, lv) for lv in levels)
+    table = "" if a.gate_only and a.default_env else "".join(render(cases, res, pk, loads[lv], a, lv) for lv in levels)
     if a.default_env:
         table += render_default_env(cases, res, a, levels)
     with open(os.path.join(a.out, "table.md"), "w") as f:

@@ -7,7 +7,7 @@
 # prints the table of docs/PERFORMANCE.md (also build-bench/results/table.md, raw
 # runs in build-bench/results/raw.jsonl).
 # Usage: bash bench/run.sh [--reps N] [--quick] [--threads 1,2] [--coretype auto|env|NAME]
-#                          [--isa avx2[,avx512]] [--quant] [--cases NAME[,NAME]] [--default-env]
+#                          [--isa avx2[,avx512]] [--quant] [--cases NAME[,NAME]] [--default-env [--gate-only]]
 # --isa LEVEL[,LEVEL]: one table per instruction-set level, both sides
 # restricted to it (attend ATTEND_ISA, PyTorch ATEN_CPU_CAPABILITY, OpenBLAS
 # OPENBLAS_CORETYPE=Haswell at avx2), so AVX2 can be measured on an AVX-512 CPU.
