@@ -176,6 +176,78 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
                                          const attend_real *k, const attend_real *v, int S, int Dv,
                                          const attend_intervention *iv, attend_error *err);
 
+/* ------------------------------------------------------------------ trials */
+/*
+ * Attention on trial (Jain & Wallace 2019, "Attention is not Explanation";
+ * Wiegreffe & Pinter 2019, "Attention is not not Explanation"): does a
+ * model's attention agree with other importance measures, and could different
+ * attention have given the same output? `attend trial` runs these on a model
+ * and writes the report (docs/RESULTS.md, "Attention on trial").
+ */
+
+/* Kendall's rank correlation tau-b of x [n] and y [n] (pairs tied in either
+ * leave the numerator and shrink the denominator, as scipy.stats.kendalltau's
+ * default variant 'b'), and its two-sided p-value against tau = 0 as scipy's
+ * method 'auto' computes it: the exact null distribution when neither has ties
+ * and n <= 33 (or at most one pair is discordant, or concordant), else the
+ * normal approximation with the tie-corrected variance. *tau (and *pvalue) are
+ * NaN when n < 2 or x or y is constant. pvalue may be NULL. O(n^2) time, no
+ * allocation. Errors: ATTEND_ERR_NULL, _SHAPE (n < 0), _CAPACITY (n above
+ * 1000000), _NONFINITE naming the element. Thread-safe. */
+attend_status attend_kendall_tau_b(const double *x, const double *y, int n, double *tau, double *pvalue,
+                                   attend_error *err);
+
+/* Distances between probability vectors p [n] and q [n] (each finite, >= 0,
+ * summing to 1 within 1e-6): total variation ½Σ|p − q|, KL(p ‖ q) (inf where
+ * q = 0 < p) and the Jensen–Shannon divergence ½KL(p ‖ m) + ½KL(q ‖ m),
+ * m = (p + q)/2, all in nats (scipy.spatial.distance.jensenshannon is its
+ * square root). Any output may be NULL. Errors: ATTEND_ERR_NULL, _SHAPE,
+ * _ARG naming the element or the sum. Thread-safe. */
+attend_status attend_divergences(const double *p, const double *q, int n, double *tv, double *kl, double *js,
+                                 attend_error *err);
+
+/* Options of attend_model_importance (zero-initialised: J&W's settings). */
+typedef struct {
+    const attend_real *frozen; /* NULL, or [base_len+1, S]: every pass reads these attention rows
+                                  (each >= 0, summing to 1) in place of the model's weights; after a
+                                  deletion the row without the deleted position, renormalised
+                                  (uniform when nothing is left) */
+    int attention_gradient;    /* 0 (J&W): the gradient pass holds the attention weights constant;
+                                  1: the gradient also flows through the scores (not with frozen) */
+} attend_importance_options;
+
+/* What attend_model_importance fills; every array is caller-owned, NULL when
+ * not wanted; steps = base_len + 1 (the baseline's tokens and EOS). */
+typedef struct {
+    attend_real *attention; /* [steps,S] the attention rows compared (the frozen ones when given) */
+    double *grad;           /* [steps,S] gradient x input: |Σ_d x_jd ∂ log p_t(y_t)/∂x_jd|, x_j the
+                               embedding of source token j */
+    double *loo;            /* [steps,S] leave-one-out: TV(p_t, p_t with token j deleted and the
+                               source re-encoded); 0 for a 1-token source */
+    double *tau_grad, *p_grad; /* [steps] Kendall tau-b of attention against grad, its p-value */
+    double *tau_loo, *p_loo;   /* [steps] the same against loo (NaN where either row is constant) */
+    int steps;              /* filled: base_len + 1 */
+} attend_importance_result;
+
+/*
+ * Trial 1, importance agreement (Jain & Wallace §4.1, Table 2 and Figure 2
+ * for a seq2seq model): for source src [S] and a baseline output base
+ * [base_len] (typically the model's greedy output), per output step t
+ * (teacher-forced along base, y_t = base[t], EOS last) the attention row, the
+ * gradient x input and leave-one-out importance of every source position, and
+ * Kendall's tau-b of the attention against each. BAHDANAU and LUONG decoders
+ * (copy models are refused). Runs S + 1 forced passes and ceil(steps /
+ * max_batch) teacher-forced forward/backward passes over prefix rows (the
+ * model's max_batch rows at a time); leaves the model's gradients zero and its
+ * parameters untouched. One allocation per call, freed before it returns.
+ * Errors: ATTEND_ERR_NULL, _ARG (decoder kind, ids, frozen rows naming row and
+ * position), _CAPACITY (steps beyond max_tgt_len + 1), _ALLOC, and the
+ * source's checks. Not thread-safe on one model (it uses the model's buffers).
+ */
+attend_status attend_model_importance(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                      const attend_importance_options *o, attend_importance_result *res,
+                                      attend_error *err);
+
 /* ------------------------------------------------------------------- sweep */
 /*
  * The length sweep (seed 001): train one model per (source length, decoder)
