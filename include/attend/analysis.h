@@ -248,6 +248,51 @@ attend_status attend_model_importance(attend_model *m, const int32_t *src, int S
                                       const attend_importance_options *o, attend_importance_result *res,
                                       attend_error *err);
 
+/* How attend_model_adversary searches. */
+typedef enum {
+    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's vertices, then pairwise mass moves (any S) */
+    ATTEND_ADVERSARY_GRID = 1,   /* every point k/grid of the simplex (S <= 4): the brute force */
+} attend_adversary_method;
+
+/* Called after each output step (done of total): progress on long runs. */
+typedef void (*attend_progress_fn)(void *user, int done, int total);
+
+typedef struct {
+    double epsilon;                 /* the bound on TVD(p_t, p~_t), in [0, 1] (J&W: 0.01) */
+    attend_adversary_method method;
+    long max_evals;                 /* SEARCH: decoder steps evaluated per output step (0: 1000) */
+    int grid;                       /* GRID: the resolution r, 1..4096 */
+    attend_progress_fn progress;    /* NULL, or called after every output step */
+    void *progress_user;
+} attend_adversary_options;
+
+typedef struct {
+    attend_real *adversary; /* NULL or [steps,S]: the adversarial attention rows */
+    double *jsd;            /* NULL or [steps]: JSD(alpha_t, adversary_t), nats (<= ln 2) */
+    double *tvd;            /* NULL or [steps]: TVD of its output from the model's (<= epsilon) */
+    double jsd_mean, jsd_max; /* over the steps */
+    long evals;             /* decoder steps evaluated in all */
+    int steps;              /* base_len + 1 */
+} attend_adversary_result;
+
+/*
+ * Trial 2, adversarial attention (Jain & Wallace §4.2.2): per output step t
+ * along base [base_len] (+ EOS; teacher-forced, the decoder state entering
+ * each step the model's own), the attention row farthest from the model's in
+ * Jensen-Shannon divergence whose output distribution, with the decoder step
+ * recomputed under the new context, stays within epsilon total variation of
+ * the model's. BAHDANAU and LUONG decoders without copy, coverage or
+ * monotonic attention (their later steps read this one's weights). SEARCH is
+ * a heuristic (a lower bound on the true maximum); GRID the exhaustive check
+ * for S <= 4. One allocation per call (sized by S and the vocabulary), freed
+ * before it returns. Errors: ATTEND_ERR_NULL, _ARG (decoder, ids, epsilon,
+ * method, grid), _CAPACITY, _ALLOC and the source's checks. Not thread-safe on
+ * one model.
+ */
+attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                     const attend_adversary_options *o, attend_adversary_result *res,
+                                     attend_error *err);
+
 /* ------------------------------------------------------------------- sweep */
 /*
  * The length sweep (seed 001): train one model per (source length, decoder)

@@ -1,10 +1,10 @@
 #!/bin/sh
-# analysis_test.sh — end-to-end tests of `attend align`, `attend intervene` and
-# `attend sweep`.
+# analysis_test.sh — end-to-end tests of `attend align`, `attend intervene`,
+# `attend trial` and `attend sweep`.
 #
 #   sh tests/cli/analysis_test.sh CASE ATTEND SOURCE_DIR WORK_DIR
 #
-# The align and intervene cases read the tiny reverse model that cli_test.sh's
+# The align, intervene and trial cases read the tiny reverse model that cli_test.sh's
 # "train" case leaves in WORK_DIR/model.safetensors (ctest fixture cli_model).
 # Each case works in WORK_DIR/analysis-CASE, prints one line per check and fails
 # (exit 1) at the first check that does not hold, showing the command's output.
@@ -83,6 +83,75 @@ intervene)
     run 2 "$A" intervene --textbook "$MODEL"
     run 2 "$A" intervene "$MODEL"
     ok "usage errors"
+    ;;
+
+trial)
+    run 0 "$A" trial "$MODEL" abcde --trials importance --report one
+    has out "^model: .*model.safetensors \((bahdanau|luong) decoder"
+    has out "^0 +abcde +edcba +6 +-?[0-9.]+ +-?[0-9.]+$"
+    has out "^  gradient x input +6 "
+    has out "^  leave-one-out +6 "
+    has out "^wrote one.txt and one.jsonl$"
+    [ "$(grep -c '^  \[' out)" -eq 10 ] || fail "expected 10 histogram bins"
+    cmp -s out one.txt || fail "one.txt differs from the printed report"
+    # one object per step, then a summary per measure; every tau in [-1, 1] and the
+    # summary's mean the mean of the steps'
+    python3 - one.jsonl <<'PY' || fail "one.jsonl is not what the report says"
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert all(r["trial"] == "importance" for r in rows)
+steps = [r for r in rows if not r.get("summary")]
+summ = {r["measure"]: r for r in rows if r.get("summary")}
+assert len(steps) == 6 and [r["step"] for r in steps] == list(range(6)), steps
+assert [r["token"] for r in steps] == ["e", "d", "c", "b", "a", "<eos>"]
+for r in steps:
+    assert len(r["attention"]) == 5 and abs(sum(r["attention"]) - 1) < 1e-5
+    assert all(v >= 0 for v in r["grad"] + r["loo"])
+    for k in ("tau_grad", "tau_loo"):
+        assert r[k] is None or -1 <= r[k] <= 1
+for k in ("grad", "loo"):
+    taus = [r["tau_" + k] for r in steps if r["tau_" + k] is not None]
+    assert summ[k]["steps"] == len(taus) and sum(summ[k]["bins"]) == len(taus)
+    assert abs(summ[k]["tau_mean"] - sum(taus) / len(taus)) < 1e-5
+PY
+    ok "report: a row per example, the summary, the histogram; JSONL consistent with it"
+    run 0 "$A" trial "$MODEL" abcdef --epsilon 0.01,0.1 --max-evals 300 --report two
+    has out "^0 +abcdef +fedcba +7 +-?[0-9.]+ +-?[0-9.]+ +[0-9.]+ +[0-9.]+$"
+    has out "^  0.01 +7 "
+    has out "^  0.1 +7 "
+    python3 - two.jsonl <<'PY' || fail "two.jsonl: the adversary's rows are not what the report says"
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+adv = [r for r in rows if r["trial"] == "adversary" and not r.get("summary")]
+summ = {r["epsilon"]: r for r in rows if r["trial"] == "adversary" and r.get("summary")}
+assert sorted(summ) == [0.01, 0.1] and len(adv) == 14, (sorted(summ), len(adv))
+for r in adv:
+    assert 0 <= r["tvd"] <= r["epsilon"] + 1e-12, r
+    assert 0 <= r["jsd"] <= math.log(2) + 1e-9, r
+    assert len(r["adversary"]) == 6 and abs(sum(r["adversary"]) - 1) < 1e-5 and min(r["adversary"]) >= 0
+for e, s in summ.items():
+    js = [r["jsd"] for r in adv if r["epsilon"] == e]
+    assert s["steps"] == 7 and sum(s["bins"]) == 7 and abs(s["jsd_mean"] - sum(js) / 7) < 1e-5
+    assert abs(s["jsd_max"] - max(js)) < 1e-5
+PY
+    ok "adversary: two epsilons, every row feasible, summaries consistent"
+    run 0 "$A" trial "$MODEL" --data "$SRC/tests/cli/reverse_dev.tsv" --limit 25 --trials importance
+    [ "$(grep -Ec '^[0-9]+ +[a-h]+ ' out)" -eq 25 ] || fail "expected 25 example rows"
+    has err "attend trial: 25/25 sources"
+    ok "--data with --limit, progress on stderr"
+    run 2 "$A" trial "$MODEL"
+    has err "give either TEXT or --data TSV, not neither"
+    run 2 "$A" trial "$MODEL" abc --data x.tsv
+    has err "not both"
+    run 1 "$A" trial "$MODEL" abc --report /nonexistent/dir/r
+    has err "cannot write /nonexistent/dir/r.txt"
+    run 2 "$A" trial "$MODEL" abc --trials nope
+    has err "the trials are importance and adversary"
+    run 2 "$A" trial "$MODEL" abc --epsilon 0.1,0.01
+    has err "not increasing"
+    run 1 "$A" trial missing.safetensors abc
+    has err "missing.safetensors"
+    ok "usage and file errors"
     ;;
 
 sweep)

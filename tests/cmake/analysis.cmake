@@ -1,10 +1,11 @@
-# ------------------------------------------ attend align / intervene / sweep
-# tests/cli/analysis_test.sh CASE; align and intervene read the tiny reverse
-# model of the cli_train fixture. tests/test_intervene.c (built by the glob)
-# covers the library side. The textbook table is golden: after an intended change
+# ------------------------------------ attend align / intervene / trial / sweep
+# tests/cli/analysis_test.sh CASE; align, intervene and trial read the tiny
+# reverse model of the cli_train fixture. tests/test_intervene.c and
+# tests/test_trial.c (built by the glob) cover the library side. The textbook
+# table is golden: after an intended change
 #   ./build/attend intervene --textbook > tests/golden/intervene_textbook.txt
 # and check every number against seed 000's Tables 14.2 and 14.3.
-foreach(case align intervene sweep)
+foreach(case align intervene trial sweep)
   add_test(NAME analysis_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_test.sh ${case} $<TARGET_FILE:attend_cli>
             ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli)
