@@ -19,6 +19,7 @@ int cmd_align(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_trial(int argc, char **argv);
+int cmd_m2m(int argc, char **argv);
 /* `attend g2p`'s subcommands (cli/g2p_train.c, cli/g2p_eval.c) */
 int cmd_g2p_data(int argc, char **argv);
 int cmd_g2p_train(int argc, char **argv);

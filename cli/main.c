@@ -23,6 +23,8 @@ static void usage(FILE *f) {
             "  intervene MODEL TEXT   hide states, delete tokens, overwrite weights: what changes?\n"
             "  trial MODEL TEXT       attention on trial: does it agree with gradient and\n"
             "                         leave-one-out importance? (Jain & Wallace 2019)\n"
+            "  m2m TSV                align a dictionary's pairs (many-to-many EM) for guided\n"
+            "                         alignment and for scoring attention\n"
             "  sweep                  accuracy against source length, with and without attention\n"
             "  quantize MODEL         store a model's weights as int8 or fp16 for inference\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
@@ -83,6 +85,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
     if (!strcmp(cmd, "trial")) return cmd_trial(argc - 1, argv + 1);
+    if (!strcmp(cmd, "m2m")) return cmd_m2m(argc - 1, argv + 1);
     if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_info(), attend_isa(),

@@ -17,7 +17,7 @@ static void trial_usage(FILE *f) {
     fprintf(f,
             "usage: attend trial MODEL (TEXT | --data TSV) [--limit N] [--report PREFIX]\n"
             "                    [--trials LIST] [--attention-gradient] [--epsilon E[,E...]]\n"
-            "                    [--max-evals N] [--max-len N]\n"
+            "                    [--max-evals N] [--threshold W] [--spaced] [--max-len N]\n"
             "\n"
             "Attention on trial (Jain & Wallace 2019, \"Attention is not Explanation\"). For each\n"
             "source (TEXT, or the first column of each line of TSV) the model decodes greedily;\n"
@@ -27,6 +27,11 @@ static void trial_usage(FILE *f) {
             "                          source token j, attention held constant (as J&W)\n"
             "      leave-one-out       TV(p_t, p_t with token j deleted and the source re-encoded)\n"
             "    with tau's two-sided p-value (exact for up to 33 untied values, else normal);\n"
+            "  alignment (with --data whose lines carry a third column, reference links\n"
+            "      \"i-j\": the hand alignments, or what `attend m2m` wrote): the forced\n"
+            "      alignment along each reference target as links, per output step its argmax\n"
+            "      position and every position with weight >= --threshold, scored against the\n"
+            "      reference: precision, recall, F1 and AER (every reference link sure)\n"
             "  adversarial attention (J&W 4.2.2)  the attention row farthest from the model's in\n"
             "      Jensen-Shannon divergence whose output, with the decoder step recomputed under\n"
             "      the new context, stays within total variation E of the model's (per --epsilon).\n"
@@ -43,7 +48,11 @@ static void trial_usage(FILE *f) {
             "                  and a summary object per measure (\"summary\":true); the adversary:\n"
             "                  {\"trial\":\"adversary\",\"epsilon\",\"example\",\"step\",\"jsd\",\"tvd\",\n"
             "                  \"adversary\"} and a summary per epsilon\n"
-            "  --trials LIST   importance, adversary or both (importance,adversary)\n"
+            "  --trials LIST   importance, adversary, alignment, separated by commas\n"
+            "                  (importance,adversary; alignment needs --data)\n"
+            "  --threshold W   the alignment trial's weight threshold (0.3)\n"
+            "  --spaced        the tokens of TSV are separated by spaces on both sides, whatever\n"
+            "                  the model's tokenizer (G2P dictionaries: \"b a i l s<TAB>B EY L Z\")\n"
             "  --attention-gradient  let the gradient flow through the attention weights too\n"
             "  --epsilon LIST  the adversary's TVD bounds, increasing (0.01; J&W's figures: e.g.\n"
             "                  0.001,0.01,0.05,0.1)\n"
@@ -199,6 +208,8 @@ int cmd_trial(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *data = NULL, *report = NULL, *trials = "importance,adversary";
     const char *eps_list = "0.01";
     int help = 0, limit = 200, max_len = 0, attn_grad = 0, max_evals = 1000;
+    double threshold = 0.3;
+    int spaced = 0;
     cli_parser p;
     cli_init(&p, "trial", argc, argv);
     int rc = 0, npos = 0;
@@ -211,6 +222,8 @@ int cmd_trial(int argc, char **argv) {
         else if (cli_is(&p, "--attention-gradient")) rc = cli_flag(&p, &attn_grad);
         else if (cli_is(&p, "--epsilon")) rc = cli_string(&p, &eps_list);
         else if (cli_is(&p, "--max-evals")) rc = cli_int(&p, 1, 100000000, &max_evals);
+        else if (cli_is(&p, "--threshold")) rc = cli_double(&p, 1e-6, 0.999999, &threshold);
+        else if (cli_is(&p, "--spaced")) rc = cli_flag(&p, &spaced);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) model = p.arg;
@@ -224,16 +237,19 @@ int cmd_trial(int argc, char **argv) {
     }
     if (!model) return cli_usage_error("trial", "needs MODEL and TEXT or --data TSV (see --help)");
     if (!text == !data) return cli_usage_error("trial", "give either TEXT or --data TSV, not %s", text ? "both" : "neither");
-    int do_imp = 0, do_adv = 0;
+    int do_imp = 0, do_adv = 0, do_aln = 0;
     for (const char *q = trials; *q;) {
         size_t k = strcspn(q, ",");
         if (k == 10 && !strncmp(q, "importance", k)) do_imp = 1;
         else if (k == 9 && !strncmp(q, "adversary", k)) do_adv = 1;
-        else return cli_usage_error("trial", "--trials '%s': the trials are importance and adversary", trials);
+        else if (k == 9 && !strncmp(q, "alignment", k)) do_aln = 1;
+        else return cli_usage_error("trial", "--trials '%s': the trials are importance, adversary and alignment",
+                                    trials);
         q += k;
         if (*q == ',') q++;
     }
-    if (!do_imp && !do_adv) return cli_usage_error("trial", "--trials names no trial");
+    if (!do_imp && !do_adv && !do_aln) return cli_usage_error("trial", "--trials names no trial");
+    if (do_aln && !data) return cli_usage_error("trial", "the alignment trial needs --data TSV with reference links");
     double eps[MAX_EPS];
     int n_eps = 0;
     if ((rc = parse_eps(eps_list, eps, &n_eps))) return rc;
@@ -244,7 +260,7 @@ int cmd_trial(int argc, char **argv) {
     attend_dataset *ds = NULL;
     attend_error err = {0};
     FILE *ftxt = NULL, *fjl = NULL;
-    int32_t *src1 = NULL, *out = NULL;
+    int32_t *src1 = NULL, *out = NULL, *aln_links = NULL;
     attend_real *att = NULL, *adv = NULL;
     double *buf = NULL;
     if ((rc = cli_load_model("trial", model, 0, 0, 0, &m, &sv, &tv, &tok))) return rc;
@@ -259,7 +275,7 @@ int cmd_trial(int argc, char **argv) {
     /* the sources: one text, or the TSV's first column */
     int n_ex = 1, maxS = 0;
     if (data) {
-        if ((rc = cli_read_tsv("trial", &ds, data, sv, tv, 0, tok, 0))) goto done;
+        if ((rc = cli_read_tsv("trial", &ds, data, sv, tv, 0, spaced ? ATTEND_TOKENIZE_SPACE : tok, 0))) goto done;
         n_ex = attend_dataset_size(ds) < limit ? attend_dataset_size(ds) : limit;
         if (n_ex == 0) {
             fprintf(stderr, "attend trial: %s has no pairs\n", data);
@@ -295,6 +311,7 @@ int cmd_trial(int argc, char **argv) {
         }
     }
     int L = max_len ? max_len : (cfg.max_tgt_len > 2 * maxS ? cfg.max_tgt_len : 2 * maxS);
+    if (ds && L < attend_dataset_max_tgt_len(ds) + 1) L = attend_dataset_max_tgt_len(ds) + 1; /* forced alignments */
     /* again, sized for these sources: 16 prefix rows a pass */
     attend_model_free(m);
     attend_vocab_free(sv);
@@ -355,6 +372,15 @@ int cmd_trial(int argc, char **argv) {
     }
     say(&ts, "\n");
 
+    attend_alignment_counts aln[2];
+    memset(aln, 0, sizeof aln);
+    int aln_pairs = 0, aln_cap = (L + 1) * maxS;
+    aln_links = do_aln ? malloc(2 * (size_t)aln_cap * sizeof *aln_links) : NULL;
+    if (do_aln && !aln_links) {
+        fprintf(stderr, "attend trial: out of memory\n");
+        rc = 1;
+        goto done;
+    }
     tau_stats sg, sl;
     memset(&sg, 0, sizeof sg);
     memset(&sl, 0, sizeof sl);
@@ -387,7 +413,8 @@ int cmd_trial(int argc, char **argv) {
         int steps = olen + 1;
         char stext[4096], otext[4096];
         if (attend_vocab_decode(sv, tok, src, S, stext, sizeof stext, &err)) stext[0] = 0;
-        if (attend_vocab_decode(tv, tok, out, olen, otext, sizeof otext, &err)) otext[0] = 0;
+        if (attend_vocab_decode(tv, spaced ? ATTEND_TOKENIZE_SPACE : tok, out, olen, otext, sizeof otext, &err))
+            otext[0] = 0;
         say(&ts, "%-5d %-24s %-24s %5d", i, stext, otext, steps);
         if (do_imp) {
             attend_importance_options io = {NULL, attn_grad};
@@ -423,6 +450,29 @@ int cmd_trial(int argc, char **argv) {
                 fputs(",\"p_loo\":", fjl);
                 json_num(fjl, pl[t]);
                 fputs("}\n", fjl);
+            }
+        }
+        if (do_aln && ds) {
+            const int32_t *gs, *gt, *gl;
+            int gsl, gtl, gn;
+            if (attend_dataset_get(ds, i, &gs, &gsl, &gt, &gtl, &err) ||
+                attend_dataset_get_alignment(ds, i, &gl, &gn, &err)) {
+                rc = cli_lib_fail("trial", &err);
+                break;
+            }
+            if (gn >= 0) {
+                double logp;
+                if (attend_model_score(m, gs, gsl, gt, gtl, &logp, att, &err)) {
+                    rc = cli_lib_fail("trial", &err);
+                    break;
+                }
+                for (int k = 0; k < 2 && !rc; k++) { /* argmax, threshold; the EOS step is no target token */
+                    int nl;
+                    if (attend_attention_links(att, gtl, gsl, k ? threshold : 0, aln_links, aln_cap, &nl, &err) ||
+                        attend_alignment_count(gl, gn, aln_links, nl, &aln[k], &err))
+                        rc = cli_lib_fail("trial", &err);
+                }
+                aln_pairs++;
             }
         }
         for (int e = 0; do_adv && e < n_eps && !rc; e++) {
@@ -493,10 +543,37 @@ int cmd_trial(int argc, char **argv) {
             say(&ts, "\n");
         }
     }
+    if (!rc && do_aln) {
+        say(&ts, "\nAlignment: the forced alignment along each reference target against the reference links of %s\n"
+                 "(%d pairs with links; every reference link sure, AER = 1 - F1)\n", data, aln_pairs);
+        say(&ts, "  %-16s %7s %7s %9s %7s %7s %7s\n", "links", "ref", "hyp", "precision", "recall", "F1", "AER");
+        for (int k = 0; k < 2; k++) {
+            double pr, re, f1, aer;
+            attend_alignment_scores(&aln[k], &pr, &re, &f1, &aer);
+            char name[32];
+            if (k) snprintf(name, sizeof name, "weight >= %g", threshold);
+            else snprintf(name, sizeof name, "argmax");
+            say(&ts, "  %-16s %7ld %7ld %9.4f %7.4f %7.4f %7.4f\n", name, aln[k].ref, aln[k].hyp, pr, re, f1, aer);
+            if (fjl) {
+                fprintf(fjl, "{\"trial\":\"alignment\",\"summary\":true,\"links\":\"%s\",\"threshold\":%g,"
+                             "\"pairs\":%d,\"ref\":%ld,\"hyp\":%ld,\"both\":%ld,\"precision\":",
+                        k ? "threshold" : "argmax", k ? threshold : 0, aln_pairs, aln[k].ref, aln[k].hyp, aln[k].both);
+                json_num(fjl, pr);
+                fputs(",\"recall\":", fjl);
+                json_num(fjl, re);
+                fputs(",\"f1\":", fjl);
+                json_num(fjl, f1);
+                fputs(",\"aer\":", fjl);
+                json_num(fjl, aer);
+                fputs("}\n", fjl);
+            }
+        }
+    }
     if (!rc && report) say(&ts, "\nwrote %s.txt and %s.jsonl\n", report, report);
 done:
     if (ftxt && fclose(ftxt) && !rc) rc = 1;
     if (fjl && fclose(fjl) && !rc) rc = 1;
+    free(aln_links);
     free(src1);
     free(out);
     free(att);

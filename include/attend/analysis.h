@@ -293,6 +293,67 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
                                      const attend_adversary_options *o, attend_adversary_result *res,
                                      attend_error *err);
 
+/* ------------------------------------------------------ reference alignments */
+/* Options of attend_m2m_align (Jiampojamarn et al. 2007's many-to-many EM
+ * aligner; for G2P: max_src 2, max_tgt 2, src_deletions 1, two_to_two 0). */
+typedef struct {
+    int max_src;       /* source tokens a substring spans: 1 or 2 */
+    int max_tgt;       /* target tokens it spells: 1 or 2 */
+    int src_deletions; /* 1: a source substring may spell nothing (a silent letter) */
+    int iterations;    /* EM iterations, 1..1000 */
+    long capacity;     /* distinct substring pairs the table holds, 16..2^26 (32 bytes each, x2) */
+    int two_to_two;    /* 1: also 2 source tokens spelling 2 target tokens (joint EM then favours
+                          them: on the CMUdict sample F1 against the hand alignments falls from
+                          0.985 to 0.761, docs/RESULTS.md) */
+} attend_m2m_options;
+
+typedef struct {
+    int pairs;             /* pairs read */
+    int unaligned;         /* pairs no segmentation explains (left without an alignment) */
+    long substring_pairs;  /* distinct substring pairs seen */
+    double log_likelihood; /* sum over aligned pairs of log P(pair), after the last iteration */
+    long links;            /* links written */
+} attend_m2m_result;
+
+/*
+ * The many-to-many EM aligner for dictionaries (Jiampojamarn, Kondrak &
+ * Sherif 2007): EM over every segmentation of each pair into substring pairs
+ * (1..max_src source tokens spelling 0..max_tgt target tokens), then each
+ * pair's Viterbi segmentation written as its alignment
+ * (attend_dataset_set_alignment): every source token of a substring linked to
+ * every target token it spells; a pair no segmentation explains keeps no
+ * alignment. Deterministic. One allocation (the table, the lattices of the
+ * longest pair). res may be NULL. Errors: ATTEND_ERR_NULL, _ARG (an option),
+ * _CAPACITY (more distinct substring pairs than capacity, naming the pair),
+ * _ALLOC. Not thread-safe with other calls that change d.
+ */
+attend_status attend_m2m_align(attend_dataset *d, const attend_m2m_options *o, attend_m2m_result *res,
+                               attend_error *err);
+
+/* Attention rows w [T,S] as links (source position, output step) into links
+ * [cap,2]: per step the argmax position (first on ties) when threshold <= 0,
+ * else every position with weight >= threshold (a step may get none).
+ * *n_links the count. Errors: ATTEND_ERR_NULL, _SHAPE, _ARG (threshold >= 1),
+ * _NONFINITE naming the cell, _CAPACITY. */
+attend_status attend_attention_links(const attend_real *w, int T, int S, double threshold, int32_t *links, int cap,
+                                     int *n_links, attend_error *err);
+
+/* Link counts summed over pairs: reference links, hypothesis links, links in both. */
+typedef struct {
+    long ref, hyp, both;
+} attend_alignment_counts;
+
+/* Adds one pair's counts: ref [n_ref,2] and hyp [n_hyp,2] links (i, j), each
+ * distinct link once. Errors: ATTEND_ERR_NULL, _SHAPE. */
+attend_status attend_alignment_count(const int32_t *ref, int n_ref, const int32_t *hyp, int n_hyp,
+                                     attend_alignment_counts *c, attend_error *err);
+
+/* precision both/hyp, recall both/ref, F1 2 both/(hyp + ref) and the
+ * alignment error rate (Och & Ney 2003) with every reference link sure,
+ * AER = 1 - F1; NaN where a denominator is 0. Any output may be NULL. */
+void attend_alignment_scores(const attend_alignment_counts *c, double *precision, double *recall, double *f1,
+                             double *aer);
+
 /* ------------------------------------------------------------------- sweep */
 /*
  * The length sweep (seed 001): train one model per (source length, decoder)

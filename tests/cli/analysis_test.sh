@@ -1,6 +1,6 @@
 #!/bin/sh
 # analysis_test.sh — end-to-end tests of `attend align`, `attend intervene`,
-# `attend trial` and `attend sweep`.
+# `attend trial`, `attend m2m` and `attend sweep`.
 #
 #   sh tests/cli/analysis_test.sh CASE ATTEND SOURCE_DIR WORK_DIR
 #
@@ -151,6 +151,47 @@ PY
     has err "not increasing"
     run 1 "$A" trial missing.safetensors abc
     has err "missing.safetensors"
+    ok "usage and file errors"
+    ;;
+
+m2m)
+    # the CMUdict sample as spaced TSV (letters, phonemes), first pronunciations
+    awk '!/^;;;/ && $1 !~ /[(]/ { w = $1; gsub(/./, "& ", w); sub(/ $/, "", w); $1 = ""; sub(/^ /, ""); print w "\t" $0 }' \
+        "$SRC/data/g2p/cmudict-sample.dict" >dict.tsv
+    run 0 "$A" m2m dict.tsv --out aligned.tsv --gold "$SRC/data/g2p/hand-alignments.tsv"
+    [ "$(wc -l <aligned.tsv)" -eq "$(wc -l <dict.tsv)" ] || fail "aligned.tsv: not one line per pair"
+    awk -F'\t' 'NF != 3 { bad = 1 } END { exit bad }' aligned.tsv || fail "aligned.tsv: a line without three columns"
+    has aligned.tsv "^b a i l s	B EY L Z	0-0 1-1 2-1 3-2 4-3$"
+    has err "^attend m2m: against .*hand-alignments.tsv: 64 of its 64 pairs found, precision 0\.9[0-9]+ recall 0\.9[0-9]+ F1 0\.9[0-9]+ AER 0\.0[0-9]+, [0-9]+ aligned exactly$"
+    ok "the sample aligned (a third column on every line), F1 >= 0.9 against the hand alignments"
+    run 0 "$A" m2m dict.tsv --out two.tsv --two-to-two --gold "$SRC/data/g2p/hand-alignments.tsv"
+    has err "F1 0\.[0-8][0-9]+ AER"
+    ok "--two-to-two: 2-2 pairs take over (F1 below 0.9)"
+    # the alignment trial: the shipped G2P model's forced alignments against the hand links
+    run 0 "$A" trial "$SRC/models/g2p-cmudict.safetensors" --data "$SRC/data/g2p/hand-alignments.tsv" --spaced \
+        --trials alignment --report aln
+    has out "^0 +bails +[A-Z ]+ +[0-9]+$"
+    has out "^  argmax +[0-9]+ +[0-9]+ +0\.[0-9]+ +0\.[0-9]+ +0\.[0-9]+ +0\.[0-9]+$"
+    has out "^  weight >= 0.3 +[0-9]+ "
+    python3 - aln.jsonl "$SRC/data/g2p/hand-alignments.tsv" <<'PY' || fail "aln.jsonl: the alignment summaries are not consistent"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+s = {r["links"]: r for r in rows if r["trial"] == "alignment"}
+assert sorted(s) == ["argmax", "threshold"]
+for r in s.values():
+    assert r["pairs"] == 64 and r["ref"] > 0
+    assert abs(r["precision"] - r["both"] / r["hyp"]) < 1e-5 and abs(r["recall"] - r["both"] / r["ref"]) < 1e-5
+    assert abs(r["aer"] - (1 - 2 * r["both"] / (r["hyp"] + r["ref"]))) < 1e-5
+assert s["argmax"]["hyp"] == sum(1 for l in open(sys.argv[2]) for _ in l.split("\t")[1].split())
+PY
+    ok "alignment trial: argmax and threshold rows, JSONL consistent"
+    run 2 "$A" trial "$SRC/models/g2p-cmudict.safetensors" abc --trials alignment
+    has err "needs --data"
+    run 2 "$A" m2m
+    has err "needs a TSV file"
+    run 1 "$A" m2m missing.tsv
+    has err "missing.tsv"
+    run 2 "$A" m2m dict.tsv --max-src 3
     ok "usage and file errors"
     ;;
 
