@@ -174,16 +174,15 @@ attend_status attend_model_importance(attend_model *m, const int32_t *src, int S
     /* one allocation: log-probs [2,steps,V], attention, gradient and LOO
      * importance [3,steps,S] and the previous row's gradient [S,D] in double;
      * the source without one token [S] and the prefix batch's ids */
-    size_t nd = 2 * (size_t)steps * V + 3 * (size_t)steps * S + (size_t)S * D + (size_t)S;
+    size_t nd = 2 * (size_t)steps * V + 3 * (size_t)steps * S + (size_t)S * D;
     size_t ni = (size_t)S + (size_t)Nc * S + Nc + 2 * (size_t)Nc * steps + Nc;
     size_t bytes = nd * sizeof(double) + ni * sizeof(int32_t);
     char *mem = malloc(bytes);
     CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
     double *lp0 = (double *)(void *)mem, *lp1 = lp0 + (size_t)steps * V;
     double *att = lp1 + (size_t)steps * V, *gi = att + (size_t)steps * S, *li = gi + (size_t)steps * S;
-    double *gprev = li + (size_t)steps * S, *col = gprev + (size_t)S * D;
-    int32_t *src1 = (int32_t *)(void *)(col + S), *ids = src1 + S;
-    (void)col;
+    double *gprev = li + (size_t)steps * S;
+    int32_t *src1 = (int32_t *)(void *)(gprev + (size_t)S * D), *ids = src1 + S;
 
     importance_hook hook = {m, opt.frozen, S, -1};
     int hooked = opt.frozen || !opt.attention_gradient;

@@ -146,7 +146,7 @@ PY
     run 1 "$A" trial "$MODEL" abc --report /nonexistent/dir/r
     has err "cannot write /nonexistent/dir/r.txt"
     run 2 "$A" trial "$MODEL" abc --trials nope
-    has err "the trials are importance and adversary"
+    has err "the trials are importance, adversary and alignment"
     run 2 "$A" trial "$MODEL" abc --epsilon 0.1,0.01
     has err "not increasing"
     run 1 "$A" trial missing.safetensors abc
