@@ -164,6 +164,10 @@ m2m)
     has aligned.tsv "^b a i l s	B EY L Z	0-0 1-1 2-1 3-2 4-3$"
     has err "^attend m2m: against .*hand-alignments.tsv: 64 of its 64 pairs found, precision 0\.9[0-9]+ recall 0\.9[0-9]+ F1 0\.9[0-9]+ AER 0\.0[0-9]+, [0-9]+ aligned exactly$"
     ok "the sample aligned (a third column on every line), F1 >= 0.9 against the hand alignments"
+    run 0 "$A" train --train aligned.tsv --tokenizer space --guided-alignment 1 --steps 2 --batch 8 --emb 8 \
+        --hidden 8 --dec-hidden 16 --attn 8 --eval-every 2 --out guided.safetensors
+    has out "^training: .*guided alignment 1$"
+    ok "the aligned TSV trains with --guided-alignment"
     run 0 "$A" m2m dict.tsv --out two.tsv --two-to-two --gold "$SRC/data/g2p/hand-alignments.tsv"
     has err "F1 0\.[0-8][0-9]+ AER"
     ok "--two-to-two: 2-2 pairs take over (F1 below 0.9)"
