@@ -3,7 +3,8 @@
  * (Jain & Wallace 2019; Wiegreffe & Pinter 2019). Runs the library's trials
  * (src/analysis/importance.c, ...) on the model's greedy outputs and writes
  * the report: text on stdout (and PREFIX.txt), one JSON object per output
- * step and a summary per trial in PREFIX.jsonl (--report PREFIX).
+ * step and a summary per trial in PREFIX.jsonl, and PREFIX.html with the
+ * plots (--report PREFIX).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -42,7 +43,8 @@ static void trial_usage(FILE *f) {
             "\n"
             "  --data TSV      sources from a TSV file (source TAB target per line)\n"
             "  --limit N       at most N sources of TSV, from the top (200)\n"
-            "  --report PREFIX also write PREFIX.txt (this report) and PREFIX.jsonl: one object per\n"
+            "  --report PREFIX also write PREFIX.txt (this report), PREFIX.html (it with the plots:\n"
+            "                  tau's distribution, JSD against epsilon) and PREFIX.jsonl: one object per\n"
             "                  step {\"trial\":\"importance\",\"example\",\"step\",\"token\",\n"
             "                  \"attention\",\"grad\",\"loo\",\"tau_grad\",\"p_grad\",\"tau_loo\",\"p_loo\"}\n"
             "                  and a summary object per measure (\"summary\":true); the adversary:\n"
@@ -204,6 +206,99 @@ static void on_progress(void *user, int done, int total) {
                 total);
 }
 
+/* s [n] into f with &, <, > and " escaped (the report page) */
+static void html_text(FILE *f, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(s[i], f);
+        }
+    }
+}
+
+/* An SVG line plot into f (the library renders it); 0, or 1 after a message. */
+static int html_plot(FILE *f, const attend_plot_series *ser, int n, const char *title, const char *xl, const char *yl,
+                     double y0, double y1, int log_x) {
+    char *svg = NULL;
+    attend_error err = {0};
+    if (attend_render_line_plot_svg(&svg, ser, n, title, xl, yl, y0, y1, log_x, &err)) return cli_lib_fail("trial", &err);
+    fprintf(f, "<figure>%s</figure>\n", svg);
+    free(svg);
+    return 0;
+}
+
+/* PREFIX.html: the plots (tau's distribution, JSD against epsilon) and the text
+ * report read back from PREFIX.txt, self-contained. */
+static int write_html(const char *report, const char *model, const tau_stats *sg, const tau_stats *sl, int do_imp,
+                      const jsd_stats *sj, const double *eps, int n_eps) {
+    size_t n = strlen(report) + 8;
+    char *path = malloc(n);
+    if (!path) return 1;
+    snprintf(path, n, "%s.txt", report);
+    FILE *in = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0;
+    if (in) {
+        fseek(in, 0, SEEK_END);
+        long sz = ftell(in);
+        fseek(in, 0, SEEK_SET);
+        text = sz >= 0 ? malloc((size_t)sz + 1) : NULL;
+        if (text) len = fread(text, 1, (size_t)sz, in);
+        fclose(in);
+    }
+    snprintf(path, n, "%s.html", report);
+    FILE *f = fopen(path, "w");
+    int rc = 0;
+    if (!f || !text) {
+        fprintf(stderr, "attend trial: cannot write %s\n", path);
+        free(path);
+        free(text);
+        if (f) fclose(f);
+        return 1;
+    }
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>attend trial</title>\n"
+          "<style>body{font-family:sans-serif;margin:2em}pre{font-size:12px}figure{display:inline-block;margin:1em}"
+          "</style></head><body>\n<h1>Attention on trial: ", f);
+    html_text(f, model, strlen(model));
+    fputs("</h1>\n", f);
+    if (do_imp) {
+        double x[BINS], yg[BINS], yl[BINS];
+        long ng = sg->steps - sg->undefined, nl = sl->steps - sl->undefined;
+        for (int b = 0; b < BINS; b++) {
+            x[b] = -1 + 0.2 * b + 0.1;
+            yg[b] = ng ? (double)sg->bins[b] / ng : NAN;
+            yl[b] = nl ? (double)sl->bins[b] / nl : NAN;
+        }
+        attend_plot_series ser[2] = {{"gradient x input", BINS, x, yg}, {"leave-one-out", BINS, x, yl}};
+        rc = html_plot(f, ser, 2, "Kendall tau-b of attention against importance (J&W Figure 2)", "tau-b (bin centre)",
+                       "share of steps", 0, 1, 0);
+    }
+    if (!rc && n_eps > 0 && sj) {
+        double mean[MAX_EPS], mx[MAX_EPS];
+        int log_x = eps[0] > 0 && n_eps > 1;
+        for (int e = 0; e < n_eps; e++) {
+            mean[e] = sj[e].steps ? sj[e].sum / sj[e].steps : NAN;
+            mx[e] = sj[e].steps ? sj[e].max : NAN;
+        }
+        attend_plot_series ser[2] = {{"mean JSD", n_eps, eps, mean}, {"max JSD", n_eps, eps, mx}};
+        rc = html_plot(f, ser, 2, "Adversarial attention: JSD reachable within TVD epsilon (J&W 4.2.2)",
+                       "epsilon (TVD of the output)", "JSD (nats)", 0, log(2.0), log_x);
+    }
+    fputs("<pre>", f);
+    html_text(f, text, len);
+    fputs("</pre>\n</body></html>\n", f);
+    if (fclose(f) && !rc) {
+        fprintf(stderr, "attend trial: error writing %s\n", path);
+        rc = 1;
+    }
+    free(path);
+    free(text);
+    return rc;
+}
+
 int cmd_trial(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *data = NULL, *report = NULL, *trials = "importance,adversary";
     const char *eps_list = "0.01";
@@ -254,6 +349,11 @@ int cmd_trial(int argc, char **argv) {
     int n_eps = 0;
     if ((rc = parse_eps(eps_list, eps, &n_eps))) return rc;
 
+    tau_stats sg, sl;
+    memset(&sg, 0, sizeof sg);
+    memset(&sl, 0, sizeof sl);
+    jsd_stats sj[MAX_EPS];
+    memset(sj, 0, sizeof sj);
     attend_model *m = NULL;
     attend_vocab *sv = NULL, *tv = NULL;
     attend_tokenizer tok;
@@ -284,12 +384,12 @@ int cmd_trial(int argc, char **argv) {
         }
         for (int i = 0; i < n_ex; i++) {
             const int32_t *s, *t;
-            int sl, tl;
-            if (attend_dataset_get(ds, i, &s, &sl, &t, &tl, &err)) {
+            int slen, tlen;
+            if (attend_dataset_get(ds, i, &s, &slen, &t, &tlen, &err)) {
                 rc = cli_lib_fail("trial", &err);
                 goto done;
             }
-            if (sl > maxS) maxS = sl;
+            if (slen > maxS) maxS = slen;
         }
     } else {
         size_t n = strlen(text);
@@ -381,11 +481,6 @@ int cmd_trial(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    tau_stats sg, sl;
-    memset(&sg, 0, sizeof sg);
-    memset(&sl, 0, sizeof sl);
-    jsd_stats sj[MAX_EPS];
-    memset(sj, 0, sizeof sj);
     attend_decode_options dopt = ATTEND_OPTIONS_INIT(attend_decode_options);
     dopt.max_len = L;
     int every = n_ex >= 20 ? n_ex / 10 : 0;
@@ -569,10 +664,11 @@ int cmd_trial(int argc, char **argv) {
             }
         }
     }
-    if (!rc && report) say(&ts, "\nwrote %s.txt and %s.jsonl\n", report, report);
+    if (!rc && report) say(&ts, "\nwrote %s.txt, %s.jsonl and %s.html\n", report, report, report);
 done:
     if (ftxt && fclose(ftxt) && !rc) rc = 1;
     if (fjl && fclose(fjl) && !rc) rc = 1;
+    if (!rc && report) rc = write_html(report, model, &sg, &sl, do_imp, do_adv ? sj : NULL, eps, do_adv ? n_eps : 0);
     free(aln_links);
     free(src1);
     free(out);

@@ -91,7 +91,10 @@ trial)
     has out "^0 +abcde +edcba +6 +-?[0-9.]+ +-?[0-9.]+$"
     has out "^  gradient x input +6 "
     has out "^  leave-one-out +6 "
-    has out "^wrote one.txt and one.jsonl$"
+    has out "^wrote one.txt, one.jsonl and one.html$"
+    grep -q '<!DOCTYPE html>' one.html || fail "one.html has no doctype"
+    [ "$(grep -o '<svg' one.html | wc -l)" -eq 1 ] || fail "one.html: expected the tau plot only"
+    if grep -Eq '(src|href)="https?:' one.html; then fail "one.html loads from the network"; fi
     [ "$(grep -c '^  \[' out)" -eq 10 ] || fail "expected 10 histogram bins"
     cmp -s out one.txt || fail "one.txt differs from the printed report"
     # one object per step, then a summary per measure; every tau in [-1, 1] and the
@@ -134,7 +137,9 @@ for e, s in summ.items():
     assert s["steps"] == 7 and sum(s["bins"]) == 7 and abs(s["jsd_mean"] - sum(js) / 7) < 1e-5
     assert abs(s["jsd_max"] - max(js)) < 1e-5
 PY
-    ok "adversary: two epsilons, every row feasible, summaries consistent"
+    [ "$(grep -o '<svg' two.html | wc -l)" -eq 2 ] || fail "two.html: expected the tau and the JSD plots"
+    grep -q 'JSD reachable within TVD epsilon' two.html || fail "two.html: no JSD plot title"
+    ok "adversary: two epsilons, every row feasible, summaries consistent; the page has both plots"
     run 0 "$A" trial "$MODEL" --data "$SRC/tests/cli/reverse_dev.tsv" --limit 25 --trials importance
     [ "$(grep -Ec '^[0-9]+ +[a-h]+ ' out)" -eq 25 ] || fail "expected 25 example rows"
     has err "attend trial: 25/25 sources"
