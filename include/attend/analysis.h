@@ -447,6 +447,35 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
 attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, const char *title, char **out,
                                     attend_error *err);
 
+/* ----------------------------------------------------- two models compared */
+/*
+ * Model a against model b on the pairs of d (the first max_pairs; 0: all),
+ * teacher-forced along each pair's target in batches of batch_size (at most
+ * both models' max_batch), per counted step (target tokens and EOS): the
+ * Jensen–Shannon divergence (nats) between a's and b's attention rows and the
+ * total variation distance between their output distributions, and each
+ * model's cross-entropy and token accuracy (src/analysis/compare.c).
+ * Wiegreffe & Pinter 2019's measurements: seed variance (a from another
+ * seed), the adversary's JSD against its TVD, the uniform baseline; frozen = 1
+ * runs a with b's attention in place of its own (the diagnostic transfer of a
+ * model trained with attend_train_options.frozen_attention: its JSD is 0).
+ * Both models: Bahdanau or Luong decoders without copy, the same vocabulary
+ * sizes (the caller compares the tokens), distinct handles; each pair within
+ * both models' capacities. Runs both models' forwards (their activations are
+ * overwritten); one allocation per call. ATTEND_ERR_NULL, _ARG, _CAPACITY,
+ * _ALLOC with a message. Not thread-safe with other calls on either model.
+ */
+typedef struct {
+    int pairs, steps;                  /* pairs and counted steps compared */
+    double jsd_mean, jsd_sd, jsd_max;  /* attention: JSD(a, b) over steps (at most ln 2) */
+    double tvd_mean, tvd_sd, tvd_max;  /* outputs: TVD(a, b) over steps */
+    double loss_a, loss_b;             /* teacher-forced cross-entropy per counted step */
+    double acc_a, acc_b;               /* teacher-forced token accuracy (argmax == target) */
+} attend_compare_stats;
+
+attend_status attend_model_compare(attend_model *a, attend_model *b, const attend_dataset *d, int batch_size,
+                                   int max_pairs, int frozen, attend_compare_stats *out, attend_error *err);
+
 #ifdef __cplusplus
 }
 #endif
