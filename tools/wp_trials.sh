@@ -11,10 +11,13 @@
 #   adv-L      --adversarial L --reference base: outputs kept, attention pushed
 #              away (W&P's adversary), for L in 0.1 1 10
 # then `attend compare` of each against the model it refers to, on DEV (a TSV
-# of held-out pairs of the task).
+# of held-out pairs of the task; "-": 60 random strings of a-h, lengths 2-8,
+# written to OUTDIR/dev.tsv with their copy or reversal), and `attend trial`
+# (Jain & Wallace's importance agreement and adversarial attention) on the base.
 #
 #   sh tools/wp_trials.sh TASK DEV [OUTDIR] [STEPS]
-#   e.g. sh tools/wp_trials.sh reverse tests/cli/reverse_dev.tsv /tmp/attend-wp 1500
+#   e.g. sh tools/wp_trials.sh reverse tests/cli/reverse_dev.tsv /tmp/attend-wp-reverse 1000
+#        sh tools/wp_trials.sh copy - /tmp/attend-wp-copy 1000
 #
 # Runs with one thread under nice 15; expects build/attend. Prints the
 # numbers; models and logs stay in OUTDIR.
@@ -26,6 +29,17 @@ out=${3:-/tmp/attend-wp-$task}
 steps=${4:-1500}
 attend=$here/build/attend
 mkdir -p "$out"
+if [ "$dev" = - ]; then
+    dev=$out/dev.tsv
+    /usr/bin/python3 - "$task" "$dev" <<'PY'
+import random, sys
+rng = random.Random(2)
+with open(sys.argv[2], "w") as f:
+    for _ in range(60):
+        s = "".join(rng.choice("abcdefgh") for _ in range(rng.randint(2, 8)))
+        f.write("%s\t%s\n" % (s, s if sys.argv[1] == "copy" else s[::-1]))
+PY
+fi
 export ATTEND_THREADS=1 OPENBLAS_NUM_THREADS=1
 common="--task $task --symbols 8 --min-len 2 --max-len 8 --count 2000 --dev-count 200
         --emb 16 --hidden 32 --dec-hidden 64 --decoder luong --score general
@@ -56,3 +70,6 @@ echo "== diagnostic transfer (each frozen model with its reference's attention)"
 cmp "$out/base.safetensors" "$out/frozen-base.safetensors" --frozen
 cmp "$out/uniform.safetensors" "$out/frozen-uniform.safetensors" --frozen
 cmp "$out/adv-10.safetensors" "$out/frozen-adv-10.safetensors" --frozen
+echo "== Jain & Wallace's trials on the base"
+nice -n 15 "$attend" trial "$out/base.safetensors" --data "$dev" --epsilon 0.001,0.01,0.05 --report "$out/trial" |
+    grep -v '^ *$' | tail -12

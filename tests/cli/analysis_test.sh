@@ -204,6 +204,48 @@ PY
     ok "usage and file errors"
     ;;
 
+wp)
+    # Wiegreffe & Pinter's tests from the command line: a uniform-attention model, an
+    # adversary and a frozen-attention model of the cli_model's base (same task, so the
+    # same vocabularies), then `attend compare` against the base
+    T="--task reverse --symbols 8 --min-len 2 --max-len 8 --count 200 --dev-count 50 --emb 16 --hidden 32
+       --dec-hidden 64 --decoder luong --score general --batch 32 --steps 20"
+    DEV=$SRC/tests/cli/reverse_dev.tsv
+    # shellcheck disable=SC2086
+    run 0 "$A" train $T --uniform-attention --out u.safetensors
+    has out "^saved: u.safetensors"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $T --adversarial 1 --reference "$MODEL" --out adv.safetensors
+    has out "adversarial 1 \(TVD - 1 JSD to the reference\)"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $T --frozen-attention --reference "$MODEL" --out fr.safetensors
+    has out "^dev with the reference's attention \(teacher-forced\): pairs 50 "
+    ok "train --uniform-attention, --adversarial, --frozen-attention"
+    run 0 "$A" compare "$MODEL" u.safetensors adv.safetensors --data "$DEV" --jsonl c.jsonl
+    has out "^u.safetensors: pairs 60 steps 335  JSD 0\.[0-9]{4} "
+    has out "^mean over 2 models: JSD "
+    [ "$(grep -c '"model":' c.jsonl)" -eq 2 ] || fail "c.jsonl: expected 2 objects"
+    run 0 "$A" compare "$MODEL" fr.safetensors --frozen --data "$DEV"
+    has out "^fr.safetensors \(base's attention\): pairs 60 steps 335  JSD 0.0000 sd 0.0000 max 0.0000 "
+    ok "compare (JSD 0 with --frozen)"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --frozen-attention
+    has err "--frozen-attention needs --reference MODEL"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --reference "$MODEL"
+    has err "--reference is the base model of --frozen-attention or --adversarial"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --uniform-attention --normalizer sparsemax
+    has err "--uniform-attention with --normalizer sparsemax"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --frozen-attention --reference "$MODEL" --eval-every 5
+    has err "--frozen-attention: the evaluations during training run the model's own"
+    run 2 "$A" compare "$MODEL" --data "$DEV"
+    has err "at least one model"
+    run 1 "$A" compare "$MODEL" "$MODEL" --data missing.tsv
+    ok "usage errors"
+    ;;
+
 sweep)
     SW="--task reverse --symbols 6 --lengths 3,6 --decoders none,general --train-pairs 400 --dev-pairs 30
         --emb 8 --hidden 8 --attn 8 --steps 40 --warmup 5 --batch 16 --seed 3"

@@ -7,7 +7,7 @@
 # table is golden: after an intended change
 #   ./build/attend intervene --textbook > tests/golden/intervene_textbook.txt
 # and check every number against seed 000's Tables 14.2 and 14.3.
-foreach(case align intervene trial m2m sweep)
+foreach(case align intervene trial m2m sweep wp)
   add_test(NAME analysis_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/analysis_test.sh ${case} $<TARGET_FILE:attend_cli>
             ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli)
