@@ -18,6 +18,9 @@ int cmd_sweep(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_trial(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_m2m(int argc, char **argv);
 /* `attend g2p`'s subcommands (cli/g2p_train.c, cli/g2p_eval.c) */
 int cmd_g2p_data(int argc, char **argv);
 int cmd_g2p_train(int argc, char **argv);
@@ -56,6 +59,9 @@ typedef struct {
     int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
     int copy;                          /* --copy: the pointer-generator output (config copy) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
+    int uniform_attention;             /* --uniform-attention: uniform weights (config uniform_attention) */
+    int frozen_attention;              /* --frozen-attention: the reference's weights (topt.frozen_attention) */
+    const char *reference;             /* --reference: the model file of topt.reference; NULL: none */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

@@ -23,6 +23,12 @@ static void usage(FILE *f) {
             "  eval MODEL             accuracy and loss of a model on TSV pairs or a task\n"
             "  align MODEL TEXT       where the model looked for each output token (text, SVG, HTML)\n"
             "  intervene MODEL TEXT   hide states, delete tokens, overwrite weights: what changes?\n"
+            "  compare BASE MODEL...  attention and outputs of models against a base model\n"
+            "                         (seed variance, adversaries, uniform, frozen attention)\n"
+            "  trial MODEL TEXT       attention on trial: does it agree with gradient and\n"
+            "                         leave-one-out importance? (Jain & Wallace 2019)\n"
+            "  m2m TSV                align a dictionary's pairs (many-to-many EM) for guided\n"
+            "                         alignment and for scoring attention\n"
             "  sweep                  accuracy against source length, with and without attention\n"
             "  quantize MODEL         store a model's weights as int8 or fp16 for inference\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
@@ -82,6 +88,9 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(cmd, "sweep")) return cmd_sweep(argc - 1, argv + 1);
     if (!strcmp(cmd, "align")) return cmd_align(argc - 1, argv + 1);
     if (!strcmp(cmd, "intervene")) return cmd_intervene(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trial")) return cmd_trial(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "m2m")) return cmd_m2m(argc - 1, argv + 1);
     if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_info(), attend_isa(),

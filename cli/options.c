@@ -42,6 +42,10 @@ static const cli_option OPTIONS[] = {
      "softmax, sparsemax or entmax15: what turns the attention\n"
      "scores into weights (the sparse two leave exact zeros;\n"
      "bahdanau and luong decoders)"},
+    {"--uniform-attention", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, "uniform_attention", NULL,
+     "every step's attention weights 1/len over the source, in\n"
+     "training and decoding: the uniform baseline of Wiegreffe &\n"
+     "Pinter 2019 (no scores computed; bahdanau or luong)"},
     /* training */
     {"--steps", CLI_OPT_INT, 0, 1000000000, 0, NULL, NULL, NULL, "N", "total optimizer steps, one batch each"},
     {"--batch", CLI_OPT_INT, 1, 1 << 20, 0, NULL, NULL, NULL, "N", "pairs per batch"},
@@ -80,6 +84,18 @@ static const cli_option OPTIONS[] = {
      "i-(L-1-i)); bahdanau and luong decoders. The step losses\n"
      "shown include it, evaluations report the cross-entropy\n"
      "alone (0: off)"},
+    {"--frozen-attention", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, "frozen_attention", NULL,
+     "train with the attention weights of --reference MODEL in\n"
+     "place of the model's own (teacher-forced, as constants):\n"
+     "Wiegreffe & Pinter's diagnostic transfer; evaluate it with\n"
+     "`attend compare MODEL OUT --frozen` (its own attention is\n"
+     "never trained)"},
+    {"--adversarial", CLI_OPT_DOUBLE, 0, 1e6, 0, NULL, NULL, "adversarial", "L",
+     "the loss TVD(p, q) - L JSD(a, b) per target token, in place\n"
+     "of the cross-entropy, p, a the model's output distribution\n"
+     "and attention, q, b those of --reference MODEL: its outputs\n"
+     "kept, its attention pushed away (Wiegreffe & Pinter's\n"
+     "adversary; 0: off)"},
     /* output */
     {"--out", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH", "model file written at the end"},
     {"--checkpoint", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH",

@@ -21,6 +21,7 @@
 #include "train_loop.h"
 #include "train_options.h"
 #include "options.h"
+#include "ensemble.h"
 
 #define DEV_SEED_OFFSET 1 /* the dev set of a task uses --data-seed + 1 */
 
@@ -114,6 +115,7 @@ static void train_usage(FILE *f) {
     opt_line(f, "--monotonic", NULL);
     opt_line(f, "--copy", NULL);
     opt_line(f, "--normalizer", "softmax");
+    opt_line(f, "--uniform-attention", NULL);
     fprintf(f, "training:\n");
     opt_line(f, "--steps", "1000");
     opt_line(f, "--batch", "64");
@@ -132,6 +134,10 @@ static void train_usage(FILE *f) {
     opt_line(f, "--sampling-prob", NULL);
     opt_line(f, "--sampling-ramp", NULL);
     opt_line(f, "--guided-alignment", NULL);
+    fprintf(f, "  --reference MODEL    the base model of --frozen-attention and --adversarial (the same\n"
+               "                       data and vocabularies; given again to --resume)\n");
+    opt_line(f, "--frozen-attention", NULL);
+    opt_line(f, "--adversarial", NULL);
     fprintf(f, "output:\n");
     opt_line(f, "--out", "model.safetensors");
     fprintf(f, "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
@@ -204,7 +210,10 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--sampling-prob", &o->topt.sampling_prob, &rc) ||
                  cli_opt(&p, "--sampling-ramp", &o->topt.sampling_ramp, &rc) ||
                  cli_opt(&p, "--coverage-loss", &o->topt.coverage_loss, &rc) ||
-                 cli_opt(&p, "--guided-alignment", &o->topt.guided_alignment, &rc) || cli_opt(&p, "--cell", &o->cell, &rc) ||
+                 cli_opt(&p, "--guided-alignment", &o->topt.guided_alignment, &rc) ||
+                 cli_opt(&p, "--adversarial", &o->topt.adversarial, &rc) ||
+                 cli_opt(&p, "--frozen-attention", &o->frozen_attention, &rc) ||
+                 cli_opt(&p, "--uniform-attention", &o->uniform_attention, &rc) || cli_opt(&p, "--cell", &o->cell, &rc) ||
                  cli_opt(&p, "--decoder", &o->decoder, &rc) || cli_opt(&p, "--score", &o->score, &rc) ||
                  cli_opt(&p, "--emb", &o->emb, &rc) || cli_opt(&p, "--hidden", &o->hidden, &rc) ||
                  cli_opt(&p, "--layers", &o->layers, &rc) || cli_opt(&p, "--dec-layers", &o->dec_layers, &rc) ||
@@ -220,6 +229,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
                  cli_opt(&p, "--patience", &o->patience, &rc))
             continue;
+        else if (cli_is(&p, "--reference")) rc = cli_string(&p, &o->reference);
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
         else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
         else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
@@ -261,7 +271,10 @@ static int check_combination(const train_opts *o) {
     mc.copy = o->copy;
     mc.monotonic = o->monotonic;
     mc.normalizer = (attend_normalizer)o->normalizer;
-    int rc = cli_rules_check("train", &mc, &o->topt, o->decoder < 0 && sort ? "--task sort" : NULL);
+    mc.uniform_attention = o->uniform_attention;
+    attend_train_options topt = o->topt;
+    topt.frozen_attention = o->frozen_attention;
+    int rc = cli_rules_check("train", &mc, &topt, o->decoder < 0 && sort ? "--task sort" : NULL);
     if (rc) return rc;
     if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
         return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
@@ -274,6 +287,16 @@ static int check_combination(const train_opts *o) {
     if ((o->patience >= 0 || o->select >= 0) && d->tsv && !d->dev)
         return cli_usage_error("train", "%s chooses by a dev score: give --dev FILE.tsv",
                                o->patience >= 0 ? "--patience" : "--select");
+    if ((o->frozen_attention || o->topt.adversarial > 0) && !o->reference)
+        return cli_usage_error("train", "%s needs --reference MODEL (the base model)",
+                               o->frozen_attention ? "--frozen-attention" : "--adversarial");
+    if (o->reference && !o->frozen_attention && !(o->topt.adversarial > 0))
+        return cli_usage_error("train", "--reference is the base model of --frozen-attention or --adversarial: give one");
+    if (o->frozen_attention && (o->patience >= 0 || o->select >= 0 || o->eval_every > 0))
+        return cli_usage_error("train", "--frozen-attention: the evaluations during training run the model's own "
+                                        "(untrained) attention, so %s cannot choose by them; train, then `attend "
+                                        "compare REFERENCE OUT --frozen`",
+                               o->patience >= 0 ? "--patience" : o->select >= 0 ? "--select" : "--eval-every");
     if (o->patience > 0 && o->eval_every == 0)
         return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
     return 0;
@@ -636,9 +659,10 @@ static int interrupted(run_hook *h, train_loop *lp, int sig) {
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     train_opts o = *opts;
     from_steps(&o);
+    if (o.frozen_attention) o.eval_every = 0; /* its own attention is not what it was trained with */
     attend_error err = {0};
     train_data td;
-    attend_model *m = NULL;
+    attend_model *m = NULL, *ref = NULL;
     attend_trainer *tr = NULL;
     attend_lock *locks[2] = {NULL, NULL};
     memset(&td, 0, sizeof td);
@@ -692,6 +716,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.coverage = o.coverage;
     mc.copy = o.copy;
     mc.normalizer = (attend_normalizer)o.normalizer;
+    mc.uniform_attention = o.uniform_attention;
     mc.max_batch = o.batch;
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
@@ -702,6 +727,22 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         (o.copy && attend_model_set_copy_map(m, td.src_vocab, td.tgt_vocab, &err))) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
+    }
+
+    /* the base model of --frozen-attention / --adversarial, sized for this data, with the same vocabularies */
+    o.topt.frozen_attention = o.frozen_attention;
+    if (o.reference) {
+        attend_vocab *rsv = NULL, *rtv = NULL;
+        attend_tokenizer rtok;
+        if ((rc = cli_load_model(cmd, o.reference, o.batch, mc.max_src_len, mc.max_tgt_len, &ref, &rsv, &rtv, &rtok)))
+            goto done;
+        cli_member a = {o.data.tsv ? o.data.tsv : "the task", mc, td.src_vocab, td.tgt_vocab, td.tok};
+        cli_member b = {o.reference, *attend_model_get_config(ref), rsv, rtv, rtok};
+        rc = cli_ensemble_check(cmd, &a, &b, 2);
+        attend_vocab_free(rsv);
+        attend_vocab_free(rtv);
+        if (rc) goto done;
+        o.topt.reference = ref;
     }
 
     attend_optim_config oc = attend_optim_defaults((attend_optim_kind)o.optimizer);
@@ -809,6 +850,17 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     else
         printf("trained: no steps (--steps 0)\n");
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
+    if (o.frozen_attention) { /* what the diagnostic measures: the model with the reference's attention */
+        attend_compare_stats cs;
+        const attend_dataset *d = td.dev ? td.dev : td.train;
+        if (attend_model_compare(m, ref, d, o.batch, td.dev ? 0 : 1000, 1, &cs, &err)) {
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        printf("%s with the reference's attention (teacher-forced): pairs %d  loss %.4f  tf-token %.4f (the "
+               "reference: loss %.4f  tf-token %.4f)\n",
+               td.dev ? "dev" : "train (no --dev)", cs.pairs, cs.loss_a, cs.acc_a, cs.loss_b, cs.acc_b);
+    }
     if (h.selecting) { /* the final evaluation competes too, unless it was the last one recorded */
         int ignored = 0;
         long now = attend_trainer_steps(tr);
@@ -848,6 +900,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
 done:
     attend_trainer_free(tr);
     attend_model_free(m);
+    attend_model_free(ref);
     data_free(&td);
     cli_unlock_outputs(locks, 2);
     return rc;

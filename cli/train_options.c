@@ -26,4 +26,6 @@ void cli_train_options_print(FILE *f, const attend_train_options *o) {
     if (o->label_smoothing > 0) fprintf(f, ", label smoothing %g", o->label_smoothing);
     if (o->sampling_prob > 0) fprintf(f, ", scheduled sampling %g (ramp %ld)", o->sampling_prob, o->sampling_ramp);
     if (o->guided_alignment > 0) fprintf(f, ", guided alignment %g", o->guided_alignment);
+    if (o->frozen_attention > 0) fprintf(f, ", attention frozen to the reference's");
+    if (o->adversarial > 0) fprintf(f, ", adversarial %g (TVD - %g JSD to the reference)", o->adversarial, o->adversarial);
 }

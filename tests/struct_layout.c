@@ -45,6 +45,7 @@ int main(void) {
     F(attend_model_config, attn), F(attend_model_config, max_batch), F(attend_model_config, max_src_len);
     F(attend_model_config, max_tgt_len), F(attend_model_config, dec_layers), F(attend_model_config, coverage);
     F(attend_model_config, copy), F(attend_model_config, monotonic), F(attend_model_config, normalizer);
+    F(attend_model_config, uniform_attention);
     S(attend_model_tensor);
     F(attend_model_tensor, name), F(attend_model_tensor, ndim), F(attend_model_tensor, shape);
     F(attend_model_tensor, numel), F(attend_model_tensor, data), F(attend_model_tensor, grad);
@@ -57,12 +58,15 @@ int main(void) {
     F(attend_train_options, dropout), F(attend_train_options, label_smoothing), F(attend_train_options, sampling_prob);
     F(attend_train_options, sampling_ramp), F(attend_train_options, coverage_loss);
     F(attend_train_options, guided_alignment);
+    F(attend_train_options, reference), F(attend_train_options, frozen_attention), F(attend_train_options, adversarial);
     S(attend_forward_options);
     F(attend_forward_options, size), F(attend_forward_options, dropout), F(attend_forward_options, dropout_key);
     F(attend_forward_options, label_smoothing), F(attend_forward_options, sampling_prob);
     F(attend_forward_options, sampling_key), F(attend_forward_options, coverage_loss);
     F(attend_forward_options, guided_alignment), F(attend_forward_options, monotonic_noise);
     F(attend_forward_options, monotonic_key), F(attend_forward_options, row0);
+    F(attend_forward_options, reference), F(attend_forward_options, frozen_attention);
+    F(attend_forward_options, adversarial);
     S(attend_beam_options);
     F(attend_beam_options, alpha), F(attend_beam_options, coverage_penalty);
     S(attend_decode_options);

@@ -259,16 +259,16 @@ static void test_rules(void) {
     EXPECT(r && !strcmp(r->feature, "label_smoothing") && !strcmp(r->other, "copy"), "smoothing with copy");
     /* the training options in checkpoint order */
     const char *want[] = {"dropout", "label_smoothing", "sampling_prob", "sampling_ramp", "coverage_loss",
-                          "guided_alignment"};
-    EXPECT(attend_train_option_count() == 6, "%d training options", attend_train_option_count());
+                          "guided_alignment", "frozen_attention", "adversarial"};
+    EXPECT(attend_train_option_count() == 8, "%d training options", attend_train_option_count());
     t.sampling_ramp = 40;
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 8; k++) {
         double v = -1;
         const char *name = attend_train_option_get(&t, k, &v);
         EXPECT(name && !strcmp(name, want[k]), "option %d is %s", k, name ? name : "(none)");
         if (k == 3) EXPECT(v == 40, "sampling_ramp read %g", v);
     }
-    EXPECT(!attend_train_option_get(&t, 6, NULL) && !attend_feature_rule_get(n), "past the end");
+    EXPECT(!attend_train_option_get(&t, 8, NULL) && !attend_feature_rule_get(n), "past the end");
     printf("  %d rules, %d training options\n", n, attend_train_option_count());
 }
 

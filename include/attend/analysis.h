@@ -176,6 +176,184 @@ attend_status attend_attention_intervene(const attend_score_config *cfg, const a
                                          const attend_real *k, const attend_real *v, int S, int Dv,
                                          const attend_intervention *iv, attend_error *err);
 
+/* ------------------------------------------------------------------ trials */
+/*
+ * Attention on trial (Jain & Wallace 2019, "Attention is not Explanation";
+ * Wiegreffe & Pinter 2019, "Attention is not not Explanation"): does a
+ * model's attention agree with other importance measures, and could different
+ * attention have given the same output? `attend trial` runs these on a model
+ * and writes the report (docs/RESULTS.md, "Attention on trial").
+ */
+
+/* Kendall's rank correlation tau-b of x [n] and y [n] (pairs tied in either
+ * leave the numerator and shrink the denominator, as scipy.stats.kendalltau's
+ * default variant 'b'), and its two-sided p-value against tau = 0 as scipy's
+ * method 'auto' computes it: the exact null distribution when neither has ties
+ * and n <= 33 (or at most one pair is discordant, or concordant), else the
+ * normal approximation with the tie-corrected variance. *tau (and *pvalue) are
+ * NaN when n < 2 or x or y is constant. pvalue may be NULL. O(n^2) time, no
+ * allocation. Errors: ATTEND_ERR_NULL, _SHAPE (n < 0), _CAPACITY (n above
+ * 1000000), _NONFINITE naming the element. Thread-safe. */
+attend_status attend_kendall_tau_b(const double *x, const double *y, int n, double *tau, double *pvalue,
+                                   attend_error *err);
+
+/* Distances between probability vectors p [n] and q [n] (each finite, >= 0,
+ * summing to 1 within 1e-6): total variation ½Σ|p − q|, KL(p ‖ q) (inf where
+ * q = 0 < p) and the Jensen–Shannon divergence ½KL(p ‖ m) + ½KL(q ‖ m),
+ * m = (p + q)/2, all in nats (scipy.spatial.distance.jensenshannon is its
+ * square root). Any output may be NULL. Errors: ATTEND_ERR_NULL, _SHAPE,
+ * _ARG naming the element or the sum. Thread-safe. */
+attend_status attend_divergences(const double *p, const double *q, int n, double *tv, double *kl, double *js,
+                                 attend_error *err);
+
+/* Options of attend_model_importance (zero-initialised: J&W's settings). */
+typedef struct {
+    const attend_real *frozen; /* NULL, or [base_len+1, S]: every pass reads these attention rows
+                                  (each >= 0, summing to 1) in place of the model's weights; after a
+                                  deletion the row without the deleted position, renormalised
+                                  (uniform when nothing is left) */
+    int attention_gradient;    /* 0 (J&W): the gradient pass holds the attention weights constant;
+                                  1: the gradient also flows through the scores (not with frozen) */
+} attend_importance_options;
+
+/* What attend_model_importance fills; every array is caller-owned, NULL when
+ * not wanted; steps = base_len + 1 (the baseline's tokens and EOS). */
+typedef struct {
+    attend_real *attention; /* [steps,S] the attention rows compared (the frozen ones when given) */
+    double *grad;           /* [steps,S] gradient x input: |Σ_d x_jd ∂ log p_t(y_t)/∂x_jd|, x_j the
+                               embedding of source token j */
+    double *loo;            /* [steps,S] leave-one-out: TV(p_t, p_t with token j deleted and the
+                               source re-encoded); 0 for a 1-token source */
+    double *tau_grad, *p_grad; /* [steps] Kendall tau-b of attention against grad, its p-value */
+    double *tau_loo, *p_loo;   /* [steps] the same against loo (NaN where either row is constant) */
+    int steps;              /* filled: base_len + 1 */
+} attend_importance_result;
+
+/*
+ * Trial 1, importance agreement (Jain & Wallace §4.1, Table 2 and Figure 2
+ * for a seq2seq model): for source src [S] and a baseline output base
+ * [base_len] (typically the model's greedy output), per output step t
+ * (teacher-forced along base, y_t = base[t], EOS last) the attention row, the
+ * gradient x input and leave-one-out importance of every source position, and
+ * Kendall's tau-b of the attention against each. BAHDANAU and LUONG decoders
+ * (copy models are refused). Runs S + 1 forced passes and ceil(steps /
+ * max_batch) teacher-forced forward/backward passes over prefix rows (the
+ * model's max_batch rows at a time); leaves the model's gradients zero and its
+ * parameters untouched. One allocation per call, freed before it returns.
+ * Errors: ATTEND_ERR_NULL, _ARG (decoder kind, ids, frozen rows naming row and
+ * position), _CAPACITY (steps beyond max_tgt_len + 1), _ALLOC, and the
+ * source's checks. Not thread-safe on one model (it uses the model's buffers).
+ */
+attend_status attend_model_importance(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                      const attend_importance_options *o, attend_importance_result *res,
+                                      attend_error *err);
+
+/* How attend_model_adversary searches. */
+typedef enum {
+    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's vertices, then pairwise mass moves (any S) */
+    ATTEND_ADVERSARY_GRID = 1,   /* every point k/grid of the simplex (S <= 4): the brute force */
+} attend_adversary_method;
+
+/* Called after each output step (done of total): progress on long runs. */
+typedef void (*attend_progress_fn)(void *user, int done, int total);
+
+typedef struct {
+    double epsilon;                 /* the bound on TVD(p_t, p~_t), in [0, 1] (J&W: 0.01) */
+    attend_adversary_method method;
+    long max_evals;                 /* SEARCH: decoder steps evaluated per output step (0: 1000) */
+    int grid;                       /* GRID: the resolution r, 1..4096 */
+    attend_progress_fn progress;    /* NULL, or called after every output step */
+    void *progress_user;
+} attend_adversary_options;
+
+typedef struct {
+    attend_real *adversary; /* NULL or [steps,S]: the adversarial attention rows */
+    double *jsd;            /* NULL or [steps]: JSD(alpha_t, adversary_t), nats (<= ln 2) */
+    double *tvd;            /* NULL or [steps]: TVD of its output from the model's (<= epsilon) */
+    double jsd_mean, jsd_max; /* over the steps */
+    long evals;             /* decoder steps evaluated in all */
+    int steps;              /* base_len + 1 */
+} attend_adversary_result;
+
+/*
+ * Trial 2, adversarial attention (Jain & Wallace §4.2.2): per output step t
+ * along base [base_len] (+ EOS; teacher-forced, the decoder state entering
+ * each step the model's own), the attention row farthest from the model's in
+ * Jensen-Shannon divergence whose output distribution, with the decoder step
+ * recomputed under the new context, stays within epsilon total variation of
+ * the model's. BAHDANAU and LUONG decoders without copy, coverage or
+ * monotonic attention (their later steps read this one's weights). SEARCH is
+ * a heuristic (a lower bound on the true maximum); GRID the exhaustive check
+ * for S <= 4. One allocation per call (sized by S and the vocabulary), freed
+ * before it returns. Errors: ATTEND_ERR_NULL, _ARG (decoder, ids, epsilon,
+ * method, grid), _CAPACITY, _ALLOC and the source's checks. Not thread-safe on
+ * one model.
+ */
+attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
+                                     const attend_adversary_options *o, attend_adversary_result *res,
+                                     attend_error *err);
+
+/* ------------------------------------------------------ reference alignments */
+/* Options of attend_m2m_align (Jiampojamarn et al. 2007's many-to-many EM
+ * aligner; for G2P: max_src 2, max_tgt 2, src_deletions 1, two_to_two 0). */
+typedef struct {
+    int max_src;       /* source tokens a substring spans: 1 or 2 */
+    int max_tgt;       /* target tokens it spells: 1 or 2 */
+    int src_deletions; /* 1: a source substring may spell nothing (a silent letter) */
+    int iterations;    /* EM iterations, 1..1000 */
+    long capacity;     /* distinct substring pairs the table holds, 16..2^26 (32 bytes each, x2) */
+    int two_to_two;    /* 1: also 2 source tokens spelling 2 target tokens (joint EM then favours
+                          them: on the CMUdict sample F1 against the hand alignments falls from
+                          0.985 to 0.761, docs/RESULTS.md) */
+} attend_m2m_options;
+
+typedef struct {
+    int pairs;             /* pairs read */
+    int unaligned;         /* pairs no segmentation explains (left without an alignment) */
+    long substring_pairs;  /* distinct substring pairs seen */
+    double log_likelihood; /* sum over aligned pairs of log P(pair), after the last iteration */
+    long links;            /* links written */
+} attend_m2m_result;
+
+/*
+ * The many-to-many EM aligner for dictionaries (Jiampojamarn, Kondrak &
+ * Sherif 2007): EM over every segmentation of each pair into substring pairs
+ * (1..max_src source tokens spelling 0..max_tgt target tokens), then each
+ * pair's Viterbi segmentation written as its alignment
+ * (attend_dataset_set_alignment): every source token of a substring linked to
+ * every target token it spells; a pair no segmentation explains keeps no
+ * alignment. Deterministic. One allocation (the table, the lattices of the
+ * longest pair). res may be NULL. Errors: ATTEND_ERR_NULL, _ARG (an option),
+ * _CAPACITY (more distinct substring pairs than capacity, naming the pair),
+ * _ALLOC. Not thread-safe with other calls that change d.
+ */
+attend_status attend_m2m_align(attend_dataset *d, const attend_m2m_options *o, attend_m2m_result *res,
+                               attend_error *err);
+
+/* Attention rows w [T,S] as links (source position, output step) into links
+ * [cap,2]: per step the argmax position (first on ties) when threshold <= 0,
+ * else every position with weight >= threshold (a step may get none).
+ * *n_links the count. Errors: ATTEND_ERR_NULL, _SHAPE, _ARG (threshold >= 1),
+ * _NONFINITE naming the cell, _CAPACITY. */
+attend_status attend_attention_links(const attend_real *w, int T, int S, double threshold, int32_t *links, int cap,
+                                     int *n_links, attend_error *err);
+
+/* Link counts summed over pairs: reference links, hypothesis links, links in both. */
+typedef struct {
+    long ref, hyp, both;
+} attend_alignment_counts;
+
+/* Adds one pair's counts: ref [n_ref,2] and hyp [n_hyp,2] links (i, j), each
+ * distinct link once. Errors: ATTEND_ERR_NULL, _SHAPE. */
+attend_status attend_alignment_count(const int32_t *ref, int n_ref, const int32_t *hyp, int n_hyp,
+                                     attend_alignment_counts *c, attend_error *err);
+
+/* precision both/hyp, recall both/ref, F1 2 both/(hyp + ref) and the
+ * alignment error rate (Och & Ney 2003) with every reference link sure,
+ * AER = 1 - F1; NaN where a denominator is 0. Any output may be NULL. */
+void attend_alignment_scores(const attend_alignment_counts *c, double *precision, double *recall, double *f1,
+                             double *aer);
+
 /* ------------------------------------------------------------------- sweep */
 /*
  * The length sweep (seed 001): train one model per (source length, decoder)
@@ -268,6 +446,35 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
  * one line per model (attend_render_line_plot_svg). */
 attend_status attend_sweep_plot_svg(const attend_sweep_row *rows, int n_rows, const char *title, char **out,
                                     attend_error *err);
+
+/* ----------------------------------------------------- two models compared */
+/*
+ * Model a against model b on the pairs of d (the first max_pairs; 0: all),
+ * teacher-forced along each pair's target in batches of batch_size (at most
+ * both models' max_batch), per counted step (target tokens and EOS): the
+ * Jensen–Shannon divergence (nats) between a's and b's attention rows and the
+ * total variation distance between their output distributions, and each
+ * model's cross-entropy and token accuracy (src/analysis/compare.c).
+ * Wiegreffe & Pinter 2019's measurements: seed variance (a from another
+ * seed), the adversary's JSD against its TVD, the uniform baseline; frozen = 1
+ * runs a with b's attention in place of its own (the diagnostic transfer of a
+ * model trained with attend_train_options.frozen_attention: its JSD is 0).
+ * Both models: Bahdanau or Luong decoders without copy, the same vocabulary
+ * sizes (the caller compares the tokens), distinct handles; each pair within
+ * both models' capacities. Runs both models' forwards (their activations are
+ * overwritten); one allocation per call. ATTEND_ERR_NULL, _ARG, _CAPACITY,
+ * _ALLOC with a message. Not thread-safe with other calls on either model.
+ */
+typedef struct {
+    int pairs, steps;                  /* pairs and counted steps compared */
+    double jsd_mean, jsd_sd, jsd_max;  /* attention: JSD(a, b) over steps (at most ln 2) */
+    double tvd_mean, tvd_sd, tvd_max;  /* outputs: TVD(a, b) over steps */
+    double loss_a, loss_b;             /* teacher-forced cross-entropy per counted step */
+    double acc_a, acc_b;               /* teacher-forced token accuracy (argmax == target) */
+} attend_compare_stats;
+
+attend_status attend_model_compare(attend_model *a, attend_model *b, const attend_dataset *d, int batch_size,
+                                   int max_pairs, int frozen, attend_compare_stats *out, attend_error *err);
 
 #ifdef __cplusplus
 }

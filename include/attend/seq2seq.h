@@ -64,6 +64,9 @@ typedef struct {
     int copy;                    /* 1: pointer-generator output (p_gen mixes vocabulary and copy); BAHDANAU/LUONG */
     int monotonic;               /* 1: monotonic attention (expected alignments in training, hard at inference) */
     attend_normalizer normalizer; /* the score → weight map of the attention (0: softmax) */
+    /* Added in issue 31 (zero: as before, no JSON key). */
+    int uniform_attention;       /* 1: every step's weights are 1/len over the source, constants (Wiegreffe &
+                                    Pinter 2019's uniform baseline; no score computed, none trained) */
 } attend_model_config;
 
 typedef struct attend_model attend_model;
@@ -283,6 +286,22 @@ typedef struct {
  *   row0                   the batch's first row in the step's whole batch (a
  *                          gradient shard's offset): masks and choices follow
  *                          the row, not its place in the shard
+ *   reference              another model (NULL: none), run first by this
+ *                          forward on the same batch (its own teacher-forced
+ *                          pass, no options): the two options below read its
+ *                          attention weights and output distributions, also
+ *                          in the backward that follows (do not run it in
+ *                          between). Not this model; the same vocabulary
+ *                          sizes; a batch beyond its capacities is its error.
+ *   frozen_attention       1: every step's attention weights are the
+ *                          reference's (constants: no gradient to the score
+ *                          tensors); Wiegreffe & Pinter 2019's diagnostic
+ *                          transfer (src/seq2seq/extensions/frozen.c). 0: off
+ *   adversarial            λ >= 0 (0: off): the loss is, in place of the
+ *                          cross-entropy, the mean over counted steps of
+ *                          TVD(p, q) − λ JSD(α, β), p, α this model's output
+ *                          distribution and attention, q, β the reference's
+ *                          (W&P's adversarial training; extensions/adversarial.c)
  */
 typedef struct {
     size_t size; /* sizeof(attend_forward_options) */
@@ -296,6 +315,10 @@ typedef struct {
     int monotonic_noise;
     uint64_t monotonic_key;
     long row0;
+    /* Added in issue 31 (a shorter, older struct reads them as zero). */
+    attend_model *reference;
+    double frozen_attention;
+    double adversarial;
 } attend_forward_options;
 
 /* Teacher-forced forward over a batch with options o (NULL: all zero);
@@ -340,6 +363,10 @@ double attend_model_guided_alignment(const attend_model *m); /* lambda; 0 for NU
 /* The last forward's alignment term per counted token, before lambda (0 when
  * it added none). */
 double attend_model_guided_loss(const attend_model *m);
+/* The last forward's mean Jensen–Shannon divergence (nats) between the
+ * model's attention and its reference's per counted step, when it took the
+ * adversarial loss (attend_forward_options.adversarial > 0); else 0. */
+double attend_model_adversarial_jsd(const attend_model *m);
 
 /*
  * Decoding options (attend_decode). beam 0 is greedy decoding of N sources;
@@ -642,6 +669,12 @@ typedef struct {
     long sampling_ramp;      /* >= 0: steps over which that probability rises linearly from 0 (0: at once) */
     double coverage_loss;    /* >= 0: λ of the coverage loss Σ_j min(α_tj, cov_tj) */
     double guided_alignment; /* >= 0: λ of the cross-entropy to the data's alignments */
+    /* Added in issue 31: Wiegreffe & Pinter 2019's training-time tests (attend_forward_options: the same
+     * fields). The reference model is not recorded in checkpoints (the two options are): give it again
+     * when resuming. It must outlive the trainer and not be trained by it. */
+    attend_model *reference;  /* the base model the two options below read (NULL: none) */
+    double frozen_attention;  /* 0 or 1: the reference's attention weights in place of the model's own */
+    double adversarial;       /* >= 0: λ of the adversarial loss TVD − λ JSD to the reference (0: off) */
 } attend_train_options;
 
 /* Checks and sets o (copied); ATTEND_ERR_ARG naming the field for a value out

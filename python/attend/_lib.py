@@ -147,7 +147,7 @@ class MhaGrads(Structure):
 
 MODEL_CONFIG_FIELDS = ("cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                        "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len",
-                       "dec_layers", "coverage", "copy", "monotonic", "normalizer")
+                       "dec_layers", "coverage", "copy", "monotonic", "normalizer", "uniform_attention")
 
 
 class ModelConfig(Structure):
@@ -172,7 +172,8 @@ class TrainOptions(Structure):
     """attend_train_options (include/attend/seq2seq.h), field for field."""
     _c_name_ = "attend_train_options"
     _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
-                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
+                ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double),
+                ("reference", c_void_p), ("frozen_attention", c_double), ("adversarial", c_double)]
 
 
 class BeamOptions(Structure):
@@ -186,7 +187,8 @@ class ForwardOptions(Structure):
     _fields_ = [("size", c_size_t), ("dropout", c_double), ("dropout_key", c_uint64), ("label_smoothing", c_double),
                 ("sampling_prob", c_double), ("sampling_key", c_uint64), ("coverage_loss", c_double),
                 ("guided_alignment", c_double), ("monotonic_noise", c_int), ("monotonic_key", c_uint64),
-                ("row0", c_long)]
+                ("row0", c_long), ("reference", c_void_p), ("frozen_attention", c_double),
+                ("adversarial", c_double)]
 
 
 class DecodeOptions(Structure):

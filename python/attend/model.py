@@ -55,7 +55,7 @@ def _name_to_int(field, value):
 
 
 # Fields added in 0.2: like the model file's JSON, a dict has them only when not zero.
-_OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer")
+_OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer", "uniform_attention")
 
 
 def config_to_dict(c: ModelConfig) -> Dict[str, Any]:

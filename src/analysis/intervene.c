@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/divergence.h"
+#include "analysis/intervene.h"
 #include "seq2seq/decode.h"
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/model.h"
@@ -156,9 +158,7 @@ static void encode_one(attend_model *m, const int32_t *src, int S, int removed) 
     if (removed >= 0) m->valid[removed] = 0;
 }
 
-/* A step's log-probabilities into lp [W]: log-softmax of the logits, or the
- * log-probabilities of an extension's output space (copy: V + S ids), −inf beyond. */
-static void step_logp(attend_model *m, int t, int S, double *lp, int W) {
+void at_step_logp(attend_model *m, int t, int S, double *lp, int W) {
     int Wd, is_logp;
     const attend_real *d = at_model_step_dist(m, t, 1, S, &Wd, &is_logp);
     if (!is_logp) {
@@ -169,16 +169,14 @@ static void step_logp(attend_model *m, int t, int S, double *lp, int W) {
     for (int v = 0; v < W; v++) lp[v] = v < Wd ? (double)d[v] : -INFINITY;
 }
 
-/* Teacher-forced pass along base [base_len] (+ EOS): log-probs lp [steps,W],
- * and the weights of every step into align [steps,S] (NULL allowed). */
-static void forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
+void at_forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
                         double *lp, int W, attend_real *align) {
     int F = m->F, attentive = m->dec->attentive;
     encode_one(m, src, S, removed);
     for (int t = 0; t <= base_len; t++) {
         int32_t y = t == 0 ? ATTEND_BOS : base[t - 1];
         at_model_step(m, t, 1, S, &y, src, NULL, m->acts.step_feat, (size_t)F, 0);
-        step_logp(m, t, S, lp + (size_t)t * W, W);
+        at_step_logp(m, t, S, lp + (size_t)t * W, W);
         if (align) {
             if (attentive) memcpy(align + (size_t)t * S, m->acts.weights + (size_t)t * S, (size_t)S * sizeof *align);
             else memset(align + (size_t)t * S, 0, (size_t)S * sizeof *align);
@@ -258,7 +256,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     int32_t *src1 = (int32_t *)(void *)(lp1 + (size_t)steps * V), *perm = src1 + S;
 
     at_model_analyse(m, NULL, NULL); /* the activations are reused */
-    forced_pass(m, src, S, -1, base, base_len, lp0, V, NULL);
+    at_forced_pass(m, src, S, -1, base, base_len, lp0, V, NULL);
 
     int S1 = S, removed = -1;
     memcpy(src1, src, (size_t)S * sizeof *src);
@@ -279,7 +277,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     case ATTEND_IV_DROP_TOP: hook.edit = ATTEND_EDIT_DROP_TOP; break;
     }
     if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_analyse(m, edit_weights, &hook);
-    forced_pass(m, src1, S1, removed, base, base_len, lp1, V, res->forced_align);
+    at_forced_pass(m, src1, S1, removed, base, base_len, lp1, V, res->forced_align);
     int del = c->copy && iv->kind == ATTEND_IV_DELETE_TOKEN ? iv->position : -1;
     if (del >= 0) /* copy: the shortened source's copied ids back to the original positions */
         for (int t = 0; t < steps; t++) {
@@ -292,20 +290,8 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     res->tv_max = res->kl_max = res->js_max = 0;
     for (int t = 0; t < steps; t++) {
         const double *a = lp0 + (size_t)t * V, *b = lp1 + (size_t)t * V;
-        double tv = 0, kl = 0, js = 0;
-        for (int v = 0; v < V; v++) {
-            double p = exp(a[v]), q = exp(b[v]), mid = 0.5 * (p + q);
-            tv += fabs(p - q);
-            if (p > 0) kl += p * (a[v] - b[v]);
-            if (mid > 0) {
-                double lm = log(mid);
-                if (p > 0) js += 0.5 * p * (a[v] - lm);
-                if (q > 0) js += 0.5 * q * (b[v] - lm);
-            }
-        }
-        tv *= 0.5;
-        if (kl < 0) kl = 0; /* rounding */
-        if (js < 0) js = 0;
+        double tv, kl, js;
+        at_logp_divergences(a, b, V, &tv, &kl, &js);
         if (res->tv) res->tv[t] = tv;
         if (res->kl) res->kl[t] = kl;
         if (res->js) res->js[t] = js;

@@ -27,7 +27,10 @@
     X(at_ext_copy)       \
     X(at_ext_monotonic)  \
     X(at_ext_sparse)     \
-    X(at_ext_guide)
+    X(at_ext_guide)      \
+    X(at_ext_uniform)    \
+    X(at_ext_frozen)     \
+    X(at_ext_adversarial)
 
 #define AT_DECLARE(ops) extern const at_ext_ops ops;
 AT_EXTENSIONS(AT_DECLARE)

@@ -268,6 +268,28 @@ static double row_entropy(const attend_real *w, int S) {
 attend_status at_model_forward(attend_model *m, const attend_batch *b, const at_run *run, attend_tf_stats *stats,
                                attend_error *err) {
     m->fwd_ready = 0;
+    /* a reference model named by the options runs first, on the same batch (its plain teacher-forced
+     * pass): the extensions that compare with it (frozen, adversarial) read its activations */
+    attend_model *ref = run->o.reference;
+    if (ref && !run->infer && !run->scoring) {
+        CHECK(ref != m, err, ATTEND_ERR_ARG,
+              "attend_forward: the reference model is this model (attend_model_clone for a copy)");
+        CHECK(ref->cfg.src_vocab == m->cfg.src_vocab && ref->dec->vocabulary == m->dec->vocabulary &&
+                  (!m->dec->vocabulary || ref->cfg.tgt_vocab == m->cfg.tgt_vocab),
+              err, ATTEND_ERR_ARG,
+              "attend_forward: the reference model's vocabularies (%d source, %d target ids, decoder %s) do not "
+              "match this model's (%d, %d, decoder %s)",
+              ref->cfg.src_vocab, ref->cfg.tgt_vocab, ref->dec->name, m->cfg.src_vocab, m->cfg.tgt_vocab,
+              m->dec->name);
+        at_run plain;
+        memset(&plain, 0, sizeof plain);
+        attend_status st = at_model_forward(ref, b, &plain, NULL, err);
+        if (st) {
+            char msg[ATTEND_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            return at_fail(err, st, "reference model: %s", msg);
+        }
+    }
     m->run = *run;
     /* a training step's forward (and anything a caller wrote into the
      * parameters since the last one): its backward reuses these packings */

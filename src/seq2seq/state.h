@@ -165,8 +165,12 @@ typedef struct {
                                  step 0's slot instead of one per step */
     int scoring;              /* forced scoring: a teacher-forced pass making decoding's hard choices */
     int no_backward;          /* set by an extension in the forward: nothing to differentiate */
-    at_weight_hook_fn weight_hook; /* NULL, or an edit of every step's attention weights */
+    at_weight_hook_fn weight_hook; /* NULL, or an edit of every step's attention weights; the weights it
+                                      leaves are constants to the backward (no gradient to the scores) */
     void *weight_hook_user;
+    int input_grad;           /* a forward whose backward must leave the gradient of every source position's
+                                 embedding in acts.demb [N,S,D] (the trials' gradient x input): the
+                                 encoder's input goes through no per-token table */
 } at_run;
 
 /*

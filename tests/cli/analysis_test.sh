@@ -1,10 +1,10 @@
 #!/bin/sh
-# analysis_test.sh — end-to-end tests of `attend align`, `attend intervene` and
-# `attend sweep`.
+# analysis_test.sh — end-to-end tests of `attend align`, `attend intervene`,
+# `attend trial`, `attend m2m` and `attend sweep`.
 #
 #   sh tests/cli/analysis_test.sh CASE ATTEND SOURCE_DIR WORK_DIR
 #
-# The align and intervene cases read the tiny reverse model that cli_test.sh's
+# The align, intervene and trial cases read the tiny reverse model that cli_test.sh's
 # "train" case leaves in WORK_DIR/model.safetensors (ctest fixture cli_model).
 # Each case works in WORK_DIR/analysis-CASE, prints one line per check and fails
 # (exit 1) at the first check that does not hold, showing the command's output.
@@ -82,6 +82,167 @@ intervene)
     has err "is not one source token"
     run 2 "$A" intervene --textbook "$MODEL"
     run 2 "$A" intervene "$MODEL"
+    ok "usage errors"
+    ;;
+
+trial)
+    run 0 "$A" trial "$MODEL" abcde --trials importance --report one
+    has out "^model: .*model.safetensors \((bahdanau|luong) decoder"
+    has out "^0 +abcde +edcba +6 +-?[0-9.]+ +-?[0-9.]+$"
+    has out "^  gradient x input +6 "
+    has out "^  leave-one-out +6 "
+    has out "^wrote one.txt, one.jsonl and one.html$"
+    grep -q '<!DOCTYPE html>' one.html || fail "one.html has no doctype"
+    [ "$(grep -o '<svg' one.html | wc -l)" -eq 1 ] || fail "one.html: expected the tau plot only"
+    if grep -Eq '(src|href)="https?:' one.html; then fail "one.html loads from the network"; fi
+    [ "$(grep -c '^  \[' out)" -eq 10 ] || fail "expected 10 histogram bins"
+    cmp -s out one.txt || fail "one.txt differs from the printed report"
+    # one object per step, then a summary per measure; every tau in [-1, 1] and the
+    # summary's mean the mean of the steps'
+    python3 - one.jsonl <<'PY' || fail "one.jsonl is not what the report says"
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert all(r["trial"] == "importance" for r in rows)
+steps = [r for r in rows if not r.get("summary")]
+summ = {r["measure"]: r for r in rows if r.get("summary")}
+assert len(steps) == 6 and [r["step"] for r in steps] == list(range(6)), steps
+assert [r["token"] for r in steps] == ["e", "d", "c", "b", "a", "<eos>"]
+for r in steps:
+    assert len(r["attention"]) == 5 and abs(sum(r["attention"]) - 1) < 1e-5
+    assert all(v >= 0 for v in r["grad"] + r["loo"])
+    for k in ("tau_grad", "tau_loo"):
+        assert r[k] is None or -1 <= r[k] <= 1
+for k in ("grad", "loo"):
+    taus = [r["tau_" + k] for r in steps if r["tau_" + k] is not None]
+    assert summ[k]["steps"] == len(taus) and sum(summ[k]["bins"]) == len(taus)
+    assert abs(summ[k]["tau_mean"] - sum(taus) / len(taus)) < 1e-5
+PY
+    ok "report: a row per example, the summary, the histogram; JSONL consistent with it"
+    run 0 "$A" trial "$MODEL" abcdef --epsilon 0.01,0.1 --max-evals 300 --report two
+    has out "^0 +abcdef +fedcba +7 +-?[0-9.]+ +-?[0-9.]+ +[0-9.]+ +[0-9.]+$"
+    has out "^  0.01 +7 "
+    has out "^  0.1 +7 "
+    python3 - two.jsonl <<'PY' || fail "two.jsonl: the adversary's rows are not what the report says"
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+adv = [r for r in rows if r["trial"] == "adversary" and not r.get("summary")]
+summ = {r["epsilon"]: r for r in rows if r["trial"] == "adversary" and r.get("summary")}
+assert sorted(summ) == [0.01, 0.1] and len(adv) == 14, (sorted(summ), len(adv))
+for r in adv:
+    assert 0 <= r["tvd"] <= r["epsilon"] + 1e-12, r
+    assert 0 <= r["jsd"] <= math.log(2) + 1e-9, r
+    assert len(r["adversary"]) == 6 and abs(sum(r["adversary"]) - 1) < 1e-5 and min(r["adversary"]) >= 0
+for e, s in summ.items():
+    js = [r["jsd"] for r in adv if r["epsilon"] == e]
+    assert s["steps"] == 7 and sum(s["bins"]) == 7 and abs(s["jsd_mean"] - sum(js) / 7) < 1e-5
+    assert abs(s["jsd_max"] - max(js)) < 1e-5
+PY
+    [ "$(grep -o '<svg' two.html | wc -l)" -eq 2 ] || fail "two.html: expected the tau and the JSD plots"
+    grep -q 'JSD reachable within TVD epsilon' two.html || fail "two.html: no JSD plot title"
+    ok "adversary: two epsilons, every row feasible, summaries consistent; the page has both plots"
+    run 0 "$A" trial "$MODEL" --data "$SRC/tests/cli/reverse_dev.tsv" --limit 25 --trials importance
+    [ "$(grep -Ec '^[0-9]+ +[a-h]+ ' out)" -eq 25 ] || fail "expected 25 example rows"
+    has err "attend trial: 25/25 sources"
+    ok "--data with --limit, progress on stderr"
+    run 2 "$A" trial "$MODEL"
+    has err "give either TEXT or --data TSV, not neither"
+    run 2 "$A" trial "$MODEL" abc --data x.tsv
+    has err "not both"
+    run 1 "$A" trial "$MODEL" abc --report /nonexistent/dir/r
+    has err "cannot write /nonexistent/dir/r.txt"
+    run 2 "$A" trial "$MODEL" abc --trials nope
+    has err "the trials are importance, adversary and alignment"
+    run 2 "$A" trial "$MODEL" abc --epsilon 0.1,0.01
+    has err "not increasing"
+    run 1 "$A" trial missing.safetensors abc
+    has err "missing.safetensors"
+    ok "usage and file errors"
+    ;;
+
+m2m)
+    # the CMUdict sample as spaced TSV (letters, phonemes), first pronunciations
+    awk '!/^;;;/ && $1 !~ /[(]/ { w = $1; gsub(/./, "& ", w); sub(/ $/, "", w); $1 = ""; sub(/^ /, ""); print w "\t" $0 }' \
+        "$SRC/data/g2p/cmudict-sample.dict" >dict.tsv
+    run 0 "$A" m2m dict.tsv --out aligned.tsv --gold "$SRC/data/g2p/hand-alignments.tsv"
+    [ "$(wc -l <aligned.tsv)" -eq "$(wc -l <dict.tsv)" ] || fail "aligned.tsv: not one line per pair"
+    awk -F'\t' 'NF != 3 { bad = 1 } END { exit bad }' aligned.tsv || fail "aligned.tsv: a line without three columns"
+    has aligned.tsv "^b a i l s	B EY L Z	0-0 1-1 2-1 3-2 4-3$"
+    has err "^attend m2m: against .*hand-alignments.tsv: 64 of its 64 pairs found, precision 0\.9[0-9]+ recall 0\.9[0-9]+ F1 0\.9[0-9]+ AER 0\.0[0-9]+, [0-9]+ aligned exactly$"
+    ok "the sample aligned (a third column on every line), F1 >= 0.9 against the hand alignments"
+    run 0 "$A" train --train aligned.tsv --tokenizer space --guided-alignment 1 --steps 2 --batch 8 --emb 8 \
+        --hidden 8 --dec-hidden 16 --attn 8 --eval-every 2 --out guided.safetensors
+    has out "^training: .*guided alignment 1$"
+    ok "the aligned TSV trains with --guided-alignment"
+    run 0 "$A" m2m dict.tsv --out two.tsv --two-to-two --gold "$SRC/data/g2p/hand-alignments.tsv"
+    has err "F1 0\.[0-8][0-9]+ AER"
+    ok "--two-to-two: 2-2 pairs take over (F1 below 0.9)"
+    # the alignment trial: the shipped G2P model's forced alignments against the hand links
+    run 0 "$A" trial "$SRC/models/g2p-cmudict.safetensors" --data "$SRC/data/g2p/hand-alignments.tsv" --spaced \
+        --trials alignment --report aln
+    has out "^0 +bails +[A-Z ]+ +[0-9]+$"
+    has out "^  argmax +[0-9]+ +[0-9]+ +0\.[0-9]+ +0\.[0-9]+ +0\.[0-9]+ +0\.[0-9]+$"
+    has out "^  weight >= 0.3 +[0-9]+ "
+    python3 - aln.jsonl "$SRC/data/g2p/hand-alignments.tsv" <<'PY' || fail "aln.jsonl: the alignment summaries are not consistent"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+s = {r["links"]: r for r in rows if r["trial"] == "alignment"}
+assert sorted(s) == ["argmax", "threshold"]
+for r in s.values():
+    assert r["pairs"] == 64 and r["ref"] > 0
+    assert abs(r["precision"] - r["both"] / r["hyp"]) < 1e-5 and abs(r["recall"] - r["both"] / r["ref"]) < 1e-5
+    assert abs(r["aer"] - (1 - 2 * r["both"] / (r["hyp"] + r["ref"]))) < 1e-5
+assert s["argmax"]["hyp"] == sum(1 for l in open(sys.argv[2]) for _ in l.split("\t")[1].split())
+PY
+    ok "alignment trial: argmax and threshold rows, JSONL consistent"
+    run 2 "$A" trial "$SRC/models/g2p-cmudict.safetensors" abc --trials alignment
+    has err "needs --data"
+    run 2 "$A" m2m
+    has err "needs a TSV file"
+    run 1 "$A" m2m missing.tsv
+    has err "missing.tsv"
+    run 2 "$A" m2m dict.tsv --max-src 3
+    ok "usage and file errors"
+    ;;
+
+wp)
+    # Wiegreffe & Pinter's tests from the command line: a uniform-attention model, an
+    # adversary and a frozen-attention model of the cli_model's base (same task, so the
+    # same vocabularies), then `attend compare` against the base
+    T="--task reverse --symbols 8 --min-len 2 --max-len 8 --count 200 --dev-count 50 --emb 16 --hidden 32
+       --dec-hidden 64 --decoder luong --score general --batch 32 --steps 20"
+    DEV=$SRC/tests/cli/reverse_dev.tsv
+    # shellcheck disable=SC2086
+    run 0 "$A" train $T --uniform-attention --out u.safetensors
+    has out "^saved: u.safetensors"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $T --adversarial 1 --reference "$MODEL" --out adv.safetensors
+    has out "adversarial 1 \(TVD - 1 JSD to the reference\)"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $T --frozen-attention --reference "$MODEL" --out fr.safetensors
+    has out "^dev with the reference's attention \(teacher-forced\): pairs 50 "
+    ok "train --uniform-attention, --adversarial, --frozen-attention"
+    run 0 "$A" compare "$MODEL" u.safetensors adv.safetensors --data "$DEV" --jsonl c.jsonl
+    has out "^u.safetensors: pairs 60 steps 335  JSD 0\.[0-9]{4} "
+    has out "^mean over 2 models: JSD "
+    [ "$(grep -c '"model":' c.jsonl)" -eq 2 ] || fail "c.jsonl: expected 2 objects"
+    run 0 "$A" compare "$MODEL" fr.safetensors --frozen --data "$DEV"
+    has out "^fr.safetensors \(base's attention\): pairs 60 steps 335  JSD 0.0000 sd 0.0000 max 0.0000 "
+    ok "compare (JSD 0 with --frozen)"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --frozen-attention
+    has err "--frozen-attention needs --reference MODEL"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --reference "$MODEL"
+    has err "--reference is the base model of --frozen-attention or --adversarial"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --uniform-attention --normalizer sparsemax
+    has err "--uniform-attention with --normalizer sparsemax"
+    # shellcheck disable=SC2086
+    run 2 "$A" train $T --frozen-attention --reference "$MODEL" --eval-every 5
+    has err "--frozen-attention: the evaluations during training run the model's own"
+    run 2 "$A" compare "$MODEL" --data "$DEV"
+    has err "at least one model"
+    run 1 "$A" compare "$MODEL" "$MODEL" --data missing.tsv
     ok "usage errors"
     ;;
 

@@ -172,7 +172,9 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_top, N, 1, S, m->E);
     at_ext_weights_grad(m, t, N, S); /* extensions' gradients of α_t (later steps' sums, loss terms) */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
-    if (!at_ext_weights_backward(m, t, N, S)) at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
+    /* weights a hook edited are constants to the backward (frozen or detached attention) */
+    if (!m->run.weight_hook && !at_ext_weights_backward(m, t, N, S))
+        at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
     at_dec_scores_backward(m, t, N, S, q, dq);
 }
 

@@ -168,7 +168,8 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
      * when an earlier decode made it for these parameters; transformed
      * embeddings (dropout) have none */
     s->tab_kept = m->run.infer && s->tab_gen == m->pack_gen + 1;
-    s->tab_on = s->tab_cap && (c->src_vocab < N * S || s->tab_kept) && !at_ext_transforms(m, AT_SITE_SRC_EMB);
+    s->tab_on = s->tab_cap && (c->src_vocab < N * S || s->tab_kept) && !at_ext_transforms(m, AT_SITE_SRC_EMB) &&
+                !m->run.input_grad;
     for (int l = 0; l < c->enc_layers; l++) {
         /* the input of layers above the first may be transformed, in place (layer l-1's backward does not read
          * its output) */

@@ -1,0 +1,23 @@
+/*
+ * intervene.h — the passes of the interventions (intervene.c) that the
+ * trials reuse. Decode-only: the model's activation arena, under the run
+ * at_model_analyse set (its weight hook, if any).
+ */
+#ifndef ATTEND_ANALYSIS_INTERVENE_H
+#define ATTEND_ANALYSIS_INTERVENE_H
+
+#include "seq2seq/state.h"
+
+/* Teacher-forced pass of one source src [S] along base [base_len] (+ EOS),
+ * with saved state `removed` hidden (-1: none): log-probs lp [steps,W]
+ * (steps = base_len + 1; -inf beyond the model's output space), and the
+ * weights of every step into align [steps,S] (NULL allowed; zeros without
+ * attention). */
+void at_forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
+                    double *lp, int W, attend_real *align);
+
+/* After at_model_step(t) of one row: the step's log-probabilities into lp [W]
+ * (log-softmax of the logits, or an extension's output space; -inf beyond). */
+void at_step_logp(attend_model *m, int t, int S, double *lp, int W);
+
+#endif

@@ -1,0 +1,203 @@
+/*
+ * test_adversary.c — trial 2, adversarial attention (attend_model_adversary):
+ *   - a 3-position toy (a random Bahdanau or Luong model whose output layer is
+ *     scaled up so that its output depends on the attention): the search
+ *     against the brute force over the simplex (every point k/400), at three
+ *     epsilons: both feasible (TVD <= epsilon), the search's JSD within the
+ *     grid's resolution of the brute force's;
+ *   - planted answers: epsilon = 1 admits every row, so the maximum is the
+ *     farthest vertex, max_k JSD(alpha_t, e_k), exactly; epsilon = 0 admits
+ *     only rows with the model's output, so the JSD is ~0;
+ *   - after the search the model decodes as before (the state entering each
+ *     step is its own);
+ *   - a long source stays feasible within the evaluation budget;
+ *   - progress callbacks, errors.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attend.h"
+#include "harness.h"
+
+static attend_model *toy(attend_decoder_kind dec, uint64_t seed, double out_scale) {
+    attend_model_config c;
+    memset(&c, 0, sizeof c);
+    c.cell = ATTEND_CELL_GRU;
+    c.decoder = dec;
+    c.score = ATTEND_SCORE_ADDITIVE;
+    c.src_vocab = 8;
+    c.tgt_vocab = 9;
+    c.emb = 6;
+    c.enc_hidden = 5;
+    c.enc_layers = 1;
+    c.dec_hidden = 7;
+    c.attn = 6;
+    c.max_batch = 2;
+    c.max_src_len = 40;
+    c.max_tgt_len = 40;
+    attend_model *m = NULL;
+    attend_error err;
+    EXPECT(attend_model_create(&m, &c, seed, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m) return NULL;
+    const char *names[2] = {"out.weight", "encoder.weight_ih_l0"};
+    double scales[2] = {out_scale, 3.0}; /* sharper outputs, more distinct encoder states */
+    for (int i = 0; i < 2; i++) {
+        attend_model_tensor t;
+        EXPECT(attend_model_tensor_find(m, names[i], &t, &err) == ATTEND_OK, "%s", err.msg);
+        for (size_t k = 0; k < t.numel; k++) t.data[k] *= (attend_real)scales[i];
+    }
+    return m;
+}
+
+static double jsd(const double *p, const double *q, int n) {
+    double js = 0;
+    attend_error err;
+    EXPECT(attend_divergences(p, q, n, NULL, NULL, &js, &err) == ATTEND_OK, "%s", err.msg);
+    return js;
+}
+
+static void brute_force_case(attend_decoder_kind dec, const char *label) {
+    attend_model *m = toy(dec, 5, 12.0);
+    if (!m) return;
+    int32_t src[3] = {5, 7, 4}, base[2] = {6, 8};
+    enum { ST = 3 };
+    const double eps[3] = {0.005, 0.02, 0.1};
+    double worst_gap = 0, worst_over = 0, bound_hits = 0;
+    for (int e = 0; e < 3; e++) {
+        attend_adversary_options so = {eps[e], ATTEND_ADVERSARY_SEARCH, 4000, 0, NULL, NULL};
+        attend_adversary_options go = {eps[e], ATTEND_ADVERSARY_GRID, 0, 400, NULL, NULL};
+        double js_s[ST], tv_s[ST], js_g[ST], tv_g[ST];
+        attend_real adv_s[ST * 3], adv_g[ST * 3];
+        attend_adversary_result rs = {adv_s, js_s, tv_s, 0, 0, 0, 0};
+        attend_adversary_result rg = {adv_g, js_g, tv_g, 0, 0, 0, 0};
+        attend_error err;
+        EXPECT(attend_model_adversary(m, src, 3, base, 2, &so, &rs, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(attend_model_adversary(m, src, 3, base, 2, &go, &rg, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(rs.steps == ST && rg.steps == ST, "steps %d %d", rs.steps, rg.steps);
+        for (int t = 0; t < ST; t++) {
+            EXPECT(tv_s[t] <= eps[e] && tv_g[t] <= eps[e], "%s eps %g step %d: TVD %g / %g", label, eps[e], t,
+                   tv_s[t], tv_g[t]);
+            double gap = js_g[t] - js_s[t], over = js_s[t] - js_g[t];
+            if (gap > worst_gap) worst_gap = gap;
+            if (over > worst_over) worst_over = over;
+            bound_hits += tv_g[t] > 0.5 * eps[e];
+            /* the search finds what the brute force finds, to the grid's resolution */
+            EXPECT(gap <= 2e-3, "%s eps %g step %d: search JSD %.6f, brute force %.6f", label, eps[e], t, js_s[t],
+                   js_g[t]);
+            EXPECT(over <= 1e-2, "%s eps %g step %d: search JSD %.6f above the brute force's %.6f by more than "
+                   "the grid's resolution", label, eps[e], t, js_s[t], js_g[t]);
+            double rs_sum = 0;
+            for (int j = 0; j < 3; j++) rs_sum += (double)adv_s[t * 3 + j];
+            EXPECT(fabs(rs_sum - 1) < 1e-5, "row sums to %g", rs_sum);
+        }
+    }
+    printf("  %s 3-position toy: search vs brute force (1/400): worst shortfall %.2e, worst excess %.2e; "
+           "%g of 9 optima on the constraint\n", label, worst_gap, worst_over, bound_hits);
+    /* the constraint must matter somewhere, or the toy tests nothing */
+    EXPECT(bound_hits >= 3, "%s: only %g optima near the TVD bound", label, bound_hits);
+    attend_model_free(m);
+}
+
+static void test_brute_force(void) {
+    brute_force_case(ATTEND_DECODER_BAHDANAU, "bahdanau");
+    brute_force_case(ATTEND_DECODER_LUONG, "luong");
+}
+
+typedef struct {
+    int calls, last, total;
+} progress_log;
+
+static void on_progress(void *user, int done, int total) {
+    progress_log *p = user;
+    EXPECT(done == p->last + 1, "progress %d after %d", done, p->last);
+    p->calls++;
+    p->last = done;
+    p->total = total;
+}
+
+static void test_planted(void) {
+    attend_model *m = toy(ATTEND_DECODER_BAHDANAU, 9, 4.0);
+    if (!m) return;
+    enum { S = 6, L = 4 };
+    int32_t src[S] = {4, 5, 6, 7, 5, 4}, base[L] = {5, 6, 7, 8};
+    /* the model's own rows */
+    attend_real att[(L + 1) * S];
+    attend_importance_result ir;
+    memset(&ir, 0, sizeof ir);
+    ir.attention = att;
+    attend_error err;
+    EXPECT(attend_model_importance(m, src, S, base, L, NULL, &ir, &err) == ATTEND_OK, "%s", err.msg);
+    /* epsilon 1: the farthest vertex */
+    double js[L + 1], tv[L + 1], want[L + 1];
+    progress_log pl = {0, 0, 0};
+    attend_adversary_options o = {1.0, ATTEND_ADVERSARY_SEARCH, 0, 0, on_progress, &pl};
+    attend_adversary_result r = {NULL, js, tv, 0, 0, 0, 0};
+    EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
+    for (int t = 0; t <= L; t++) {
+        double a[S], e[S];
+        for (int j = 0; j < S; j++) a[j] = (double)att[t * S + j];
+        want[t] = 0;
+        for (int k = 0; k < S; k++) {
+            for (int j = 0; j < S; j++) e[j] = j == k;
+            double v = jsd(a, e, S);
+            if (v > want[t]) want[t] = v;
+        }
+    }
+    EXPECT_CLOSE("epsilon 1: JSD = the farthest vertex's", js, want, L + 1, 1e-6, 0);
+    EXPECT(pl.calls == L + 1 && pl.total == L + 1, "progress: %d calls, total %d", pl.calls, pl.total);
+    /* epsilon 0: nothing moves */
+    o.epsilon = 0;
+    o.progress = NULL;
+    EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(r.jsd_max <= 1e-6, "epsilon 0: JSD %g", r.jsd_max);
+    /* the state entering each step is the model's own: the search leaves the
+     * model's decoding as it was */
+    attend_real att2[(L + 1) * S];
+    ir.attention = att2;
+    EXPECT(attend_model_importance(m, src, S, base, L, NULL, &ir, &err) == ATTEND_OK, "%s", err.msg);
+    double a1[(L + 1) * S], a2[(L + 1) * S];
+    for (int i = 0; i < (L + 1) * S; i++) a1[i] = att[i], a2[i] = att2[i];
+    EXPECT_CLOSE("attention after the search = before", a2, a1, (size_t)(L + 1) * S, 0, 0);
+
+    /* errors */
+    o.epsilon = 2;
+    EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_ERR_ARG && strstr(err.msg, "epsilon=2"),
+           "%s", err.msg);
+    attend_adversary_options g = {0.01, ATTEND_ADVERSARY_GRID, 0, 10, NULL, NULL};
+    EXPECT(attend_model_adversary(m, src, S, base, L, &g, &r, &err) == ATTEND_ERR_ARG && strstr(err.msg, "S <= 4"),
+           "%s", err.msg);
+    EXPECT(attend_model_adversary(m, src, S, base, L, NULL, &r, &err) == ATTEND_ERR_NULL && strstr(err.msg, "options"),
+           "%s", err.msg);
+    attend_model_free(m);
+}
+
+/* A long source and output: the search runs in one allocation (checked by
+ * trial_noalloc) and stays feasible at every step. */
+static void test_long(void) {
+    attend_model *m = toy(ATTEND_DECODER_LUONG, 3, 6.0);
+    if (!m) return;
+    enum { S = 40, L = 30 };
+    int32_t src[S], base[L];
+    for (int j = 0; j < S; j++) src[j] = 4 + (j * 7) % 4;
+    for (int t = 0; t < L; t++) base[t] = 4 + (t * 5) % 5;
+    double tv[L + 1];
+    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 300, 0, NULL, NULL};
+    attend_adversary_result r = {NULL, NULL, tv, 0, 0, 0, 0};
+    attend_error err;
+    EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
+    double worst = 0;
+    for (int t = 0; t <= L; t++) worst = tv[t] > worst ? tv[t] : worst;
+    EXPECT(worst <= 0.01, "TVD %g above epsilon", worst);
+    EXPECT(r.evals <= (long)(L + 1) * 300 + (L + 1) * S, "evals %ld beyond the budget", r.evals);
+    printf("  long source (S=%d, %d steps): mean JSD %.4f, max %.4f, %ld evaluations\n", S, L + 1, r.jsd_mean,
+           r.jsd_max, r.evals);
+    attend_model_free(m);
+}
+
+int main(void) {
+    RUN(test_brute_force);
+    RUN(test_planted);
+    RUN(test_long);
+    return harness_summary();
+}
