@@ -410,8 +410,9 @@ static void test_evaluate_sample(void) {
 }
 
 /* An ensemble evaluation (issue 14 part 7): one model is attend_g2p_evaluate
- * exactly; two clones of it give the same counts (greedy and beam); the
- * coverage penalty and bad arguments are refused. */
+ * exactly; two clones of it give the same counts (greedy and beam) and the
+ * same pronunciations one word at a time (attend_g2p_pronounce_ensemble,
+ * issue 29); the coverage penalty and bad arguments are refused. */
 static void test_evaluate_ensemble(void) {
     attend_error err;
     attend_g2p_dict *d = NULL;
@@ -437,6 +438,24 @@ static void test_evaluate_ensemble(void) {
                    ens2.phone_errors, ens2.ref_phones);
             EXPECT(one.words == 120, "words %ld", one.words);
         }
+        /* pronouncing one word: an ensemble of two clones says what one model says */
+        const char *words[] = {"hello", "attention", "xylophone", "read", "quixotic"};
+        for (int i = 0; i < 5; i++) {
+            char one[256], two[256];
+            EXPECT(attend_g2p_pronounce(m, gv, pv, words[i], strlen(words[i]), one, sizeof one, &err) == ATTEND_OK,
+                   "%s", err.msg);
+            EXPECT(attend_g2p_pronounce_ensemble(both, 2, gv, pv, words[i], strlen(words[i]), two, sizeof two,
+                                                 &err) == ATTEND_OK,
+                   "%s", err.msg);
+            EXPECT(!strcmp(one, two) && one[0], "%s: one model '%s', two clones '%s'", words[i], one, two);
+        }
+        char buf[64];
+        attend_model *holey1[2] = {m, NULL};
+        EXPECT(attend_g2p_pronounce_ensemble(holey1, 2, gv, pv, "cat", 3, buf, sizeof buf, &err) == ATTEND_ERR_NULL &&
+                   strstr(err.msg, "model 1 is NULL"),
+               "NULL member: %s", err.msg);
+        EXPECT(attend_g2p_pronounce_ensemble(both, 0, gv, pv, "cat", 3, buf, sizeof buf, &err) == ATTEND_ERR_ARG,
+               "0 models: %s", err.msg);
         attend_g2p_eval_options eo = {3, 0, 16, 10, 0.2, 0};
         attend_g2p_counts c;
         EXPECT(attend_g2p_evaluate_ensemble(both, 2, d, ATTEND_G2P_DEV, gv, pv, &eo, &c, &err) == ATTEND_ERR_ARG &&

@@ -150,6 +150,19 @@ attend_status attend_g2p_encode_word(attend_vocab *graphemes, const char *word, 
 attend_status attend_g2p_pronounce(attend_model *m, attend_vocab *graphemes, const attend_vocab *phonemes,
                                    const char *word, size_t len, char *out, size_t cap, attend_error *err);
 
+/*
+ * As attend_g2p_pronounce with an ensemble of M models (1..64, distinct
+ * handles sharing graphemes and phonemes): greedy over the mean of the
+ * members' log-probabilities (attend_ensemble_greedy, which allocates its
+ * per-call state once per call; M = 1 is attend_g2p_pronounce exactly). The
+ * word must fit every member's max_src_len (else ATTEND_ERR_CAPACITY); the
+ * output is cut at the smallest max_tgt_len + 1. Not thread-safe on one set
+ * of models.
+ */
+attend_status attend_g2p_pronounce_ensemble(attend_model *const *models, int M, attend_vocab *graphemes,
+                                            const attend_vocab *phonemes, const char *word, size_t len, char *out,
+                                            size_t cap, attend_error *err);
+
 typedef struct {
     int beam;      /* 0 or 1: greedy decoding in batches; 2..64: beam search of that width */
     double alpha;  /* beam: length normalisation (see attend_model_beam) */

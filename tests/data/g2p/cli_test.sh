@@ -168,6 +168,22 @@ ensemble)
     expect_rc 2 "$cli" g2p eval --model "$model," --dict "$sample"
     grep -q 'an empty path in the list' err.txt || fail "empty path: $(cat err.txt)"
     ;;
+bench)
+    # g2p bench: one model, and an ensemble (issue 29): both report batch 1 and batch 64
+    expect_rc 0 "$cli" g2p bench --dict "$sample" --words 20
+    grep -q "^model: .*g2p-cmudict.safetensors (2[0-9]* parameters)" out.txt || fail "header: $(cat out.txt)"
+    grep -q '^batch 1, greedy: 20 words, wall latency' out.txt || fail "batch 1: $(cat out.txt)"
+    grep -q '^batch 64, greedy (with scoring): 20 words in' out.txt || fail "batch 64: $(cat out.txt)"
+    p1=$(sed -n 's/.*(\([0-9]*\) parameters).*/\1/p' out.txt)
+    expect_rc 0 "$cli" g2p bench --model "$model,$model" --dict "$sample" --words 20
+    grep -q "^ensemble of 2 models: $model $model ($((2 * p1)) parameters)" out.txt || fail "ensemble header: $(cat out.txt)"
+    grep -q '^batch 1, greedy: 20 words, wall latency' out.txt || fail "ensemble batch 1: $(cat out.txt)"
+    grep -q '^batch 64, greedy (with scoring): 20 words in' out.txt || fail "ensemble batch 64: $(cat out.txt)"
+    expect_rc 1 "$cli" g2p bench --model "$model,nonexistent.safetensors" --dict "$sample" --words 5
+    grep -q 'nonexistent.safetensors' err.txt || fail "missing member: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p bench --model "$model," --dict "$sample"
+    grep -q 'an empty path in the list' err.txt || fail "empty path: $(cat err.txt)"
+    ;;
 errors)
     expect_rc 2 "$cli" g2p --bogus hello
     grep -q "unknown option '--bogus'" err.txt || fail "bogus option: $(cat err.txt)"
