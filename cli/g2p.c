@@ -120,6 +120,25 @@ static const char *find_file(const char *cmd, const char *given, const char *env
     return NULL;
 }
 
+const char *g2p_find_shipped(const char *name, const char *rel_src, char *buf, size_t cap, char *looked,
+                             size_t looked_cap) {
+    g2p_place places[2];
+    g2p_places(name, rel_src, places);
+    if (looked && looked_cap) looked[0] = '\0';
+    for (int i = 0; i < 2; i++) {
+        if (!places[i].searched) continue;
+        if (looked && looked_cap) {
+            size_t n = strlen(looked);
+            snprintf(looked + n, looked_cap - n, "%s%s", n ? ", " : "", places[i].path);
+        }
+        if (g2p_file_exists(places[i].path) && strlen(places[i].path) < cap) {
+            memcpy(buf, places[i].path, strlen(places[i].path) + 1);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
 const char *g2p_find_model(const char *cmd, const char *given, char *buf, size_t cap) {
     return find_file(cmd, given, "ATTEND_G2P_MODEL", G2P_MODEL_NAME, "models/" G2P_MODEL_NAME, "model", buf, cap);
 }
@@ -252,6 +271,8 @@ typedef struct {
     double alpha;
     double coverage_penalty; /* --coverage-penalty (beam) */
     int format, strict, skip_malformed;
+    const char *lexicon; /* --lexicon FILE */
+    int no_lexicon;      /* --no-lexicon */
 } say_opts;
 
 static void say_usage(FILE *f) {
@@ -264,6 +285,8 @@ static void say_usage(FILE *f) {
             "phonemes, no stress). Words are lower-cased; letters the model never saw become\n"
             "<unk>. To pronounce a word spelled like a command, put -- before it. Standard\n"
             "input is read a line at a time (lines of up to %d bytes), so it may be endless.\n"
+            "Lexicon first: a word the lexicon has (--lexicon) prints its first entry there;\n"
+            "the model pronounces only the others.\n"
             "\n"
             "Problems of single words are reported on stderr (as <stdin>:LINE: ... or\n"
             "<args>:N: ...) and the other words are still pronounced, with a summary line at\n"
@@ -288,12 +311,20 @@ static void say_usage(FILE *f) {
             "                     with the most-attended letter per phoneme; jsonl: an\n"
             "                     \"alignment\" array per hypothesis\n"
             "  --max-len N        longest pronunciation in phonemes (the model's longest + 1)\n"
-            "  --format F         text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>WORD<TAB>PHONEMES per\n"
-            "                     pronunciation) or jsonl (one object per word); see\n"
-            "                     docs/FORMAT.md (text)\n"
+            "  --format F         text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>WORD<TAB>PHONEMES<TAB>\n"
+            "                     SOURCE per pronunciation, SOURCE lexicon or model) or jsonl\n"
+            "                     (one object per word, with \"source\"); see docs/FORMAT.md (text)\n"
+            "  --lexicon FILE     look words up in this CMUdict-format lexicon first (or a\n"
+            "                     file written by attend_g2p_lexicon_save); the model pronounces\n"
+            "                     only the words it lacks. Default: $ATTEND_G2P_LEXICON (none:\n"
+            "                     no lexicon), else Debian's pocketsphinx-en-us CMUdict, else\n"
+            "                     the installed or source tree's data/g2p/" G2P_DICT_NAME ";\n"
+            "                     a text lexicon is cached compactly in ~/.cache/attend\n"
+            "  --no-lexicon       the model pronounces every word\n"
             "  --strict           a problem of a word is an error: stop there, exit 1\n"
             "  --skip-malformed   skip words with white space or control characters (counted)\n"
-            "                     instead of reporting each as an error\n"
+            "                     instead of reporting each as an error, and malformed\n"
+            "                     lexicon lines instead of refusing the lexicon\n"
             "  --help             this message\n"
             "\n"
             "Exit status: 0 ok, 1 a word or the model could not be used, 2 bad usage.\n",
@@ -310,13 +341,17 @@ typedef struct {
     char *text;           /* [text_cap] */
     size_t text_cap;
     cli_problems probs;
+    g2p_lexicon lex;      /* looked up before the model */
+    long from_lexicon, from_model; /* words pronounced by each */
 } speaker;
 
 /* jsonl: the object of one word up to its hypotheses; tsv: nothing. */
-static void word_begin(const say_opts *o, long index, const char *word, size_t len, int unknown, const char *error) {
+static void word_begin(const say_opts *o, long index, const char *word, size_t len, int unknown, const char *error,
+                       const char *source) {
     if (o->format != CLI_FORMAT_JSONL) return;
     printf("{\"index\":%ld,\"word\":", index);
     cli_json_string(stdout, word, len);
+    if (source) printf(",\"source\":\"%s\"", source);
     printf(",\"unknown\":%d", unknown);
     if (error) {
         printf(",\"error\":");
@@ -330,7 +365,7 @@ static void word_end(const say_opts *o, long index, const char *word, size_t len
     else if (o->format == CLI_FORMAT_TSV && got == 0) {
         printf("%ld\t0\t\t", index);
         cli_tsv_field(stdout, word, len);
-        printf("\t\n");
+        printf("\t\t\n");
     }
 }
 
@@ -338,6 +373,38 @@ static size_t code_points(const char *s, size_t len) {
     size_t n = 0;
     for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
     return n;
+}
+
+/* Prints word w of the lexicon: its first pronunciation, or with --nbest N
+ * its first N (the lexicon's order; no score: `# lexicon` in text, an empty
+ * score in tsv, null in jsonl). The model is not run, so --align has no
+ * alignment to show for it. */
+static int say_lexicon(speaker *sp, const say_opts *o, const char *word, size_t len, long index, int w) {
+    attend_error err = {0};
+    int n = attend_g2p_lexicon_prons(sp->lex.lx, w);
+    if (!o->nbest) n = 1;
+    else if (n > o->nbest) n = o->nbest;
+    sp->from_lexicon++;
+    word_begin(o, index, word, len, 0, NULL, "lexicon");
+    for (int h = 0; h < n; h++) {
+        if (attend_g2p_lexicon_pron(sp->lex.lx, w, h, sp->text, sp->text_cap, &err)) return cli_lib_fail("g2p", &err);
+        if (o->format == CLI_FORMAT_TSV) {
+            printf("%ld\t%d\t\t", index, h + 1);
+            cli_tsv_field(stdout, word, len);
+            printf("\t%s\tlexicon\n", sp->text);
+        } else if (o->format == CLI_FORMAT_JSONL) {
+            printf("%s{\"phonemes\":", h ? "," : "");
+            cli_json_string(stdout, sp->text, strlen(sp->text));
+            printf(",\"score\":null}");
+        } else {
+            fwrite(word, 1, len, stdout);
+            if (h) printf("(%d)", h + 1);
+            printf(" %s%s\n", sp->text, o->nbest ? "  # lexicon" : "");
+            if (o->align) printf("   (from the lexicon: no alignment)\n\n");
+        }
+    }
+    word_end(o, index, word, len, n);
+    return 0;
 }
 
 /* Pronounces one word; `where` and `index` name it in messages ("<stdin>", line). */
@@ -351,7 +418,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         int e = cli_problem(&sp->probs, CLI_PROBLEM_TOO_LONG, where, index,
                             "'%.*s%s': %zu characters, more than the %d a word may have: not pronounced", show, word,
                             len > 80 ? "..." : "", code_points(word, len), sp->S);
-        word_begin(o, index, word, len, 0, "too long");
+        word_begin(o, index, word, len, 0, "too long", NULL);
         word_end(o, index, word, len, 0);
         if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word); /* no pronunciation */
         return e;
@@ -360,17 +427,19 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         if (o->skip_malformed) {
             int e = cli_problem(&sp->probs, CLI_PROBLEM_MALFORMED, where, index, "'%.*s': %s: skipped", show, word,
                                 err.msg);
-            word_begin(o, index, word, len, 0, "malformed");
+            word_begin(o, index, word, len, 0, "malformed", NULL);
             word_end(o, index, word, len, 0);
             if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word);
             return e;
         }
         fprintf(stderr, "attend g2p: %s:%ld: '%.*s': %s (--skip-malformed skips such words)\n", where, index, show,
                 word, err.msg);
-        word_begin(o, index, word, len, 0, "malformed");
+        word_begin(o, index, word, len, 0, "malformed", NULL);
         word_end(o, index, word, len, 0);
         return 1;
     }
+    int lw = attend_g2p_lexicon_find(sp->lex.lx, word, len);
+    if (lw >= 0) return say_lexicon(sp, o, word, len, index, lw);
     char shown[160];
     int unknown = cli_unknown_symbols(word, len, ATTEND_TOKENIZE_CHAR, src, ns, shown, sizeof shown);
     if (unknown) {
@@ -419,7 +488,8 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         }
     }
     if (st) return cli_lib_fail("g2p", &err);
-    word_begin(o, index, word, len, unknown, NULL);
+    sp->from_model++;
+    word_begin(o, index, word, len, unknown, NULL, "model");
     for (int h = 0; h < got; h++) {
         const int32_t *ph = sp->out + (size_t)h * sp->L;
         const attend_real *a = sp->align + (size_t)h * sp->L * ns; /* [T,ns] of [L,ns] */
@@ -432,7 +502,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (scored && isfinite(sc)) printf("%.6f", sc);
             printf("\t");
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\n", sp->text);
+            printf("\t%s\tmodel\n", sp->text);
             continue;
         }
         if (o->format == CLI_FORMAT_JSONL) {
@@ -511,8 +581,11 @@ static int cmd_say(int argc, char **argv) {
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o.format);
         else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o.strict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o.skip_malformed);
+        else if (cli_is(&p, "--lexicon")) rc = cli_string(&p, &o.lexicon);
+        else if (cli_is(&p, "--no-lexicon")) rc = cli_flag(&p, &o.no_lexicon);
         else rc = cli_unknown(&p);
     }
+    if (!rc && o.lexicon && o.no_lexicon) rc = cli_usage_error("g2p", "--lexicon and --no-lexicon together");
     if (rc || help) {
         free(words);
         if (help) {
@@ -560,6 +633,7 @@ static int cmd_say(int argc, char **argv) {
     if (sp.L > ATTEND_G2P_MAX_LEN) sp.L = ATTEND_G2P_MAX_LEN;
     sp.K = o.beam ? o.beam : 1;
     if ((rc = g2p_models_load("g2p", &sp.e, sp.K, sp.S, sp.L))) goto done;
+    if ((rc = g2p_lexicon_open("g2p", o.lexicon, o.no_lexicon, o.skip_malformed, sp.e.pv, &sp.lex))) goto done;
     sp.text_cap = (size_t)sp.L * (ATTEND_MAX_TOKEN_BYTES + 1) + 1;
     sp.out = malloc((size_t)sp.K * sp.L * sizeof *sp.out);
     sp.out_len = malloc((size_t)sp.K * sizeof *sp.out_len);
@@ -622,6 +696,7 @@ done:
     free(words);
     cli_lines_close(&in);
     g2p_models_free(&sp.e);
+    g2p_lexicon_close(&sp.lex);
     free(sp.out);
     free(sp.out_len);
     free(sp.score);

@@ -596,6 +596,160 @@ done:
     attend_g2p_dict_free(d);
 }
 
+/* The lexicon (issue 29): built from a parsed dictionary, looked up with case
+ * folded, alternates in order, the file form saved and loaded back byte for
+ * byte, damaged files refused, the model's phoneme set checked. */
+static void test_lexicon(void) {
+    attend_error err;
+    const char *text = "read R IY D\nread(2) R EH D\nHELLO HH AH L OW\nhello(2) HH EH L OW\na AH\na(2) EY\n"
+                       "zebra Z IY B R AH\ndon't D OW N T\n";
+    attend_g2p_dict *d = parse(text, 0, 0, &err);
+    EXPECT(d != NULL, "%s", err.msg);
+    attend_g2p_lexicon *lx = NULL, *back = NULL;
+    EXPECT(attend_g2p_lexicon_from_dict(&lx, d, &err) == ATTEND_OK, "%s", err.msg);
+    if (!lx) {
+        attend_g2p_dict_free(d);
+        return;
+    }
+    attend_g2p_lexicon_info in;
+    attend_g2p_lexicon_get_info(lx, &in);
+    EXPECT(in.words == 5 && in.entries == 8 && in.stress == 0, "info: %d words %d entries stress %d", in.words,
+           in.entries, in.stress);
+    /* sorted by strcmp: a, don't, hello, read, zebra */
+    const char *order[] = {"a", "don't", "hello", "read", "zebra"};
+    for (int w = 0; w < 5; w++)
+        EXPECT(!strcmp(attend_g2p_lexicon_word(lx, w), order[w]), "word %d: %s", w, attend_g2p_lexicon_word(lx, w));
+    char out[128];
+    int w = attend_g2p_lexicon_find(lx, "Read", 4);
+    EXPECT(w == 3 && attend_g2p_lexicon_prons(lx, w) == 2, "read: %d", w);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 0, out, sizeof out, &err) == ATTEND_OK && !strcmp(out, "R IY D"), "%s", out);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 1, out, sizeof out, &err) == ATTEND_OK && !strcmp(out, "R EH D"), "%s", out);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 2, out, sizeof out, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "'read' has 2 pronunciations, not 3"),
+           "%s", err.msg);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 0, out, 4, &err) == ATTEND_ERR_CAPACITY, "cap 4: %s", err.msg);
+    w = attend_g2p_lexicon_find(lx, "HELLO", 5);
+    EXPECT(w == 2 && attend_g2p_lexicon_pron(lx, w, 0, out, sizeof out, &err) == ATTEND_OK &&
+               !strcmp(out, "HH AH L OW"),
+           "hello: %d %s", w, out);
+    EXPECT(attend_g2p_lexicon_find(lx, "don't", 5) == 1, "don't");
+    EXPECT(attend_g2p_lexicon_find(lx, "hell", 4) < 0 && attend_g2p_lexicon_find(lx, "hello!", 6) < 0 &&
+               attend_g2p_lexicon_find(lx, "", 0) < 0 && attend_g2p_lexicon_find(NULL, "a", 1) < 0 &&
+               attend_g2p_lexicon_find(lx, "zz", 2) < 0 && attend_g2p_lexicon_find(lx, "a\0b", 3) < 0,
+           "absent words");
+    EXPECT(attend_g2p_lexicon_word(lx, 5) == NULL && attend_g2p_lexicon_prons(lx, -1) == 0, "out of range");
+    /* the file form: saved, loaded back, identical lookups */
+    char path[] = "test_g2p_lexicon.bin";
+    EXPECT(attend_g2p_lexicon_save(lx, path, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_g2p_lexicon_load(&back, path, &err) == ATTEND_OK, "%s", err.msg);
+    if (back) {
+        attend_g2p_lexicon_info ib;
+        attend_g2p_lexicon_get_info(back, &ib);
+        EXPECT(ib.words == 5 && ib.entries == 8 && ib.bytes == in.bytes, "loaded: %d %d %zu", ib.words, ib.entries,
+               ib.bytes);
+        w = attend_g2p_lexicon_find(back, "a", 1);
+        EXPECT(w == 0 && attend_g2p_lexicon_pron(back, w, 1, out, sizeof out, &err) == ATTEND_OK && !strcmp(out, "EY"),
+               "a(2): %s", out);
+    }
+    /* damaged copies: every truncation, and single flipped bytes, are refused or read consistently, never misread */
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    EXPECT(n == in.bytes, "file size %zu, want %zu", n, in.bytes);
+    int refused = 0;
+    for (size_t cut = 0; cut < n; cut++) {
+        f = fopen(path, "wb");
+        if (f) {
+            fwrite(buf, 1, cut, f);
+            fclose(f);
+        }
+        attend_g2p_lexicon *bad = NULL;
+        attend_status st = attend_g2p_lexicon_load(&bad, path, &err);
+        refused += st == ATTEND_ERR_FORMAT && bad == NULL && strstr(err.msg, path) != NULL;
+        attend_g2p_lexicon_free(bad);
+    }
+    EXPECT(refused == (int)n, "%d of %zu truncations refused with the path named", refused, n);
+    for (size_t at = 0; at < n; at++) { /* a flipped byte: a clean refusal, or a lexicon whose lookups stay in bounds */
+        unsigned char keep = buf[at];
+        buf[at] ^= 0x5A;
+        f = fopen(path, "wb");
+        if (f) {
+            fwrite(buf, 1, n, f);
+            fclose(f);
+        }
+        buf[at] = keep;
+        attend_g2p_lexicon *bad = NULL;
+        if (attend_g2p_lexicon_load(&bad, path, &err) == ATTEND_OK) {
+            attend_g2p_lexicon_info ibad;
+            attend_g2p_lexicon_get_info(bad, &ibad);
+            for (int k = 0; k < ibad.words; k++)
+                for (int j = 0; j < attend_g2p_lexicon_prons(bad, k); j++)
+                    (void)attend_g2p_lexicon_pron(bad, k, j, out, sizeof out, &err);
+        }
+        attend_g2p_lexicon_free(bad);
+    }
+    remove(path);
+    EXPECT(attend_g2p_lexicon_load(&back, "no/such/lexicon.bin", &err) == ATTEND_ERR_IO &&
+               strstr(err.msg, "no/such/lexicon.bin"),
+           "missing: %s", err.msg);
+    EXPECT(attend_g2p_lexicon_load(&back, SAMPLE_DICT, &err) == ATTEND_ERR_FORMAT &&
+               strstr(err.msg, "not an attend lexicon file"),
+           "text as file form: %s", err.msg);
+    /* the model's phonemes: the shipped model knows these; a strange one is named with its first word */
+    attend_model *m = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, NULL, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    if (pv) {
+        EXPECT(attend_g2p_lexicon_check_phonemes(lx, pv, "t.dict", &err) == ATTEND_OK, "%s", err.msg);
+        attend_g2p_dict *d2 = parse("ok OW K EY\nodd AA XQ D\n", 0, 0, &err);
+        attend_g2p_lexicon *l2 = NULL;
+        EXPECT(d2 && attend_g2p_lexicon_from_dict(&l2, d2, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(attend_g2p_lexicon_check_phonemes(l2, pv, "odd.dict", &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "odd.dict: phoneme 'XQ' (first in 'odd')"),
+               "%s", err.msg);
+        attend_g2p_lexicon_free(l2);
+        attend_g2p_dict_free(d2);
+        d2 = parse("ok OW1 K EY2\n", 0, 1, &err);
+        EXPECT(d2 && attend_g2p_lexicon_from_dict(&l2, d2, &err) == ATTEND_OK, "%s", err.msg);
+        attend_g2p_lexicon_get_info(l2, &in);
+        EXPECT(in.stress == 1, "stress flag");
+        EXPECT(attend_g2p_lexicon_check_phonemes(l2, pv, "s.dict", &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "stress digits"),
+               "%s", err.msg);
+        attend_g2p_lexicon_free(l2);
+        attend_g2p_dict_free(d2);
+    }
+    attend_model_free(m);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    /* reading a text file: malformed lines are path:line, or skipped */
+    char tpath[] = "test_g2p_lexicon.dict";
+    f = fopen(tpath, "w");
+    if (f) {
+        fputs("ok OW K EY\nbad(x) B AE D\n", f);
+        fclose(f);
+    }
+    attend_g2p_lexicon *l3 = NULL;
+    attend_g2p_dict_info di;
+    EXPECT(attend_g2p_lexicon_read(&l3, tpath, NULL, &di, &err) == ATTEND_ERR_FORMAT && !l3 &&
+               strstr(err.msg, "test_g2p_lexicon.dict:2:"),
+           "%s", err.msg);
+    attend_g2p_options so = {0, 1};
+    EXPECT(attend_g2p_lexicon_read(&l3, tpath, &so, &di, &err) == ATTEND_OK && di.skipped == 1, "%s", err.msg);
+    attend_g2p_lexicon_get_info(l3, &in);
+    EXPECT(in.words == 1 && in.source_size == 25 && in.source_mtime_ns > 0, "read: %d words, size %lld", in.words,
+           (long long)in.source_size);
+    attend_g2p_lexicon_free(l3);
+    remove(tpath);
+    EXPECT(attend_g2p_lexicon_from_dict(NULL, d, &err) == ATTEND_ERR_NULL, "NULL out");
+    EXPECT(attend_g2p_lexicon_from_dict(&l3, NULL, &err) == ATTEND_ERR_NULL && !l3, "NULL dict");
+    attend_g2p_lexicon_free(NULL);
+    attend_g2p_lexicon_free(back);
+    attend_g2p_lexicon_free(lx);
+    attend_g2p_dict_free(d);
+}
+
 int main(void) {
     RUN(test_parse_alternates);
     RUN(test_parse_comments);
@@ -608,5 +762,6 @@ int main(void) {
     RUN(test_evaluate_sample);
     RUN(test_evaluate_ensemble);
     RUN(test_stress);
+    RUN(test_lexicon);
     return harness_summary();
 }

@@ -199,6 +199,67 @@ attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, c
                                            const attend_g2p_eval_options *opt, attend_g2p_counts *c,
                                            attend_error *err);
 
+/* ------------------------------------------------------------ lexicon */
+/*
+ * A pronunciation lexicon looked up before the model (docs/G2P.md, "Lexicon
+ * first"): a CMUdict-format dictionary in one compact read-only block (words
+ * sorted, phonemes one byte each; the same bytes are its file form, so a
+ * saved lexicon loads with one read). Lookups fold ASCII upper case, as the
+ * dictionary parser does, and cost one binary search; they allocate nothing
+ * and may run from any number of threads at once on one lexicon.
+ */
+typedef struct attend_g2p_lexicon attend_g2p_lexicon;
+
+typedef struct {
+    int words;               /* distinct words */
+    int entries;             /* pronunciations */
+    int phonemes;            /* distinct phonemes */
+    int stress;              /* 1: phonemes carry stress digits ("AH0") */
+    size_t bytes;            /* the block (= the file form's size) */
+    int64_t source_size;     /* size and modification time (ns) of the text file it was */
+    int64_t source_mtime_ns; /* read from by attend_g2p_lexicon_read (0: none): a cache's stamp */
+} attend_g2p_lexicon_info;
+
+/* A lexicon from a parsed dictionary (its first pronunciation of each word
+ * stays first). A word with more than 255 pronunciations or more than 255
+ * distinct phonemes is ATTEND_ERR_CAPACITY. *out is NULL on error. */
+attend_status attend_g2p_lexicon_from_dict(attend_g2p_lexicon **out, const attend_g2p_dict *d, attend_error *err);
+/* Reads a CMUdict-format text file (attend_g2p_dict_read with opt, so a
+ * malformed line is ATTEND_ERR_FORMAT "path:line: why", or skipped with
+ * opt->skip_malformed; keep_stress as there) into a lexicon stamped with the
+ * file's size and modification time. dict_info (may be NULL) gets the
+ * parser's counts (lines skipped, the first of them). */
+attend_status attend_g2p_lexicon_read(attend_g2p_lexicon **out, const char *path, const attend_g2p_options *opt,
+                                      attend_g2p_dict_info *dict_info, attend_error *err);
+/* Writes the file form to path (through "<path>.tmp.<pid>", renamed when
+ * complete: a reader never sees half a file; ATTEND_ERR_IO naming the path). */
+attend_status attend_g2p_lexicon_save(const attend_g2p_lexicon *lx, const char *path, attend_error *err);
+/* Reads a file written by attend_g2p_lexicon_save. Every offset, record and
+ * phoneme id is checked: a damaged or truncated file is ATTEND_ERR_FORMAT
+ * naming the path, never misread. */
+attend_status attend_g2p_lexicon_load(attend_g2p_lexicon **out, const char *path, attend_error *err);
+void attend_g2p_lexicon_free(attend_g2p_lexicon *lx); /* NULL is fine */
+void attend_g2p_lexicon_get_info(const attend_g2p_lexicon *lx, attend_g2p_lexicon_info *info);
+/* The index of word [len] (ASCII upper case folded), or -1 when the lexicon
+ * lacks it (or lx is NULL). */
+int attend_g2p_lexicon_find(const attend_g2p_lexicon *lx, const char *word, size_t len);
+/* Word w as stored (lower case; NULL out of range); its pronunciations (0 out
+ * of range). */
+const char *attend_g2p_lexicon_word(const attend_g2p_lexicon *lx, int w);
+int attend_g2p_lexicon_prons(const attend_g2p_lexicon *lx, int w);
+/* Pronunciation k (0 = the dictionary's first) of word w: phonemes joined by
+ * single spaces into out [cap] (NUL-terminated). ATTEND_ERR_ARG out of
+ * range, ATTEND_ERR_CAPACITY when cap is too small. */
+attend_status attend_g2p_lexicon_pron(const attend_g2p_lexicon *lx, int w, int k, char *out, size_t cap,
+                                      attend_error *err);
+/* Phoneme id (0..phonemes-1) as text; NULL out of range. */
+const char *attend_g2p_lexicon_phoneme(const attend_g2p_lexicon *lx, int id);
+/* Checks that the lexicon speaks the model's phoneme set: stress digits on
+ * both or neither, and every phoneme one of the vocabulary's (else
+ * ATTEND_ERR_ARG naming label, the phoneme and the first word using it). */
+attend_status attend_g2p_lexicon_check_phonemes(const attend_g2p_lexicon *lx, const attend_vocab *phonemes,
+                                                const char *label, attend_error *err);
+
 /* 1 when some phoneme of the vocabulary ends in a stress digit ("AH0"): a
  * model trained with keep_stress, whose dictionary must be read that way. */
 int attend_g2p_vocab_has_stress(const attend_vocab *phonemes);

@@ -7,6 +7,9 @@
     for h in g.nbest("read", 3):                  # beam search, best first
         print(h.text, h.score, h.alignment.shape) # alignment [phonemes, letters]
     attend.g2p.entropy(h.alignment)               # attention entropy per phoneme (nats)
+    lx = attend.g2p.Lexicon("cmudict-en-us.dict") # a CMUdict-format lexicon (or a saved one)
+    lx.lookup("read")                             # ['R EH D', 'R IY D'] in the file's order
+    G2P(lexicon=lx).pronounce("read")             # lexicon first, the model for the rest
 
 Letters the model never saw follow unknown= as everywhere in attend: "warn"
 (the default, as the command: an AttendWarning, the letters read as <unk>),
@@ -24,10 +27,11 @@ from typing import List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, ModelConfig, call
+from ._lib import (ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, G2POptions, LexiconInfo, ModelConfig,
+                   call, lib)
 from .model import Hypothesis, Model, Vocab, _apply_policy, _policy
 
-__all__ = ["G2P", "pronounce", "entropy", "default_model_path"]
+__all__ = ["G2P", "Lexicon", "pronounce", "entropy", "default_model_path"]
 
 Words = Union[str, Sequence[str]]
 
@@ -51,11 +55,77 @@ def entropy(alignment: np.ndarray) -> np.ndarray:
     return t.sum(axis=-1)
 
 
+class Lexicon:
+    """A pronunciation lexicon (attend_g2p_lexicon_*; docs/G2P.md, "Lexicon
+    first"): a CMUdict-format text file, or a file written by save(). A text
+    file's malformed line is an AttendError naming path:line unless
+    skip_malformed; stress digits are stripped unless stress=True (use the
+    model's setting: G2P checks it). lookup() folds ASCII upper case."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], stress: bool = False,
+                 skip_malformed: bool = False) -> None:
+        self._h = None
+        path = str(path)
+        h = ctypes.c_void_p()
+        with open(path, "rb") as f:
+            file_form = f.read(6) == b"ATTLEX"
+        if file_form:
+            call("attend_g2p_lexicon_load", ctypes.byref(h), path.encode())
+        else:
+            o = G2POptions(int(bool(stress)), int(bool(skip_malformed)))
+            call("attend_g2p_lexicon_read", ctypes.byref(h), path.encode(), ctypes.byref(o), None)
+        self._h = h.value
+        self.path = path
+
+    @property
+    def info(self) -> dict:
+        """words, entries, phonemes, stress, bytes (the compact form's size)."""
+        i = LexiconInfo()
+        lib.attend_g2p_lexicon_get_info(self._h, ctypes.byref(i))
+        return {k: getattr(i, k) for k, _ in LexiconInfo._fields_}
+
+    def lookup(self, word: str) -> List[str]:
+        """The word's pronunciations in the file's order ([] when absent)."""
+        if not isinstance(word, str):
+            raise AttendTypeError(ERR_ARG, "word: expected str, got %s" % type(word).__name__)
+        b = word.encode("utf-8")
+        w = lib.attend_g2p_lexicon_find(self._h, b, len(b))
+        out = []
+        buf = ctypes.create_string_buffer(1024)
+        for k in range(lib.attend_g2p_lexicon_prons(self._h, w) if w >= 0 else 0):
+            call("attend_g2p_lexicon_pron", self._h, w, k, buf, len(buf))
+            out.append(buf.value.decode())
+        return out
+
+    def __contains__(self, word: str) -> bool:
+        b = word.encode("utf-8")
+        return lib.attend_g2p_lexicon_find(self._h, b, len(b)) >= 0
+
+    def __len__(self) -> int:
+        return self.info["words"]
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the compact form (loads with one read: Lexicon(path))."""
+        call("attend_g2p_lexicon_save", self._h, str(path).encode())
+
+    def close(self) -> None:
+        if self._h:
+            lib.attend_g2p_lexicon_free(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
 class G2P:
     """A G2P model loaded with room for any word (up to 64 letters), batches
-    and beams up to max_beam wide."""
+    and beams up to max_beam wide. With a lexicon, pronounce() looks each word
+    up there first and runs the model only for the others (align() and nbest()
+    always run the model)."""
 
-    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, max_beam: int = 16) -> None:
+    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, max_beam: int = 16,
+                 lexicon: Optional[Lexicon] = None) -> None:
+        self.lexicon = lexicon
         path = str(path or default_model_path())
         cap = ModelConfig()
         cap.max_batch = 1
@@ -74,6 +144,9 @@ class G2P:
              ctypes.byref(pv))
         self.model = Model(h.value, Vocab(gv.value, "char"), Vocab(pv.value, "space"), "char")
         self.path = path
+        if lexicon is not None:
+            call("attend_g2p_lexicon_check_phonemes", lexicon._h, self.model.tgt_vocab._handle(),
+                 lexicon.path.encode())
 
     def close(self) -> None:
         """Frees the model (idempotent)."""
@@ -121,11 +194,22 @@ class G2P:
     def pronounce(self, word: Words, unknown: str = "warn") -> Union[Optional[str], List[Optional[str]]]:
         """The greedy pronunciation as ARPAbet phonemes separated by spaces
         (what `attend g2p WORD` prints after the word); a list of words gives
-        a list, decoded in batches of max_beam. None for a skipped word."""
-        hs = self.align(word, unknown)
-        if isinstance(word, str):
-            return hs.text if hs is not None else None
-        return [h.text if h is not None else None for h in hs]
+        a list, decoded in batches of max_beam. None for a skipped word.
+        With a lexicon, a word it has gets its first entry there."""
+        one = isinstance(word, str)
+        words = [word] if one else list(word)
+        known = [self.lexicon.lookup(w) if self.lexicon is not None and isinstance(w, str) else [] for w in words]
+        rest = [w for w, k in zip(words, known) if not k]
+        hs = self.align(rest, unknown) if rest else []
+        it = iter(hs)
+        out = []
+        for k in known:
+            if k:
+                out.append(k[0])
+            else:
+                h = next(it)
+                out.append(h.text if h is not None else None)
+        return out[0] if one else out
 
     def align(self, word: Words, unknown: str = "warn") -> Union[Optional[Hypothesis], List[Optional[Hypothesis]]]:
         """The greedy pronunciation as a Hypothesis with .alignment [T,S] and

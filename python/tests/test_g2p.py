@@ -51,3 +51,33 @@ def test_greedy_alignment_and_entropy(g):
     assert ent.shape == (4,) and np.all(ent >= 0) and np.all(ent <= np.log(6) + 1e-6)
     w = h.alignment.astype(np.float64)
     np.testing.assert_allclose(ent, -(w * np.log(np.where(w > 0, w, 1))).sum(1), atol=1e-12)
+
+
+def test_lexicon(g, tmp_path):
+    """attend.g2p.Lexicon (issue 29): lookups as `attend g2p --lexicon`, the
+    compact form saved and read back, malformed lines and a stress mismatch."""
+    import os
+    from conftest import SOURCE_DIR
+    sample = os.path.join(SOURCE_DIR, "data", "g2p", "cmudict-sample.dict")
+    lx = attend.g2p.Lexicon(sample)
+    assert lx.lookup("ai") == ["AY", "EY AY"] and lx.lookup("AI") == ["AY", "EY AY"]
+    assert lx.lookup("hello") == [] and "ai" in lx and "hello" not in lx
+    assert len(lx) == 3404 and lx.info["entries"] == 3639 and lx.info["stress"] == 0
+    with attend.g2p.G2P(g.path, lexicon=lx) as gl:
+        got = gl.pronounce(["ai", "hello", "aeromar"])
+    tsv = run_cli("g2p", "--lexicon", sample, "--format", "tsv", "ai", "hello", "aeromar").stdout.splitlines()
+    assert got == [row.split("\t")[4] for row in tsv]
+    assert [row.split("\t")[5] for row in tsv] == ["lexicon", "model", "lexicon"]
+    path = tmp_path / "lx.bin"
+    lx.save(path)
+    back = attend.g2p.Lexicon(path)
+    assert back.lookup("aeromar") == lx.lookup("aeromar") and back.info["bytes"] == os.path.getsize(path)
+    bad = tmp_path / "bad.dict"
+    bad.write_text("ok OW K EY\nbad(x) B AE D\n")
+    with pytest.raises(attend.AttendError, match="bad.dict:2:"):
+        attend.g2p.Lexicon(bad)
+    assert attend.g2p.Lexicon(bad, skip_malformed=True).lookup("ok") == ["OW K EY"]
+    stressed = attend.g2p.Lexicon(os.path.join(SOURCE_DIR, "data", "g2p", "cmudict-stress-sample.dict"), stress=True)
+    assert stressed.lookup("aardvark") == ["AA1 R D V AA2 R K"]
+    with pytest.raises(attend.AttendError, match="stress digits"):
+        attend.g2p.G2P(g.path, lexicon=stressed)
