@@ -273,6 +273,7 @@ typedef struct {
     int format, strict, skip_malformed;
     const char *lexicon; /* --lexicon FILE */
     int no_lexicon;      /* --no-lexicon */
+    int ipa;             /* --phones ipa */
 } say_opts;
 
 static void say_usage(FILE *f) {
@@ -321,6 +322,9 @@ static void say_usage(FILE *f) {
             "                     the installed or source tree's data/g2p/" G2P_DICT_NAME ";\n"
             "                     a text lexicon is cached compactly in ~/.cache/attend\n"
             "  --no-lexicon       the model pronounces every word\n"
+            "  --phones SET       arpabet (CMUdict's phonemes, the default) or ipa (General\n"
+            "                     American IPA, no separators; a stress model's stress marks\n"
+            "                     go before the stressed syllable's onset: docs/G2P.md)\n"
             "  --strict           a problem of a word is an error: stop there, exit 1\n"
             "  --skip-malformed   skip words with white space or control characters (counted)\n"
             "                     instead of reporting each as an error, and malformed\n"
@@ -342,6 +346,7 @@ typedef struct {
     size_t text_cap;
     cli_problems probs;
     g2p_lexicon lex;      /* looked up before the model */
+    char ipa[1024];       /* --phones ipa: the pronunciation in IPA */
     long from_lexicon, from_model; /* words pronounced by each */
 } speaker;
 
@@ -375,6 +380,18 @@ static size_t code_points(const char *s, size_t len) {
     return n;
 }
 
+/* The pronunciation to print: sp->text (ARPAbet), or with --phones ipa its
+ * IPA form; NULL after a message when it cannot be converted. */
+static const char *shown_phones(speaker *sp, const say_opts *o) {
+    if (!o->ipa) return sp->text;
+    attend_error err = {0};
+    if (attend_g2p_ipa(sp->text, sp->ipa, sizeof sp->ipa, &err)) {
+        cli_lib_fail("g2p", &err);
+        return NULL;
+    }
+    return sp->ipa;
+}
+
 /* Prints word w of the lexicon: its first pronunciation, or with --nbest N
  * its first N (the lexicon's order; no score: `# lexicon` in text, an empty
  * score in tsv, null in jsonl). The model is not run, so --align has no
@@ -388,18 +405,20 @@ static int say_lexicon(speaker *sp, const say_opts *o, const char *word, size_t 
     word_begin(o, index, word, len, 0, NULL, "lexicon");
     for (int h = 0; h < n; h++) {
         if (attend_g2p_lexicon_pron(sp->lex.lx, w, h, sp->text, sp->text_cap, &err)) return cli_lib_fail("g2p", &err);
+        const char *ph = shown_phones(sp, o);
+        if (!ph) return 1;
         if (o->format == CLI_FORMAT_TSV) {
             printf("%ld\t%d\t\t", index, h + 1);
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\tlexicon\n", sp->text);
+            printf("\t%s\tlexicon\n", ph);
         } else if (o->format == CLI_FORMAT_JSONL) {
             printf("%s{\"phonemes\":", h ? "," : "");
-            cli_json_string(stdout, sp->text, strlen(sp->text));
+            cli_json_string(stdout, ph, strlen(ph));
             printf(",\"score\":null}");
         } else {
             fwrite(word, 1, len, stdout);
             if (h) printf("(%d)", h + 1);
-            printf(" %s%s\n", sp->text, o->nbest ? "  # lexicon" : "");
+            printf(" %s%s\n", ph, o->nbest ? "  # lexicon" : "");
             if (o->align) printf("   (from the lexicon: no alignment)\n\n");
         }
     }
@@ -495,6 +514,8 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         const attend_real *a = sp->align + (size_t)h * sp->L * ns; /* [T,ns] of [L,ns] */
         if (attend_vocab_decode(sp->e.pv, ATTEND_TOKENIZE_SPACE, ph, sp->out_len[h], sp->text, sp->text_cap, &err))
             return cli_lib_fail("g2p", &err);
+        const char *phones = shown_phones(sp, o);
+        if (!phones) return 1;
         int scored = o->nbest || o->format != CLI_FORMAT_TEXT;
         double sc = sp->score[h];
         if (o->format == CLI_FORMAT_TSV) {
@@ -502,12 +523,12 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (scored && isfinite(sc)) printf("%.6f", sc);
             printf("\t");
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\tmodel\n", sp->text);
+            printf("\t%s\tmodel\n", phones);
             continue;
         }
         if (o->format == CLI_FORMAT_JSONL) {
             printf("%s{\"phonemes\":", h ? "," : "");
-            cli_json_string(stdout, sp->text, strlen(sp->text));
+            cli_json_string(stdout, phones, strlen(phones));
             if (isfinite(sc)) printf(",\"score\":%.6f", sc);
             else printf(",\"score\":null");
             /* an ensemble: "alignment" is model 1's, "alignments" every member's */
@@ -527,7 +548,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         }
         fwrite(word, 1, len, stdout);
         if (h) printf("(%d)", h + 1);
-        printf(" %s", sp->text);
+        printf(" %s", phones);
         if (o->nbest) printf("  # %.4f", sc);
         printf("\n");
         if (o->align) {
@@ -583,6 +604,12 @@ static int cmd_say(int argc, char **argv) {
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o.skip_malformed);
         else if (cli_is(&p, "--lexicon")) rc = cli_string(&p, &o.lexicon);
         else if (cli_is(&p, "--no-lexicon")) rc = cli_flag(&p, &o.no_lexicon);
+        else if (cli_is(&p, "--phones")) {
+            const char *ph = NULL;
+            rc = cli_string(&p, &ph);
+            if (!rc && !strcmp(ph, "ipa")) o.ipa = 1;
+            else if (!rc && strcmp(ph, "arpabet")) rc = cli_usage_error("g2p", "--phones: expected arpabet or ipa, got '%s'", ph);
+        }
         else rc = cli_unknown(&p);
     }
     if (!rc && o.lexicon && o.no_lexicon) rc = cli_usage_error("g2p", "--lexicon and --no-lexicon together");

@@ -750,6 +750,61 @@ static void test_lexicon(void) {
     attend_g2p_dict_free(d);
 }
 
+/* IPA (issue 29): the table and the stress rule of docs/G2P.md, "IPA output",
+ * on words worked out by hand from that rule (CMUdict's stressed entries). */
+static void test_ipa(void) {
+    static const char *const cases[][2] = {
+        {"HH AH0 L OW1", "həˈloʊ"},                       /* hello: onset L */
+        {"HH AH L OW", "həloʊ"},                          /* stress-free: no marks, AH is ə */
+        {"AH0 T EH1 N SH AH0 N", "əˈtɛnʃən"},             /* attention */
+        {"AE1 B S T R AE2 K T", "ˈæbˌstɹækt"},            /* abstract: S T R is an onset, B S T R is not */
+        {"K AE1 T", "ˈkæt"},                              /* cat: a first vowel takes all consonants before it */
+        {"S T R IY1 T", "ˈstɹit"},                        /* street */
+        {"EH1 K S T R AH0", "ˈɛkstɹə"},                   /* extra: only stressed vowels are marked */
+        {"AH0 M B R EH1 L AH0", "əmˈbɹɛlə"},              /* umbrella: B R, not M B R */
+        {"EH0 K S P L OY1 T", "ɛkˈsplɔɪt"},               /* exploit: S P L (of K S P L: at most three) */
+        {"N AY1 T IH0 NG G EY2 L", "ˈnaɪtɪŋˌɡeɪl"},       /* nightingale: NG G is no onset, G is */
+        {"AH0 S EH1 N D", "əˈsɛnd"},                      /* ascend */
+        {"R IY0 AE1 K T", "ɹiˈækt"},                      /* react: no consonant between the vowels */
+        {"S IH1 NG IH0 NG", "ˈsɪŋɪŋ"},                     /* singing: NG alone is no onset */
+        {"CH ER1 CH", "ˈtʃɝtʃ"},                          /* church: ER1 */
+        {"M EH1 ZH ER0", "ˈmɛʒɚ"},                        /* measure: ER0 */
+        {"JH AH1 JH", "ˈdʒʌdʒ"},                          /* judge: AH1 is ʌ */
+        {"DH AY1", "ˈðaɪ"},                               /* thy */
+        {"TH IH1 NG K", "ˈθɪŋk"},                         /* think */
+        {"B OY1", "ˈbɔɪ"},
+        {"K AW1", "ˈkaʊ"},
+        {"G OW1", "ˈɡoʊ"},                                /* ɡ is U+0261 */
+        {"Y EH1 S", "ˈjɛs"},
+        {"W AY1", "ˈwaɪ"},
+        {"B UH1 K", "ˈbʊk"},
+        {"F AA1 DH ER0", "ˈfɑðɚ"},
+        {"TH AO1 T", "ˈθɔt"},
+        {"B EY1", "ˈbeɪ"},
+        {"B IY1", "ˈbi"},
+        {"B L UW1", "ˈblu"},
+        {"HH AW1 S", "ˈhaʊs"},
+        {"V IH1 ZH AH0 N", "ˈvɪʒən"},
+        {"IH2 N F ER0 M EY1 SH AH0 N", "ˌɪnfɚˈmeɪʃən"},   /* information: M, the one consonant before EY1 */
+        {"K AA2 N T R AH0 B Y UW1 SH AH0 N", "ˌkɑntɹəˈbjuʃən"}, /* contribution: B Y */
+        {"AH0 K W AY1 R", "əˈkwaɪɹ"},                     /* acquire: K W */
+        {"", ""},
+    };
+    attend_error err;
+    char out[256];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        EXPECT(attend_g2p_ipa(cases[k][0], out, sizeof out, &err) == ATTEND_OK, "'%s': %s", cases[k][0], err.msg);
+        EXPECT(!strcmp(out, cases[k][1]), "'%s': got '%s', want '%s'", cases[k][0], out, cases[k][1]);
+    }
+    EXPECT(attend_g2p_ipa("HH XX L", out, sizeof out, &err) == ATTEND_ERR_ARG && strstr(err.msg, "'XX' (phoneme 2)"),
+           "%s", err.msg);
+    EXPECT(attend_g2p_ipa("K1 AE T", out, sizeof out, &err) == ATTEND_ERR_ARG && strstr(err.msg, "vowels only"), "%s",
+           err.msg);
+    EXPECT(attend_g2p_ipa("AH3", out, sizeof out, &err) == ATTEND_ERR_ARG, "AH3: %s", err.msg);
+    EXPECT(attend_g2p_ipa("HH AH0 L OW1", out, 5, &err) == ATTEND_ERR_CAPACITY && out[0] == '\0', "cap: %s", err.msg);
+    EXPECT(attend_g2p_ipa(NULL, out, sizeof out, &err) == ATTEND_ERR_NULL, "NULL");
+}
+
 int main(void) {
     RUN(test_parse_alternates);
     RUN(test_parse_comments);
@@ -763,5 +818,6 @@ int main(void) {
     RUN(test_evaluate_ensemble);
     RUN(test_stress);
     RUN(test_lexicon);
+    RUN(test_ipa);
     return harness_summary();
 }

@@ -260,6 +260,19 @@ const char *attend_g2p_lexicon_phoneme(const attend_g2p_lexicon *lx, int id);
 attend_status attend_g2p_lexicon_check_phonemes(const attend_g2p_lexicon *lx, const attend_vocab *phonemes,
                                                 const char *label, attend_error *err);
 
+/* ------------------------------------------------------------ IPA */
+/*
+ * ARPAbet phonemes (space-separated, with or without stress digits 0-2 on the
+ * vowels) to IPA, written without separators into out [cap] (UTF-8,
+ * NUL-terminated): the table and the stress rule of docs/G2P.md, "IPA
+ * output" (ˈ for 1 and ˌ for 2 before the stressed syllable's onset: the
+ * longest legal English onset before the vowel; a word's first vowel: all
+ * the consonants before it). An unknown phoneme is ATTEND_ERR_ARG naming it
+ * and its position; a small cap is ATTEND_ERR_CAPACITY. No allocation;
+ * thread-safe.
+ */
+attend_status attend_g2p_ipa(const char *arpabet, char *out, size_t cap, attend_error *err);
+
 /* 1 when some phoneme of the vocabulary ends in a stress digit ("AH0"): a
  * model trained with keep_stress, whose dictionary must be read that way. */
 int attend_g2p_vocab_has_stress(const attend_vocab *phonemes);

@@ -396,6 +396,7 @@ _SIGNATURES = {
     "attend_g2p_lexicon_prons": (c_int, [P, c_int]),
     "attend_g2p_lexicon_pron": (st, [P, c_int, c_int, c_char_p, c_size_t, E]),
     "attend_g2p_lexicon_check_phonemes": (st, [P, P, c_char_p, E]),
+    "attend_g2p_ipa": (st, [c_char_p, c_char_p, c_size_t, E]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

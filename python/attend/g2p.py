@@ -31,7 +31,7 @@ from ._lib import (ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError,
                    call, lib)
 from .model import Hypothesis, Model, Vocab, _apply_policy, _policy
 
-__all__ = ["G2P", "Lexicon", "pronounce", "entropy", "default_model_path"]
+__all__ = ["G2P", "Lexicon", "pronounce", "to_ipa", "entropy", "default_model_path"]
 
 Words = Union[str, Sequence[str]]
 
@@ -259,3 +259,14 @@ def pronounce(word: Words, unknown: str = "warn") -> Union[Optional[str], List[O
     if _default is None:
         _default = G2P()
     return _default.pronounce(word, unknown)
+
+
+def to_ipa(arpabet: str) -> str:
+    """ARPAbet phonemes (space-separated, stress digits optional) as IPA, as
+    `attend g2p --phones ipa` prints them (attend_g2p_ipa; docs/G2P.md, "IPA
+    output"): to_ipa("AH0 T EH1 N SH AH0 N") == "əˈtɛnʃən"."""
+    if not isinstance(arpabet, str):
+        raise AttendTypeError(ERR_ARG, "arpabet: expected str, got %s" % type(arpabet).__name__)
+    buf = ctypes.create_string_buffer(1024)
+    call("attend_g2p_ipa", arpabet.encode(), buf, len(buf))
+    return buf.value.decode("utf-8")

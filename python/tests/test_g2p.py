@@ -81,3 +81,13 @@ def test_lexicon(g, tmp_path):
     assert stressed.lookup("aardvark") == ["AA1 R D V AA2 R K"]
     with pytest.raises(attend.AttendError, match="stress digits"):
         attend.g2p.G2P(g.path, lexicon=stressed)
+
+
+def test_to_ipa():
+    """attend.g2p.to_ipa as `attend g2p --phones ipa` (issue 29)."""
+    assert attend.g2p.to_ipa("AH0 T EH1 N SH AH0 N") == "əˈtɛnʃən"
+    assert attend.g2p.to_ipa("HH EH L OW") == "hɛloʊ"
+    out = run_cli("g2p", "--phones", "ipa", "speech").stdout
+    assert out == "speech " + attend.g2p.to_ipa("S P IY CH") + "\n"
+    with pytest.raises(attend.AttendError, match="'XX'"):
+        attend.g2p.to_ipa("XX")

@@ -271,6 +271,25 @@ lexicon)
     cut -c1-41 out.txt | cmp -s - "$(cut -c1-41 eval1.txt > e1.txt; echo e1.txt)" || fail "eval used the lexicon"
     expect_rc 2 "$cli" g2p eval --lexicon "$sample" --dict "$sample"
     ;;
+ipa)
+    # issue 29: --phones ipa for the model's and the lexicon's pronunciations, in every format
+    expect_rc 0 "$cli" g2p --phones ipa hello speech
+    printf 'hello hɛloʊ\nspeech spitʃ\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--phones ipa"; }
+    expect_rc 0 "$cli" g2p --phones arpabet hello
+    [ "$(cat out.txt)" = "hello HH EH L OW" ] || fail "--phones arpabet: $(cat out.txt)"
+    stress_model=$src/models/g2p-cmudict-stress.safetensors
+    expect_rc 0 "$cli" g2p --model "$stress_model" --phones ipa attention read
+    printf 'attention əˈtɛnʃən\nread ˈɹid\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "stress model in IPA"; }
+    expect_rc 0 "$cli" g2p --model "$stress_model" --lexicon "$stress_sample" --phones ipa --nbest 2 --format tsv aardvark
+    printf '1\t1\t\taardvark\tˈɑɹdˌvɑɹk\tlexicon\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "lexicon in IPA, tsv"; }
+    expect_rc 0 "$cli" g2p --phones ipa --format jsonl cat
+    grep -q '"phonemes":"kæt"' out.txt || fail "jsonl IPA: $(cat out.txt)"
+    expect_rc 2 "$cli" g2p --phones sampa hello
+    grep -q "expected arpabet or ipa, got 'sampa'" err.txt || fail "--phones sampa: $(cat err.txt)"
+    ;;
 errors)
     expect_rc 2 "$cli" g2p --bogus hello
     grep -q "unknown option '--bogus'" err.txt || fail "bogus option: $(cat err.txt)"
