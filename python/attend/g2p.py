@@ -109,6 +109,7 @@ class Lexicon:
         call("attend_g2p_lexicon_save", self._h, str(path).encode())
 
     def close(self) -> None:
+        """Frees the lexicon (idempotent)."""
         if self._h:
             lib.attend_g2p_lexicon_free(self._h)
             self._h = None
