@@ -9,9 +9,12 @@
  * (Shared libraries — OpenBLAS, libgomp — are outside the wrap: their own
  * buffers are allocated once at their initialisation.)
  *
- * Entry points: attend_trainer_step (forward, backward, clip, Adam) and
- * attend_model_greedy, attend_model_beam and attend_model_score, for GRU and
- * LSTM cells and the Bahdanau and Luong decoders.
+ * Entry points: attend_trainer_step (forward, backward, clip, Adam),
+ * attend_model_greedy, attend_model_beam and attend_model_score, and
+ * attend_decode over an ensemble of two models (greedy, and beam search with
+ * a coverage penalty where the decoder attends), for GRU and LSTM cells and
+ * the Bahdanau, Luong and no-attention decoders; and a pointer model and an
+ * ensemble of two pointer models.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,10 +125,88 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
     for (int i = 0; i < 3; i++) MUST(attend_model_score(m, src, 9, src + 2, 5, &logp, salign, ERR));
     expect_none("attend_model_score", before);
 
+    /* an ensemble of two models: the mean of their step log-probabilities */
+    attend_model *m2;
+    MUST(attend_model_clone(&m2, m, ERR));
+    attend_model *ens[2] = {m, m2};
+    attend_real ealign[2 * 4 * 10 * 9];
+    attend_decode_options go = ATTEND_OPTIONS_INIT(attend_decode_options);
+    go.max_len = 10;
+    MUST(attend_decode(ens, 2, src, len, 4, 9, &go, out, out_len, NULL, ealign, NULL, ERR));
+    before = n_alloc;
+    for (int i = 0; i < 3; i++) MUST(attend_decode(ens, 2, src, len, 4, 9, &go, out, out_len, NULL, ealign, NULL, ERR));
+    expect_none("attend_decode, ensemble of 2, greedy", before);
+    attend_decode_options bo = ATTEND_OPTIONS_INIT(attend_decode_options);
+    bo.beam = 4;
+    bo.nbest = 4;
+    bo.max_len = 10;
+    bo.alpha = 0.6;
+    bo.coverage_penalty = dec == ATTEND_DECODER_NONE ? 0 : 0.4;
+    MUST(attend_decode(ens, 2, src, NULL, 1, 9, &bo, bout, blen, bscore, ealign, &n_out, ERR));
+    before = n_alloc;
+    for (int i = 0; i < 3; i++) {
+        bo.beam = 4 - i;
+        bo.nbest = 2;
+        bo.max_len = 10 - i;
+        MUST(attend_decode(ens, 2, src, NULL, 1, 9 - i, &bo, bout, blen, bscore, ealign, &n_out, ERR));
+    }
+    expect_none(dec == ATTEND_DECODER_NONE ? "attend_decode, ensemble of 2, beam"
+                                           : "attend_decode, ensemble of 2, beam + coverage penalty", before);
+
+    attend_model_free(m2);
     attend_trainer_free(tr);
     attend_model_free(m);
     attend_dataset_free(d);
     attend_vocab_free(v);
+}
+
+/* A pointer model (a sort task) and an ensemble of two: greedy and beam. */
+static void run_pointer(void) {
+    attend_model_config c;
+    memset(&c, 0, sizeof c);
+    c.cell = ATTEND_CELL_GRU;
+    c.decoder = ATTEND_DECODER_POINTER;
+    c.score = ATTEND_SCORE_ADDITIVE;
+    c.src_vocab = 4 + 6;
+    c.emb = 8;
+    c.enc_hidden = 6;
+    c.enc_layers = 1;
+    c.dec_hidden = 12;
+    c.attn = 7;
+    c.max_batch = 16;
+    c.max_src_len = 9;
+    c.max_tgt_len = 9;
+    attend_model *m, *m2;
+    MUST(attend_model_create(&m, &c, 5, ERR));
+    MUST(attend_model_create(&m2, &c, 6, ERR));
+    printf("gru/pointer/additive\n");
+    int32_t src[4 * 9], len[4] = {9, 4, 7, 1}, out[4 * 9], out_len[4];
+    for (int i = 0; i < 4 * 9; i++) src[i] = 4 + i % 6;
+    attend_real align[2 * 4 * 9 * 9];
+    attend_model *one[1] = {m}, *two[2] = {m, m2};
+    attend_decode_options go = ATTEND_OPTIONS_INIT(attend_decode_options);
+    go.max_len = 9;
+    for (int M = 1; M <= 2; M++) {
+        attend_model **ms = M == 1 ? one : two;
+        MUST(attend_decode(ms, M, src, len, 4, 9, &go, out, out_len, NULL, align, NULL, ERR));
+        long before = n_alloc;
+        for (int i = 0; i < 3; i++) MUST(attend_decode(ms, M, src, len, 4, 9, &go, out, out_len, NULL, align, NULL, ERR));
+        expect_none(M == 1 ? "attend_decode, pointer, greedy" : "attend_decode, ensemble of 2 pointers, greedy", before);
+        int32_t bout[4 * 9], blen[4];
+        double bscore[4];
+        int n_out;
+        attend_decode_options bo = ATTEND_OPTIONS_INIT(attend_decode_options);
+        bo.beam = 4;
+        bo.nbest = 3;
+        bo.max_len = 9;
+        bo.coverage_penalty = 0.2;
+        MUST(attend_decode(ms, M, src, NULL, 1, 9, &bo, bout, blen, bscore, align, &n_out, ERR));
+        before = n_alloc;
+        for (int i = 0; i < 3; i++) MUST(attend_decode(ms, M, src, NULL, 1, 9, &bo, bout, blen, bscore, align, &n_out, ERR));
+        expect_none(M == 1 ? "attend_decode, pointer, beam" : "attend_decode, ensemble of 2 pointers, beam", before);
+    }
+    attend_model_free(m);
+    attend_model_free(m2);
 }
 
 int main(void) {
@@ -133,6 +214,7 @@ int main(void) {
     run(ATTEND_CELL_GRU, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL);
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_SCALED_DOT);
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE);
+    run_pointer();
     /* the counters do see the library: creation and warm-up allocate */
     printf("allocations counted in total (creation, warm-up): %ld\n", n_alloc);
     if (n_alloc == 0) {

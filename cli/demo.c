@@ -10,6 +10,7 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "options.h"
 #include "heatmap.h"
 
 /* The demo's task, model and schedule (train_opts_init gives the rest): Luong
@@ -38,11 +39,17 @@ static void demo_usage(FILE *f) {
             "along the anti-diagonal), and saves the model for `attend decode`.\n"
             "About a minute on two cores. The same seed gives the same model.\n"
             "\n"
-            "  --steps N    training steps of %d pairs (%d); the warm-up (a tenth, at most %d),\n"
-            "               the cosine decay (the rest) and the evaluations (every fifth, at least\n"
-            "               100 steps apart) follow\n"
-            "  --out PATH   model file (attend-demo.safetensors)\n"
-            "  --seed N     initialisation and shuffling seed (1)\n"
+            "%s",
+            DEMO_SYMBOLS, DEMO_MIN_LEN, DEMO_MAX_LEN, DEMO_EXAMPLES, "");
+    char steps[160];
+    snprintf(steps, sizeof steps,
+             "%d, of %d pairs; the warm-up (a tenth, at most %d), the cosine decay (the rest) and the evaluations "
+             "(every fifth, at least 100 steps apart) follow",
+             DEMO_STEPS, 64, CLI_WARMUP_MAX);
+    cli_opt_usage(f, "--steps", steps, 15);
+    cli_opt_usage(f, "--out", "attend-demo.safetensors", 15);
+    cli_opt_usage(f, "--seed", "1", 15);
+    fprintf(f,
             "  --help       this message\n"
             "\n"
             "The training is the same as\n"
@@ -50,7 +57,7 @@ static void demo_usage(FILE *f) {
             "    --dev-count %d --decoder luong --score general --steps %d --min-lr %g \\\n"
             "    --out attend-demo.safetensors\n"
             "(which derives the same warm-up, decay and evaluations from --steps).\n",
-            DEMO_SYMBOLS, DEMO_MIN_LEN, DEMO_MAX_LEN, DEMO_EXAMPLES, 64, DEMO_STEPS, CLI_WARMUP_MAX, DEMO_SYMBOLS,
+            DEMO_SYMBOLS,
             DEMO_MIN_LEN, DEMO_MAX_LEN, DEMO_COUNT, DEMO_DEV_COUNT, DEMO_STEPS, DEMO_MIN_LR);
 }
 
@@ -122,6 +129,7 @@ done:
 }
 
 int cmd_demo(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     train_opts o;
     train_opts_init(&o);
     o.data.task = ATTEND_TASK_REVERSE;
@@ -140,9 +148,9 @@ int cmd_demo(int argc, char **argv) {
     int rc = 0, help = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--steps")) rc = cli_int(&p, 1, 1000000000, &o.steps);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &o.out);
-        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &o.seed);
+        else if (cli_opt(&p, "--steps", &o.steps, &rc) || cli_opt(&p, "--out", &o.out, &rc) ||
+                 cli_opt(&p, "--seed", &o.seed, &rc))
+            continue;
         else rc = cli_unknown(&p);
     }
     if (rc) return rc;

@@ -6,9 +6,9 @@
  * `g2p eval` (PER/WER on dev and test, greedy and beam) and `g2p bench`
  * (batch-1 latency). docs/G2P.md describes all of it. The library does the
  * work (src/tasks/g2p.c); this file parses options, calls it in order and prints.
- * Here: finding the model and dictionary, pronouncing, the dispatch;
- * `g2p train` is in g2p_train.c, `g2p data`, `g2p eval`, `g2p bench` in
- * g2p_eval.c.
+ * Here: pronouncing and the dispatch; finding the model and dictionary is
+ * in g2p_files.c, `g2p train` in g2p_train.c, `g2p data`, `g2p eval`,
+ * `g2p bench` in g2p_eval.c.
  */
 #define _XOPEN_SOURCE 700 /* realpath; POSIX.1-2008 */
 #include <errno.h>
@@ -24,244 +24,8 @@
 #include "cli.h"
 #include "mpirun.h"
 #include "ensemble.h"
-#include "g2p.h"
+#include "g2p_files.h"
 #include "outputs.h" /* issue 17: output checks */
-
-/* ------------------------------------------------------- finding files */
-
-int g2p_file_exists(const char *path) {
-    struct stat st;
-    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The directory of the running executable (resolved) into buf; 0 when unknown. */
-static int exe_dir(char *buf, size_t cap) {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) return 0;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash) return 0;
-    *slash = '\0';
-    return snprintf(buf, cap, "%s", exe) < (int)cap;
-}
-
-/*
- * Where the shipped files are looked for, after --model/--dict and the
- * environment variable (issue 30): first the copy installed with this attend,
- * <prefix>/share/attend/NAME for <prefix>/bin/attend; then the source tree's
- * copy, but only when this attend runs from the build directory it was built
- * in (ATTEND_BUILD_DIR, from CMakeLists.txt), so an installed or moved attend
- * never reads the build's source tree. `attend g2p --help` prints the list.
- */
-typedef struct {
-    char path[PATH_MAX + 64];
-    const char *what; /* how it was found, for --help and the message */
-    int searched;     /* 0: not a candidate here (why says so) */
-} g2p_place;
-
-static int in_build_dir(void) {
-#if defined(ATTEND_BUILD_DIR)
-    char d[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
-    return exe_dir(d, sizeof d) && realpath(d, a) && realpath(ATTEND_BUILD_DIR, b) && !strcmp(a, b);
-#else
-    return 0;
-#endif
-}
-
-#ifdef ATTEND_G2P_SOURCE_DIR
-#define SOURCE_DIR ATTEND_G2P_SOURCE_DIR
-#else
-#define SOURCE_DIR NULL
-#endif
-
-/* places [2]: the installed copy, the source tree's (rel_src: "models/NAME"). */
-static void g2p_places(const char *name, const char *rel_src, g2p_place *places) {
-    char d[PATH_MAX];
-    memset(places, 0, 2 * sizeof *places);
-    places[0].what = "installed with this attend";
-    if (exe_dir(d, sizeof d)) {
-        char *slash = strrchr(d, '/');
-        if (slash) *slash = '\0'; /* <prefix>/bin -> <prefix> */
-        snprintf(places[0].path, sizeof places[0].path, "%s/share/attend/%s", d, name);
-        places[0].searched = 1;
-    }
-    if (SOURCE_DIR && in_build_dir()) {
-        snprintf(places[1].path, sizeof places[1].path, "%s/%s", SOURCE_DIR, rel_src);
-        places[1].what = "the source tree: this attend runs from its build directory";
-        places[1].searched = 1;
-    } else {
-        snprintf(places[1].path, sizeof places[1].path, "the source tree's %s", rel_src);
-        places[1].what = "not searched: this attend is not in its build directory";
-    }
-}
-
-/* The file to use: the option, else the environment variable, else the first
- * of g2p_places that exists (into buf [cap]). NULL with a message when none. */
-static const char *find_file(const char *cmd, const char *given, const char *env, const char *name,
-                             const char *rel_src, const char *what, char *buf, size_t cap) {
-    if (given) return given;
-    const char *e = getenv(env);
-    if (e && *e) return e;
-    g2p_place places[2];
-    g2p_places(name, rel_src, places);
-    for (int i = 0; i < 2; i++) {
-        if (places[i].searched && g2p_file_exists(places[i].path) && strlen(places[i].path) < cap) {
-            memcpy(buf, places[i].path, strlen(places[i].path) + 1);
-            return buf;
-        }
-    }
-    fprintf(stderr, "attend %s: no %s found (looked in %s%s%s): give %s, set %s, or %s\n", cmd, what,
-            places[0].searched ? places[0].path : "<prefix>/share/attend",
-            places[1].searched ? " and " : "", places[1].searched ? places[1].path : "",
-            !strcmp(what, "model") ? "--model PATH" : "--dict PATH", env,
-            !strcmp(what, "model") ? "train one with `attend g2p train`"
-                                   : "fetch CMUdict with tools/get_cmudict.sh");
-    return NULL;
-}
-
-const char *g2p_find_shipped(const char *name, const char *rel_src, char *buf, size_t cap, char *looked,
-                             size_t looked_cap) {
-    g2p_place places[2];
-    g2p_places(name, rel_src, places);
-    if (looked && looked_cap) looked[0] = '\0';
-    for (int i = 0; i < 2; i++) {
-        if (!places[i].searched) continue;
-        if (looked && looked_cap) {
-            size_t n = strlen(looked);
-            snprintf(looked + n, looked_cap - n, "%s%s", n ? ", " : "", places[i].path);
-        }
-        if (g2p_file_exists(places[i].path) && strlen(places[i].path) < cap) {
-            memcpy(buf, places[i].path, strlen(places[i].path) + 1);
-            return buf;
-        }
-    }
-    return NULL;
-}
-
-const char *g2p_find_model(const char *cmd, const char *given, char *buf, size_t cap) {
-    return find_file(cmd, given, "ATTEND_G2P_MODEL", G2P_MODEL_NAME, "models/" G2P_MODEL_NAME, "model", buf, cap);
-}
-
-const char *g2p_find_dict(const char *cmd, const char *given, char *buf, size_t cap) {
-    return find_file(cmd, given, "ATTEND_G2P_DICT", G2P_DICT_NAME, "data/g2p/" G2P_DICT_NAME, "dictionary", buf,
-                     cap);
-}
-
-void g2p_search_help(FILE *f, int model) {
-    const char *env = model ? "ATTEND_G2P_MODEL" : "ATTEND_G2P_DICT";
-    const char *e = getenv(env);
-    g2p_place places[2];
-    g2p_places(model ? G2P_MODEL_NAME : G2P_DICT_NAME, model ? "models/" G2P_MODEL_NAME : "data/g2p/" G2P_DICT_NAME,
-               places);
-    fprintf(f, "Where the %s is looked for, in order (the first that exists is used):\n  %s PATH\n", model ? "model" : "dictionary",
-            model ? "--model" : "--dict");
-    if (e && *e) fprintf(f, "  $%s = %s  (%s)\n", env, e, g2p_file_exists(e) ? "found" : "not found");
-    else fprintf(f, "  $%s  (not set)\n", env);
-    for (int i = 0; i < 2; i++)
-        fprintf(f, "  %s  (%s%s)\n", places[i].path, places[i].what,
-                !places[i].searched ? "" : g2p_file_exists(places[i].path) ? ": found" : ": not found");
-}
-
-int g2p_read_dict(const char *cmd, const char *path, int skip, int keep_stress, attend_g2p_dict **d) {
-    attend_error err = {0};
-    attend_g2p_options o = {keep_stress, skip};
-    if (attend_g2p_dict_read(d, path, &o, &err)) return cli_lib_fail(cmd, &err);
-    attend_g2p_dict_info in;
-    attend_g2p_dict_get_info(*d, &in);
-    if (in.skipped) fprintf(stderr, "attend %s: skipped %d odd line%s (first: %s)\n", cmd, in.skipped,
-                            in.skipped == 1 ? "" : "s", in.first_skipped);
-    if (in.words == 0) {
-        fprintf(stderr, "attend %s: %s: no entries\n", cmd, path);
-        return 1;
-    }
-    return 0;
-}
-
-/* Loads a G2P model with capacities (0 = the file's). */
-int g2p_load_model(const char *cmd, const char *path, int batch, int max_src, int max_tgt, attend_model **m,
-                    attend_vocab **gv, attend_vocab **pv) {
-    attend_error err = {0};
-    attend_model_config cap;
-    memset(&cap, 0, sizeof cap);
-    cap.max_batch = batch;
-    cap.max_src_len = max_src;
-    cap.max_tgt_len = max_tgt;
-    if (attend_g2p_model_load(m, path, &cap, gv, pv, &err)) return cli_lib_fail(cmd, &err);
-    return 0;
-}
-
-void g2p_models_free(g2p_models *e) {
-    for (int k = 0; k < e->M; k++) attend_model_free(e->ms[k]);
-    attend_vocab_free(e->gv);
-    attend_vocab_free(e->pv);
-    free(e->list);
-    memset(e, 0, sizeof *e);
-}
-
-int g2p_models_open(const char *cmd, const char *spec, g2p_models *e) {
-    memset(e, 0, sizeof *e);
-    if (spec && strchr(spec, ',')) {
-        if (!(e->list = strdup(spec))) {
-            fprintf(stderr, "attend %s: out of memory\n", cmd);
-            return 1;
-        }
-        for (char *tok = e->list, *next; tok; tok = next) {
-            next = strchr(tok, ',');
-            if (next) *next++ = '\0';
-            if (!*tok || e->M == CLI_ENSEMBLE_MAX) {
-                int empty = !*tok;
-                e->M = 0;
-                g2p_models_free(e);
-                return cli_usage_error(cmd, empty ? "--model %s: an empty path in the list"
-                                                  : "--model %s: more than %d models",
-                                       spec, CLI_ENSEMBLE_MAX);
-            }
-            e->paths[e->M++] = tok;
-        }
-    } else {
-        const char *path = g2p_find_model(cmd, spec, e->found, sizeof e->found);
-        if (!path) return 1;
-        e->paths[e->M++] = path;
-    }
-    /* each member at batch 1: its trained lengths, and the ensemble check */
-    int rc = 0, M = e->M;
-    e->M = 0; /* no model handle held yet */
-    attend_model *m = NULL;
-    if ((rc = g2p_load_model(cmd, e->paths[0], 1, 0, 0, &m, &e->gv, &e->pv))) goto fail;
-    e->cfg = *attend_model_get_config(m);
-    attend_model_free(m);
-    cli_member first = {e->paths[0], e->cfg, e->gv, e->pv, ATTEND_TOKENIZE_CHAR};
-    for (int k = 1; rc == 0 && k < M; k++) {
-        cli_member b = {e->paths[k], {0}, NULL, NULL, ATTEND_TOKENIZE_CHAR};
-        attend_model *mk = NULL;
-        if ((rc = g2p_load_model(cmd, e->paths[k], 1, 0, 0, &mk, &b.sv, &b.tv))) break;
-        b.cfg = *attend_model_get_config(mk);
-        attend_model_free(mk);
-        rc = cli_ensemble_check(cmd, &first, &b, k + 1);
-        if (b.cfg.max_src_len > e->cfg.max_src_len) e->cfg.max_src_len = b.cfg.max_src_len;
-        if (b.cfg.max_tgt_len > e->cfg.max_tgt_len) e->cfg.max_tgt_len = b.cfg.max_tgt_len;
-        attend_vocab_free(b.sv);
-        attend_vocab_free(b.tv);
-    }
-    if (rc) goto fail;
-    e->M = M;
-    return 0;
-fail:
-    g2p_models_free(e);
-    return rc;
-}
-
-int g2p_models_load(const char *cmd, g2p_models *e, int batch, int max_src, int max_tgt) {
-    for (int k = 0; k < e->M; k++) {
-        attend_vocab *gk = NULL, *pk = NULL; /* checked equal by g2p_models_open */
-        int rc = g2p_load_model(cmd, e->paths[k], batch, max_src, max_tgt, &e->ms[k], &gk, &pk);
-        attend_vocab_free(gk);
-        attend_vocab_free(pk);
-        if (rc) return rc;
-    }
-    return 0;
-}
 
 /* ================================================================= pronounce */
 
@@ -439,7 +203,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                             len > 80 ? "..." : "", code_points(word, len), sp->S);
         word_begin(o, index, word, len, 0, "too long", NULL);
         word_end(o, index, word, len, 0);
-        if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word); /* no pronunciation */
+        if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len)); /* no pronunciation */
         return e;
     }
     if (attend_g2p_encode_word(sp->e.gv, word, len, src, ATTEND_G2P_MAX_LEN, &ns, &err)) {
@@ -448,10 +212,10 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                                 err.msg);
             word_begin(o, index, word, len, 0, "malformed", NULL);
             word_end(o, index, word, len, 0);
-            if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word);
+            if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len));
             return e;
         }
-        fprintf(stderr, "attend g2p: %s:%ld: '%.*s': %s (--skip-malformed skips such words)\n", where, index, show,
+        cli_error("g2p", "%s:%ld: '%.*s': %s (--skip-malformed skips such words)", where, index, show,
                 word, err.msg);
         word_begin(o, index, word, len, 0, "malformed", NULL);
         word_end(o, index, word, len, 0);
@@ -479,7 +243,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     if (o->beam) {
         attend_beam_options bo = {o->alpha, o->coverage_penalty};
         if (sp->e.M > 1 && o->coverage_penalty > 0) {
-            fprintf(stderr, "attend g2p: --coverage-penalty with an ensemble: one model only\n");
+            cli_error("g2p", "--coverage-penalty with an ensemble: one model only");
             return 2;
         }
         st = sp->e.M > 1 ? attend_ensemble_beam(sp->e.ms, sp->e.M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
@@ -523,7 +287,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (scored && isfinite(sc)) printf("%.6f", sc);
             printf("\t");
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\tmodel\n", phones);
+            printf("\t%s\tmodel\n", cli_vis(phones));
             continue;
         }
         if (o->format == CLI_FORMAT_JSONL) {
@@ -546,9 +310,9 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             printf("}");
             continue;
         }
-        fwrite(word, 1, len, stdout);
+        fputs(cli_vis_n(word, len), stdout);
         if (h) printf("(%d)", h + 1);
-        printf(" %s", phones);
+        printf(" %s", cli_vis(phones));
         if (o->nbest) printf("  # %.4f", sc);
         printf("\n");
         if (o->align) {
@@ -558,7 +322,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->e.pv, ph[t]);
             for (int k = 0; k < sp->e.M; k++) {
                 char *pic = NULL;
-                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, sp->e.paths[k]);
+                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, cli_vis(sp->e.paths[k]));
                 if (T > 0 && attend_render_heatmap_text(&pic, a + (size_t)k * astride, T, ns, src_tok, out_tok, &err))
                     return cli_lib_fail("g2p", &err);
                 if (pic) fputs(pic, stdout);
@@ -567,10 +331,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             }
         }
     }
-    if (got == 0 && o->format == CLI_FORMAT_TEXT) {
-        fwrite(word, 1, len, stdout);
-        printf("\n");
-    }
+    if (got == 0 && o->format == CLI_FORMAT_TEXT) printf("%s\n", cli_vis_n(word, len));
     word_end(o, index, word, len, got);
     return 0;
 }
@@ -580,19 +341,18 @@ static int cmd_say(int argc, char **argv) {
     cli_init(&p, "g2p", argc, argv);
     say_opts o;
     memset(&o, 0, sizeof o);
-    int rc = 0, help = 0, stdin_mode = 0, dashdash = 0;
+    int rc = 0, help = 0, stdin_mode = 0;
     const char **words = calloc((size_t)argc + 1, sizeof *words);
     int nw = 0;
     if (!words) {
-        fprintf(stderr, "attend g2p: out of memory\n");
+        cli_oom("g2p", "the word list");
         return 1;
     }
     while (rc == 0 && cli_next(&p)) {
-        if (dashdash || (cli_positional(&p) && strcmp(p.arg, "-"))) words[nw++] = p.arg;
+        if (p.operands || (cli_positional(&p) && strcmp(p.arg, "-"))) words[nw++] = p.arg; /* after "--": words */
         else if (!strcmp(p.arg, "-")) stdin_mode = 1;
-        else if (!strcmp(p.arg, "--")) dashdash = 1;
         else if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &o.model);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &o.model);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &o.beam);
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o.nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o.alpha);
@@ -668,7 +428,7 @@ static int cmd_say(int argc, char **argv) {
     sp.align = malloc((size_t)sp.e.M * sp.K * sp.L * sp.S * sizeof *sp.align);
     sp.text = malloc(sp.text_cap);
     if (!sp.out || !sp.out_len || !sp.score || !sp.align || !sp.text) {
-        fprintf(stderr, "attend g2p: out of memory\n");
+        cli_oom("g2p", "the decoding buffers");
         rc = 1;
         goto done;
     }
@@ -682,16 +442,15 @@ static int cmd_say(int argc, char **argv) {
             int got = cli_lines_next(&in, &len);
             if (got == 0) break;
             if (got == -2) {
-                fprintf(stderr, "attend g2p: %s: read error in line %ld: %s\n", in.name, in.line + 1,
+                cli_error("g2p", "%s: read error in line %ld: %s", in.name, in.line + 1,
                         strerror(in.err));
                 rc = 1;
                 break;
             }
             if (got == -1) {
                 if (!o.skip_malformed) {
-                    fprintf(stderr,
-                            "attend g2p: %s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
-                            "such lines)\n",
+                    cli_error("g2p", "%s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
+                            "such lines)",
                             in.name, in.line, CLI_MAX_LINE);
                     rc = 1;
                     break;
@@ -700,7 +459,7 @@ static int cmd_say(int argc, char **argv) {
                 if (cli_problem(&sp.probs, CLI_PROBLEM_MALFORMED, in.name, in.line,
                                 "longer than the %d bytes a line may have: skipped", CLI_MAX_LINE) ||
                     cli_lines_skip_rest(&in)) {
-                    if (in.err) fprintf(stderr, "attend g2p: %s: read error: %s\n", in.name, strerror(in.err));
+                    if (in.err) cli_error("g2p", "%s: read error: %s", in.name, strerror(in.err));
                     rc = 1;
                     break;
                 }
@@ -735,6 +494,7 @@ done:
 /* ================================================================== dispatch */
 
 int cmd_g2p(int argc, char **argv) {
+    cli_set_oom_hint("lower --beam or --max-len"); /* the options of this command that lower its memory */
     if (argc >= 2) {
         const char *sub = argv[1];
         if (!strcmp(sub, "train")) return cmd_g2p_train(argc - 1, argv + 1);

@@ -15,7 +15,7 @@
 
 #include "attend.h"
 #include "cli.h"
-#include "g2p.h"
+#include "g2p_files.h"
 
 #define DEBIAN_CMUDICT "/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict"
 #define STRESS_DICT_NAME "cmudict-stress.dict"

@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "attend.h"
 #include "cli.h"
+#include "options.h"
 #include "outputs.h"
 
 #define MAX_LIST 32
@@ -45,20 +46,21 @@ static void sweep_usage(FILE *f) {
             "                       +coverage (additive entries only: additive+coverage),\n"
             "                       +sparsemax or +entmax15 (the attention normaliser,\n"
             "                       dot+sparsemax)\n"
-            "  --cell NAME          gru or lstm (gru)\n"
-            "  --emb N              embedding width (32)\n"
-            "  --hidden N           encoder width per direction (64)\n"
-            "  --dec-hidden N       decoder width (2 x --hidden, as dot scores need)\n"
-            "  --attn N             additive attention width (64)\n"
-            "budget (the same for every run):\n"
-            "  --steps N            optimizer steps (1000)\n"
-            "  --batch N            pairs per batch (32)\n"
-            "  --lr X               peak Adam learning rate (0.003)\n"
-            "  --warmup N           linear warm-up steps, then cosine decay to --min-lr (a tenth\n"
-            "                       of --steps, at most 100)\n"
-            "  --min-lr X           final learning rate (0.0001)\n"
-            "  --clip X             gradient-norm clipping (1)\n"
-            "  --seed N             data, initialisation and shuffling seed (1)\n"
+            "%s", "");
+    cli_opt_usage(f, "--cell", "gru", 23);
+    cli_opt_usage(f, "--emb", "32", 23);
+    cli_opt_usage(f, "--hidden", "64", 23);
+    cli_opt_usage(f, "--dec-hidden", "2 x --hidden, as dot scores need", 23);
+    cli_opt_usage(f, "--attn", "64", 23);
+    fprintf(f, "budget (the same for every run):\n");
+    cli_opt_usage(f, "--steps", "1000", 23);
+    cli_opt_usage(f, "--batch", "32", 23);
+    cli_opt_usage(f, "--lr", "Adam's: 0.003", 23);
+    cli_opt_usage(f, "--warmup", "a tenth of --steps, at most 100; then cosine decay to --min-lr", 23);
+    cli_opt_usage(f, "--min-lr", "0.0001", 23);
+    cli_opt_usage(f, "--clip", "1", 23);
+    cli_opt_usage(f, "--seed", "1; data too", 23);
+    fprintf(f,
             "output:\n"
             "  --csv PATH           results as CSV (sweep.csv)\n"
             "  --svg PATH           full-sequence accuracy against length, one line per decoder\n"
@@ -159,17 +161,17 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
                                    "or DECODER-SCORE such as bahdanau-dot)",
                                    tok);
         }
-        if (out[*n].coverage && (out[*n].decoder == ATTEND_DECODER_NONE || out[*n].score != ATTEND_SCORE_ADDITIVE))
-            return cli_usage_error("sweep", "--decoders: '%s': coverage needs attention with the additive score "
-                                   "(additive, bahdanau-additive, luong-additive)", tok);
-        if (out[*n].monotonic && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +monotonic with decoder none, which has no attention",
-                                   tok);
-        if (out[*n].copy && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +copy with decoder none: copying needs attention", tok);
-        if (out[*n].normalizer && out[*n].decoder == ATTEND_DECODER_NONE)
-            return cli_usage_error("sweep", "--decoders: '%s': +%s with decoder none, which has no attention", tok,
-                                   attend_normalizer_name((attend_normalizer)out[*n].normalizer));
+        /* what combines with what: the library's rules, in the suffixes' words */
+        attend_model_config mc;
+        memset(&mc, 0, sizeof mc);
+        mc.decoder = out[*n].decoder;
+        mc.score = out[*n].decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : out[*n].score;
+        mc.coverage = out[*n].coverage;
+        mc.copy = out[*n].copy;
+        mc.monotonic = out[*n].monotonic;
+        mc.normalizer = (attend_normalizer)out[*n].normalizer;
+        char msg[600];
+        if (cli_rules_suffixes(&mc, msg, sizeof msg)) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, msg);
         (*n)++;
     }
     return 0;
@@ -195,15 +197,27 @@ static void print_row(const attend_sweep_row *r) {
            r->eval.attn_entropy, r->uniform_entropy, r->samples_per_s, r->wall_seconds);
 }
 
-/* Rows as they complete: printed, appended to the CSV file, and the plot
- * redrawn, so a long sweep stopped early keeps what it finished. */
+/* Rows as they complete: printed, the CSV file rewritten (atomically, with
+ * every row so far) and the plot redrawn, so a long sweep stopped early keeps
+ * what it finished. A target written in place (a FIFO, /dev/stdout) cannot be
+ * rewritten: it gets the whole table, or the plot, once, at the end. */
 typedef struct {
     attend_sweep_row *done; /* [total] in completion order */
     int n_done;
-    FILE *csv;
     const char *csv_path, *svg_path;
+    int csv_in_place, svg_in_place;
     int failed;
 } progress;
+
+/* The CSV of the rows done so far to csv_path; 0 or 1 after a message. */
+static int write_csv(const progress *pg) {
+    attend_error err = {0};
+    char *csv = NULL;
+    if (attend_sweep_csv(pg->done, pg->n_done, &csv, &err)) return cli_lib_fail("sweep", &err);
+    int rc = analysis_write_file("sweep", pg->csv_path, csv);
+    free(csv);
+    return rc;
+}
 
 static void on_row(void *user, const attend_sweep_row *row, int index, int total) {
     progress *pg = user;
@@ -214,20 +228,15 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     pg->done[pg->n_done++] = *row;
     if (pg->failed) return;
     attend_error err = {0};
-    char *line = NULL, *svg = NULL;
-    if (attend_sweep_csv(row, 1, &line, &err) || attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
+    char *svg = NULL;
+    if (!pg->csv_in_place && write_csv(pg)) pg->failed = 1;
+    else if (pg->svg_in_place) { /* drawn once, at the end */
+    } else if (attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
         cli_lib_fail("sweep", &err);
         pg->failed = 1;
-    } else {
-        const char *body = strchr(line, '\n') + 1; /* after the header */
-        if (fputs(body, pg->csv) == EOF || fflush(pg->csv) != 0) {
-            fprintf(stderr, "attend sweep: error writing %s\n", pg->csv_path);
-            pg->failed = 1;
-        } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
-            pg->failed = 1;
-        }
+    } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
+        pg->failed = 1;
     }
-    free(line);
     free(svg);
 }
 
@@ -277,7 +286,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
     for (int f = 0; !rc && f < n_files; f++) {
         FILE *in = fopen(files[f], "rb");
         if (!in) {
-            fprintf(stderr, "attend sweep: cannot read %s\n", files[f]);
+            cli_error("sweep", "cannot read %s", files[f]);
             rc = 1;
             break;
         }
@@ -318,7 +327,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
     }
     if (!rc && csv_path) rc = analysis_write_file("sweep", csv_path, csv);
     if (!rc) rc = analysis_write_file("sweep", svg_path, svg);
-    if (!rc) printf("wrote %s%s%s\n", csv_path ? csv_path : "", csv_path ? " and " : "", svg_path);
+    if (!rc) printf("wrote %s%s%s\n", csv_path ? cli_vis(csv_path) : "", csv_path ? " and " : "", cli_vis(svg_path));
     free(csv);
     free(svg);
     free(rows);
@@ -326,6 +335,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
 }
 
 int cmd_sweep(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch, --emb, --hidden, --dec-hidden, --attn or the --lengths"); /* the options of this command that lower its memory */
     attend_sweep_config c;
     memset(&c, 0, sizeof c);
     c.task = ATTEND_TASK_COPY;
@@ -361,8 +371,8 @@ int cmd_sweep(int argc, char **argv) {
         } else if (cli_is(&p, "--symbols")) rc = cli_int(&p, 1, 100000, &c.symbols);
         else if (cli_is(&p, "--train-pairs")) rc = cli_int(&p, 1, 100000000, &c.train_pairs);
         else if (cli_is(&p, "--dev-pairs")) rc = cli_int(&p, 1, 100000000, &c.dev_pairs);
-        else if (cli_is(&p, "--train")) rc = cli_string(&p, &train_path);
-        else if (cli_is(&p, "--dev")) rc = cli_string(&p, &dev_path);
+        else if (cli_is(&p, "--train")) rc = cli_path(&p, &train_path);
+        else if (cli_is(&p, "--dev")) rc = cli_path(&p, &dev_path);
         else if (cli_is(&p, "--tokenizer")) rc = cli_choice(&p, attend_tokenizer_from_name, "char|space", &tokenizer);
         else if (cli_is(&p, "--lengths")) {
             rc = cli_string(&p, &s);
@@ -373,24 +383,22 @@ int cmd_sweep(int argc, char **argv) {
             rc = cli_string(&p, &s);
             if (!rc) rc = parse_models(s, models, &n_models);
         } else if (cli_is(&p, "--cell")) {
-            int cell;
-            rc = cli_choice(&p, attend_cell_from_name, "gru|lstm", &cell);
+            int cell = 0;
+            cli_opt(&p, "--cell", &cell, &rc);
             c.cell = (attend_cell_kind)cell;
-        } else if (cli_is(&p, "--emb")) rc = cli_int(&p, 1, 65536, &c.emb);
-        else if (cli_is(&p, "--hidden")) rc = cli_int(&p, 1, 32768, &c.enc_hidden);
-        else if (cli_is(&p, "--dec-hidden")) rc = cli_int(&p, 1, 65536, &dec_hidden);
-        else if (cli_is(&p, "--attn")) rc = cli_int(&p, 1, 65536, &c.attn);
-        else if (cli_is(&p, "--steps")) rc = cli_int(&p, 1, 1000000000, &c.steps);
-        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1 << 16, &c.batch);
-        else if (cli_is(&p, "--lr")) rc = cli_double(&p, 1e-9, 10, &lr);
-        else if (cli_is(&p, "--warmup")) rc = cli_int(&p, 0, 1000000000, &warmup);
-        else if (cli_is(&p, "--min-lr")) rc = cli_double(&p, 0, 10, &min_lr);
-        else if (cli_is(&p, "--clip")) rc = cli_double(&p, 0, 1e9, &clip);
-        else if (cli_is(&p, "--seed")) rc = cli_u64(&p, &c.seed);
+        } else if (cli_opt(&p, "--emb", &c.emb, &rc) || cli_opt(&p, "--hidden", &c.enc_hidden, &rc) ||
+                   cli_opt(&p, "--dec-hidden", &dec_hidden, &rc) || cli_opt(&p, "--attn", &c.attn, &rc) ||
+                   cli_opt(&p, "--batch", &c.batch, &rc) || cli_opt(&p, "--lr", &lr, &rc) ||
+                   cli_opt(&p, "--warmup", &warmup, &rc) || cli_opt(&p, "--min-lr", &min_lr, &rc) ||
+                   cli_opt(&p, "--clip", &clip, &rc) || cli_opt(&p, "--seed", &c.seed, &rc))
+            continue;
+        else if (cli_opt(&p, "--steps", &c.steps, &rc)) {
+            if (!rc && c.steps < 1) rc = cli_usage_error("sweep", "--steps: a sweep trains every model at least one step");
+        }
         else if (cli_is(&p, "--csv")) {
-            rc = cli_string(&p, &csv_path);
+            rc = cli_path(&p, &csv_path);
             csv_given = 1;
-        } else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg_path);
+        } else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg_path);
         else if (cli_is(&p, "--plot")) rc = cli_flag(&p, &plot);
         else if (cli_positional(&p) && n_files < MAX_LIST) files[n_files++] = p.arg;
         else rc = cli_unknown(&p);
@@ -414,6 +422,8 @@ int cmd_sweep(int argc, char **argv) {
         uses[n_uses++] = (attend_path_use){plot && !csv_given ? NULL : csv_path, "--csv", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
         uses[n_uses++] = (attend_path_use){svg_path, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
         if (cli_check_outputs("sweep", uses, n_uses, NULL)) return 1;
+        const char *outs[] = {plot && !csv_given ? NULL : csv_path, svg_path}; /* the table then goes to stderr */
+        if (cli_stdout_claim("sweep", outs, 2)) return 1;
     }
     if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
@@ -455,28 +465,17 @@ int cmd_sweep(int argc, char **argv) {
         rows = calloc((size_t)n_rows, sizeof *rows);
         pg.done = calloc((size_t)n_rows, sizeof *pg.done);
         if (!rows || !pg.done) {
-            fprintf(stderr, "attend sweep: out of memory\n");
+            cli_oom("sweep", "the result rows");
             rc = 1;
         }
     }
-    if (!rc) {
-        pg.csv = fopen(csv_path, "wb");
-        char *header = NULL;
-        if (!pg.csv) {
-            fprintf(stderr, "attend sweep: cannot write %s\n", csv_path);
-            rc = 1;
-        } else if (attend_sweep_csv(rows, 0, &header, &err)) {
-            rc = cli_lib_fail("sweep", &err);
-        } else if (fputs(header, pg.csv) == EOF || fflush(pg.csv) != 0) {
-            fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
-            rc = 1;
-        }
-        free(header);
-    }
+    pg.csv_in_place = attend_outfile_in_place(csv_path);
+    pg.svg_in_place = attend_outfile_in_place(svg_path);
+    if (!rc && !pg.csv_in_place) rc = write_csv(&pg); /* the header: the file is writable */
     if (!rc) {
         if (train_path)
-            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", train_path,
-                   dev_path, c.steps, c.batch, (unsigned long long)c.seed);
+            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", cli_vis(train_path),
+                   cli_vis(dev_path), c.steps, c.batch, (unsigned long long)c.seed);
         else
             printf("sweep: %s, %d symbols, %d training / %d dev pairs per length, %d steps x %d pairs per run, "
                    "seed %llu\n",
@@ -490,13 +489,16 @@ int cmd_sweep(int argc, char **argv) {
         if (attend_sweep_run(&c, rows, on_row, &pg, &err)) rc = cli_lib_fail("sweep", &err);
         if (!rc && pg.failed) rc = 1;
     }
-    if (pg.csv && fclose(pg.csv) != 0 && !rc) {
-        fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
-        rc = 1;
+    if (!rc && pg.csv_in_place && write_csv(&pg)) rc = 1;
+    if (!rc && pg.svg_in_place) {
+        char *svg = NULL;
+        if (attend_sweep_plot_svg(pg.done, pg.n_done, NULL, &svg, &err)) rc = cli_lib_fail("sweep", &err);
+        else if (analysis_write_file("sweep", svg_path, svg)) rc = 1;
+        free(svg);
     }
     if (!rc) {
         print_matrix(rows, n_rows);
-        printf("wrote %s and %s\n", csv_path, svg_path);
+        printf("wrote %s and %s\n", cli_vis(csv_path), cli_vis(svg_path));
     }
     free(rows);
     free(pg.done);

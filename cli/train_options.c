@@ -1,36 +1,18 @@
 /*
  * train_options.c — --dropout and --label-smoothing of `attend train` and
- * `attend g2p train` (train_options.h).
+ * `attend g2p train` (train_options.h; their definitions are cli/options.c's).
  */
 #include "train_options.h"
-
-/* A value in [0, 1): 1 itself is a usage error (dropout 1 drops everything,
- * smoothing 1 leaves no target). */
-static int unit_open(cli_parser *p, double *out) {
-    const char *s = NULL;
-    if (cli_string(p, &s)) return 2;
-    double v;
-    if (cli_parse_double(s, 0, 1, &v) || !(v < 1))
-        return cli_usage_error(p->cmd, "%s: expected a number in [0, 1), got '%s'", p->opt, s);
-    *out = v;
-    return 0;
-}
+#include "options.h"
 
 int cli_train_option(cli_parser *p, attend_train_options *o, int *rc) {
-    if (cli_is(p, "--dropout")) *rc = unit_open(p, &o->dropout);
-    else if (cli_is(p, "--label-smoothing")) *rc = unit_open(p, &o->label_smoothing);
-    else return 0;
-    return 1;
+    return cli_opt(p, "--dropout", &o->dropout, rc) || cli_opt(p, "--label-smoothing", &o->label_smoothing, rc);
 }
 
 void cli_train_options_usage(FILE *f) {
-    fprintf(f, "regularisation (training only; evaluation and decoding never drop or smooth):\n"
-               "  --dropout P          inverted dropout in [0, 1) on the source and decoder-input\n"
-               "                       embeddings, between encoder layers and on the output features;\n"
-               "                       the masks follow from --seed and the step (0: off)\n"
-               "  --label-smoothing E  label smoothing in [0, 1), as PyTorch's cross_entropy(\n"
-               "                       label_smoothing=E); the training loss shown is the smoothed one,\n"
-               "                       the dev loss plain cross-entropy (0: off)\n");
+    fprintf(f, "regularisation (training only; evaluation and decoding never drop or smooth):\n");
+    cli_opt_usage(f, "--dropout", NULL, 23);
+    cli_opt_usage(f, "--label-smoothing", NULL, 23);
 }
 
 int cli_train_options_set(const char *cmd, attend_trainer *tr, const attend_train_options *o) {

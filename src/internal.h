@@ -52,9 +52,9 @@ int at_count(size_t *out, int n, ...);
 /*
  * GEMM shim: C [M,N] = alpha * op(A) op(B) + beta * C, row-major, with
  * op(A) [M,K] and op(B) [K,N]; lda/ldb/ldc are row strides of the stored arrays.
- * Goes to cblas_sgemm/dgemm when built with OpenBLAS, else the portable
- * kernel (at_gemm_portable). With OpenMP, threads split rows or columns of C,
- * never K: results do not depend on the thread count.
+ * The own blocked kernel (src/core/gemm.c) unless an OpenBLAS build chose
+ * cblas_sgemm/dgemm (attend_gemm_info). The library's threads split rows or
+ * columns of C, never K: results do not depend on the thread count.
  */
 void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              const attend_real *A, int lda, const attend_real *B, int ldb,
@@ -172,5 +172,11 @@ void at_vocab_truncate(attend_vocab *v, int n);
 /* Applies a weight edit to one attention row w [S] over valid [S] (intervene.c);
  * the caller has checked the arguments (attend_weights_edit checks and calls it). */
 void at_weights_edit(attend_real *w, const uint8_t *valid, int S, attend_weight_edit edit, const int32_t *perm);
+
+/* File-system messages shared by src/io/ (defined in src/io/outpath.c):
+ * strerror_r of e into out, or "error N"; what a stat mode names ("a
+ * directory", "a FIFO", ...). */
+void at_errno_text(char out[128], int e);
+const char *at_file_kind(unsigned mode);
 
 #endif

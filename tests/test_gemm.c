@@ -143,7 +143,8 @@ static int small_shapes(int how) {
     return ok;
 }
 
-/* The edges of the blocking and the model's shapes. */
+/* The edges of the blocking and the model's shapes; a vector times a long matrix
+ * (K past the gather buffer, and K sliced: gemm_tile.h gemv_rows_sliced). */
 static int large_shapes(int how) {
     static const int shapes[][3] = {
         {126, 16, 256},  {127, 17, 257},  {128, 31, 255},  {129, 33, 513},  {112, 512, 64},  {113, 513, 70},
@@ -151,7 +152,7 @@ static int large_shapes(int how) {
         {1, 384, 128},   {1, 23, 256},    {384, 1, 128},   {64, 384, 128},  {64, 384, 256},  {64, 23, 384},
         {64, 128, 384},  {384, 128, 64},  {300, 17, 1},    {1, 700, 1},     {1, 1, 1},       {2, 3, 33000},
         {1, 3, 33000},   {3, 1, 33000},   {41, 29, 1100},  {200, 130, 70},  {0, 5, 5},       {5, 0, 5},
-        {5, 4, 0},       {1, 1, 0},
+        {5, 4, 0},       {1, 1, 0},       {1, 100, 40000}, {100, 1, 40000}, {1, 70, 1500},  {70, 1, 1025},
     };
     int ok = 1, k = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)

@@ -29,7 +29,7 @@ mkdir -p "$out/obj"
 # tests/web: about half the per-word time of a build without it).
 # -Wno-pass-failed: a pragma'd loop clang cannot vectorize is a remark, not an
 # error (as in the native clang build). WASM_EXTRA_CFLAGS adds flags.
-cflags="-std=c11 -O2 -msimd128 -fopenmp-simd -fno-math-errno -ffp-contract=off -Wno-pass-failed ${WASM_EXTRA_CFLAGS:-} -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror -I$src/include"
+cflags="-std=c11 -O2 -msimd128 -fopenmp-simd -fno-math-errno -ffp-contract=off -Wno-pass-failed ${WASM_EXTRA_CFLAGS:-} -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror -DATTEND_NO_DEPRECATION_WARNINGS -I$src/include"
 for d in $(find "$src/src" -type d | sort); do cflags="$cflags -I$d"; done
 # compile every library file under src/ and the page's C side, in parallel
 # (always all of them: about 40 s on 2 cores), then link

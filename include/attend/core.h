@@ -10,7 +10,7 @@
  * Conventions (the same in every function below):
  *   - Arrays are row-major, last index contiguous (PyTorch order). The shape of
  *     every pointer argument is written beside it, with the project's dimension
- *     letters (the project table, src/seq2seq/model_internal.h): N batch,
+ *     letters (the project table, src/seq2seq/state.h): N batch,
  *     T query (target) positions, S source positions, Dq query width, Dk key
  *     width, Dv value width, A additive attention width, P projected-key
  *     width, D embed width (attend_mha_config's field E is D), H heads,
@@ -42,6 +42,21 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Old names kept as thin wrappers of the functions that replace them (each
+ * says which); compilers warn where they are used. Define
+ * ATTEND_NO_DEPRECATION_WARNINGS to silence that. */
+#if defined(__GNUC__) && !defined(ATTEND_NO_DEPRECATION_WARNINGS) && !defined(ATTEND_BUILDING)
+#define ATTEND_DEPRECATED(why) __attribute__((deprecated(why)))
+#else
+#define ATTEND_DEPRECATED(why)
+#endif
+
+/* Options structs grow at their end: the caller sets `size` to the
+ * sizeof() it was compiled with (ATTEND_OPTIONS_INIT), the library reads
+ * that many bytes and takes 0 for every field after them; a struct from a
+ * newer library is accepted when every byte beyond what this one knows is 0. */
+#define ATTEND_OPTIONS_INIT(type) {.size = sizeof(type)}
 
 #define ATTEND_VERSION_MAJOR 0
 #define ATTEND_VERSION_MINOR 1
@@ -390,6 +405,41 @@ attend_status attend_attention_backward(const attend_score_config *cfg,
                                         attend_real *workspace, size_t workspace_len,
                                         attend_error *err);
 
+/*
+ * The options of one-shot attention (attend_attention_compute and
+ * attend_attention_gradient): the normaliser that turns scores into weights
+ * (0: softmax), the key padding mask valid [N,S] and the attention mask
+ * allowed [T,S] (nonzero = may attend; NULL: all), causal (position j <= t).
+ * Pass the forward's options to the gradient.
+ */
+typedef struct {
+    size_t size; /* sizeof(attend_attention_options) */
+    attend_normalizer normalizer;
+    const uint8_t *valid;
+    const uint8_t *allowed;
+    int causal;
+} attend_attention_options;
+
+/* keys → scores → masked normaliser → context over workspace (as
+ * attend_attention_forward) with options o (NULL: softmax, no masks). */
+attend_status attend_attention_compute(const attend_score_config *cfg, const attend_score_params *p,
+                                       const attend_attention_options *o,
+                                       attend_real *ctx,       /* [N,T,Dv] out */
+                                       attend_real *weights,   /* [N,T,S] out */
+                                       const attend_real *q,   /* [N,T,Dq] */
+                                       const attend_real *k,   /* [N,S,Dk] */
+                                       const attend_real *v,   /* [N,S,Dv] */
+                                       int N, int T, int S, int Dv, attend_real *workspace, size_t workspace_len,
+                                       attend_error *err);
+/* Its gradients (as attend_attention_backward) under the forward's options o. */
+attend_status attend_attention_gradient(const attend_score_config *cfg, const attend_score_params *p,
+                                        const attend_attention_options *o, const attend_score_grads *g,
+                                        attend_real *dq, attend_real *dk, attend_real *dv, const attend_real *dctx,
+                                        const attend_real *dweights, const attend_real *weights,
+                                        const attend_real *q, const attend_real *k, const attend_real *v, int N,
+                                        int T, int S, int Dv, attend_real *workspace, size_t workspace_len,
+                                        attend_error *err);
+
 /* attend_attention_forward / _backward with the weights from normalizer
  * (attend_normalizer: softmax, sparsemax, entmax15) instead of the softmax;
  * same arguments, workspace, masks and errors (an unknown normalizer is
@@ -405,7 +455,8 @@ attend_status attend_attention_forward_normalized(const attend_score_config *cfg
                                                   const uint8_t *valid,   /* [N,S] or NULL */
                                                   const uint8_t *allowed, /* [T,S] or NULL */
                                                   int causal, int N, int T, int S, int Dv,
-                                                  attend_real *workspace, size_t workspace_len, attend_error *err);
+                                                  attend_real *workspace, size_t workspace_len, attend_error *err)
+    ATTEND_DEPRECATED("attend_attention_compute with attend_attention_options.normalizer");
 
 attend_status attend_attention_backward_normalized(const attend_score_config *cfg, const attend_score_params *p,
                                                    attend_normalizer normalizer, const attend_score_grads *g,
@@ -414,7 +465,8 @@ attend_status attend_attention_backward_normalized(const attend_score_config *cf
                                                    const attend_real *weights, const attend_real *q,
                                                    const attend_real *k, const attend_real *v, int N, int T, int S,
                                                    int Dv, attend_real *workspace, size_t workspace_len,
-                                                   attend_error *err);
+                                                   attend_error *err)
+    ATTEND_DEPRECATED("attend_attention_gradient with attend_attention_options.normalizer");
 
 /* ------------------------------------------------------ multi-head attention */
 /*

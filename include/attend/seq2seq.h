@@ -16,6 +16,7 @@
 extern "C" {
 #endif
 
+
 /* ------------------------------------------------------------------ model */
 /*
  * The encoder–decoder of seed 004: source embedding → bidirectional recurrent
@@ -120,7 +121,8 @@ int attend_model_pointer_exclude(const attend_model *m);
  * lambda > 0 with a decoder without attention or one that points. Not
  * thread-safe with a running forward of m.
  */
-attend_status attend_model_set_coverage_loss(attend_model *m, double lambda, attend_error *err);
+attend_status attend_model_set_coverage_loss(attend_model *m, double lambda, attend_error *err)
+    ATTEND_DEPRECATED("pass the options per call: attend_forward_options.coverage_loss");
 /* The coverage loss weight lambda of m (0 for NULL). */
 double attend_model_coverage_loss(const attend_model *m);
 
@@ -151,8 +153,10 @@ double attend_model_coverage_loss(const attend_model *m);
  * ATTEND_ERR_ARG for a value outside [0,1) or NaN. Not thread-safe with other
  * calls on m.
  */
-attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err);
-attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err);
+attend_status attend_model_set_dropout(attend_model *m, double p, uint64_t key, attend_error *err)
+    ATTEND_DEPRECATED("pass the options per call: attend_forward_options.dropout");
+attend_status attend_model_set_label_smoothing(attend_model *m, double eps, attend_error *err)
+    ATTEND_DEPRECATED("pass the options per call: attend_forward_options.label_smoothing");
 
 /*
  * Copy (config copy = 1, BAHDANAU and LUONG; See et al. 2017, the
@@ -260,10 +264,53 @@ typedef struct {
                               0 for NONE */
 } attend_tf_stats;
 
-/* Teacher-forced forward over a batch; keeps the activations for backward.
- * Checks every id and length against the configuration first. */
+/*
+ * The options of one teacher-forced forward (attend_forward): the training
+ * switches the trainer passes for each of its steps (attend_train_options,
+ * with the step's keys), all zero for the plain cross-entropy. Nothing is
+ * kept on the model between calls: the backward that follows uses the
+ * forward's own.
+ *   dropout, dropout_key   inverted dropout p in [0,1) at the four sites of
+ *                          attend_model_set_dropout, masks keyed by dropout_key
+ *   label_smoothing        ε in [0,1)
+ *   sampling_prob, sampling_key  scheduled sampling: the probability of this
+ *                          forward (a trainer's ramp already applied) in [0,1],
+ *                          and the key of its choices (vocabulary decoders)
+ *   coverage_loss          λ >= 0 of the coverage loss
+ *   guided_alignment       λ >= 0 of guided alignment (batches with alignments)
+ *   monotonic_noise, monotonic_key  1: monotonic attention's training noise,
+ *                          keyed by monotonic_key
+ *   row0                   the batch's first row in the step's whole batch (a
+ *                          gradient shard's offset): masks and choices follow
+ *                          the row, not its place in the shard
+ */
+typedef struct {
+    size_t size; /* sizeof(attend_forward_options) */
+    double dropout;
+    uint64_t dropout_key;
+    double label_smoothing;
+    double sampling_prob;
+    uint64_t sampling_key;
+    double coverage_loss;
+    double guided_alignment;
+    int monotonic_noise;
+    uint64_t monotonic_key;
+    long row0;
+} attend_forward_options;
+
+/* Teacher-forced forward over a batch with options o (NULL: all zero);
+ * keeps the activations for backward. Checks every id and length against the
+ * configuration first, and the options: a value out of range or an option
+ * the model cannot use (attend_feature_rule) is ATTEND_ERR_ARG naming it. */
+attend_status attend_forward(attend_model *m, const attend_batch *b, const attend_forward_options *o,
+                             attend_tf_stats *stats, attend_error *err);
+/* attend_forward with the options set on the model by the deprecated setters
+ * below (attend_model_set_dropout, _label_smoothing, _coverage_loss,
+ * _guided_alignment; a trainer's steps leave its coverage_loss and
+ * guided_alignment there). */
 attend_status attend_model_forward(attend_model *m, const attend_batch *b, attend_tf_stats *stats,
-                                   attend_error *err);
+                                   attend_error *err)
+    ATTEND_DEPRECATED("pass the options per call: attend_forward");
 /* Gradients of the mean loss of the last forward, accumulated (+=). PAD's
  * embedding rows receive none. ATTEND_ERR_ARG if no forward preceded it. */
 attend_status attend_model_backward(attend_model *m, attend_error *err);
@@ -287,11 +334,60 @@ attend_status attend_model_backward(attend_model *m, attend_error *err);
  * A trainer's steps use its own option (attend_train_options.guided_alignment,
  * set through attend_trainer_set_options, which also sets the model's).
  */
-attend_status attend_model_set_guided_alignment(attend_model *m, double lambda, attend_error *err);
+attend_status attend_model_set_guided_alignment(attend_model *m, double lambda, attend_error *err)
+    ATTEND_DEPRECATED("pass the options per call: attend_forward_options.guided_alignment");
 double attend_model_guided_alignment(const attend_model *m); /* lambda; 0 for NULL */
 /* The last forward's alignment term per counted token, before lambda (0 when
  * it added none). */
 double attend_model_guided_loss(const attend_model *m);
+
+/*
+ * Decoding options (attend_decode). beam 0 is greedy decoding of N sources;
+ * beam K in [1,64] is beam search of one source (N = 1) keeping K
+ * hypotheses and returning the nbest (in [1,K]; 0: 1) best finished ones.
+ * max_len: the longest output in tokens (in [1, max_tgt_len+1]). alpha >= 0:
+ * length normalisation, score = log p / (length+1)^alpha. coverage_penalty
+ * β >= 0 (Wu et al. 2016, GNMT eq. 14): a finished hypothesis's score gains
+ * β Σ_j log(min(Σ_t α_tj, 1)), the sum over its steps (its EOS step
+ * included) of the attention on each source position (with several models,
+ * their mean attention), floored at 1e-12 inside the log; only the ranking of
+ * finished hypotheses changes. alpha, nbest and coverage_penalty are beam
+ * search's: with beam 0 they must be 0.
+ */
+typedef struct {
+    size_t size; /* sizeof(attend_decode_options) */
+    int beam;
+    int nbest;
+    int max_len;
+    double alpha;
+    double coverage_penalty;
+} attend_decode_options;
+
+/*
+ * Decoding with M models (1..64; one model is an ensemble of one): each
+ * step's distribution is the mean of the models' log-probabilities,
+ * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
+ * renormalised); each model keeps its own encoder output, decoder state and
+ * attention, so alignments come out per model. The models must be distinct
+ * handles (attend_model_clone for two copies) with one output space: all
+ * vocabulary decoders with the same target vocabulary size, or all pointers
+ * (otherwise ATTEND_ERR_ARG naming the first model that differs); copy models
+ * decode alone (their output space is each source's extended vocabulary).
+ * The library cannot compare tokens: callers holding vocabularies compare
+ * them. Capacities are each model's (N or beam <= max_batch).
+ *   greedy (o->beam 0): src [N,S], src_len [N]; out [N,max_len] tokens (EOS
+ *     excluded; PAD after; a pointer: exactly src_len positions), out_len
+ *     [N]; score unused (may be NULL); align NULL or [M,N,max_len,S];
+ *     *n_out (may be NULL) = N. A finished row is frozen.
+ *   beam (o->beam K): src [S] (N = 1, src_len NULL or {S}); out
+ *     [nbest,max_len], out_len [nbest], score [nbest] (best first), align
+ *     NULL or [M,nbest,max_len,S], each hypothesis's own attention history
+ *     reordered with it; *n_out the count.
+ * Not thread-safe with other calls on any of the models.
+ */
+attend_status attend_decode(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N,
+                            int S, const attend_decode_options *o, int32_t *out, int32_t *out_len, double *score,
+                            attend_real *align, int *n_out, attend_error *err);
 
 /*
  * Greedy decoding of N sources (src [N,S], src_len [N]) for at most max_len
@@ -303,7 +399,8 @@ double attend_model_guided_loss(const attend_model *m);
  */
 attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len,
                                   int N, int S, int max_len, int32_t *out, int32_t *out_len,
-                                  attend_real *align, attend_error *err);
+                                  attend_real *align, attend_error *err)
+    ATTEND_DEPRECATED("attend_decode with beam 0");
 
 /*
  * Beam search for one source (src [S] ids, length S) with width beam (1..64),
@@ -315,7 +412,8 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
  */
 attend_status attend_model_beam(attend_model *m, const int32_t *src, int S, int beam, int nbest,
                                 int max_len, double alpha, int32_t *out, int32_t *out_len,
-                                double *score, attend_real *align, int *n_out, attend_error *err);
+                                double *score, attend_real *align, int *n_out, attend_error *err)
+    ATTEND_DEPRECATED("attend_decode with beam K");
 
 /*
  * Beam search options (attend_model_beam_opts). alpha: length normalisation
@@ -338,7 +436,8 @@ typedef struct {
  * without attention. */
 attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S, int beam, int nbest, int max_len,
                                      const attend_beam_options *o, int32_t *out, int32_t *out_len, double *score,
-                                     attend_real *align, int *n_out, attend_error *err);
+                                     attend_real *align, int *n_out, attend_error *err)
+    ATTEND_DEPRECATED("attend_decode with beam K and attend_decode_options");
 
 /*
  * Forced scoring of one pair: the teacher-forced log-probability of target
@@ -351,32 +450,28 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
 
 /* ------------------------------------------------------------- ensembles */
 /*
- * Decoding with an ensemble of M models (1..64; src/seq2seq/ensemble.c). The
- * step distribution is the mean of the models' log-softmax outputs,
- * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
- * renormalised). Each model keeps its own encoder output, decoder state and
- * attention, so alignments come out per model. The models must be distinct
- * handles (each runs its own activations: attend_model_clone for two copies),
- * vocabulary decoders (POINTER is refused) with the same target vocabulary
- * size (otherwise ATTEND_ERR_ARG naming the first model that differs); the
- * library cannot compare tokens: callers holding vocabularies compare them
- * (the CLI and Python do, naming the first differing id). Capacities are each
- * model's (N or beam <= max_batch, max_len <= max_tgt_len + 1). With M = 1
- * the output is exactly attend_model_greedy's / attend_model_beam's.
+ * Decoding with an ensemble of M models: the old names, thin wrappers of
+ * attend_decode (the models, their output spaces, capacities, the mean of
+ * the log-probabilities and the per-model alignments as described there;
+ * with M = 1 the output is exactly attend_model_greedy's /
+ * attend_model_beam's).
  *
- * attend_ensemble_greedy: as attend_model_greedy (src [N,S], src_len [N],
+ * attend_ensemble_greedy: attend_decode with beam 0 (src [N,S], src_len [N],
  * out [N,max_len], out_len [N]); align NULL or [M,N,max_len,S], model k's
  * weights of each emitted step.
- * attend_ensemble_beam: as attend_model_beam (score = summed mean
- * log-probability / (length+1)^alpha); align NULL or [M,nbest,max_len,S].
+ * attend_ensemble_beam: attend_decode with beam K, nbest, alpha and no
+ * coverage penalty (score = summed mean log-probability / (length+1)^alpha);
+ * align NULL or [M,nbest,max_len,S].
  * Not thread-safe with other calls on any of the models.
  */
 attend_status attend_ensemble_greedy(attend_model *const *models, int M, const int32_t *src,
                                      const int32_t *src_len, int N, int S, int max_len, int32_t *out,
-                                     int32_t *out_len, attend_real *align, attend_error *err);
+                                     int32_t *out_len, attend_real *align, attend_error *err)
+    ATTEND_DEPRECATED("attend_decode with beam 0");
 attend_status attend_ensemble_beam(attend_model *const *models, int M, const int32_t *src, int S, int beam,
                                    int nbest, int max_len, double alpha, int32_t *out, int32_t *out_len,
-                                   double *score, attend_real *align, int *n_out, attend_error *err);
+                                   double *score, attend_real *align, int *n_out, attend_error *err)
+    ATTEND_DEPRECATED("attend_decode with beam K");
 
 /*
  * N-best rescoring: score [n] receives, for each hypothesis hyp [n,max_len]
@@ -469,6 +564,14 @@ attend_status attend_model_config_to_json(const attend_model_config *cfg, char *
 attend_status attend_model_config_from_json(attend_model_config *cfg, const char *json, size_t len,
                                             attend_error *err);
 
+/* The first field (in the configuration JSON's order) in which a and b
+ * differ: 1 with its JSON name in field [32] and both values as the JSON
+ * spells them in va, vb [32] (each may be NULL), else 0. The capacities
+ * (max_batch, max_src_len, max_tgt_len) are compared only when capacities is
+ * nonzero. Thread-safe. */
+int attend_model_config_diff(const attend_model_config *a, const attend_model_config *b, int capacities,
+                             char field[32], char va[32], char vb[32]);
+
 /* -------------------------------------------------------------- evaluation */
 typedef struct {
     int pairs;               /* pairs evaluated */
@@ -547,6 +650,51 @@ attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_
 /* The trainer's options (all zero unless set); NULL for a NULL trainer. */
 const attend_train_options *attend_trainer_options(const attend_trainer *tr);
 
+/* ---------------------------------------------------- what combines with what */
+/*
+ * The combination rules of the model's mechanisms and training options, as
+ * the mechanisms declare them (one place: the library's checks, the command
+ * line and the sweep all read this list). A rule's feature is a field of
+ * attend_model_config ("coverage", "copy", "monotonic", "normalizer": on when
+ * not zero) or of attend_train_options ("label_smoothing", "sampling_prob",
+ * "coverage_loss", "guided_alignment": on when > 0). The feature needs a
+ * decoder with attention (ATTEND_RULE_ATTENTION), a decoder with a target
+ * vocabulary (ATTEND_RULE_VOCABULARY: not a pointer), the additive score
+ * (ATTEND_RULE_ADDITIVE), or excludes the feature `other`
+ * (ATTEND_RULE_EXCLUDES). text is the message, with {f} where the feature and
+ * {o} where the other side (a decoder, a score or a feature) go, as the
+ * caller names them (attend_feature_rule_format).
+ */
+typedef enum {
+    ATTEND_RULE_ATTENTION = 0,
+    ATTEND_RULE_VOCABULARY = 1,
+    ATTEND_RULE_ADDITIVE = 2,
+    ATTEND_RULE_EXCLUDES = 3
+} attend_rule_kind;
+
+typedef struct {
+    const char *feature;
+    attend_rule_kind kind;
+    const char *other; /* ATTEND_RULE_EXCLUDES: the other feature; else NULL */
+    const char *text;
+} attend_feature_rule;
+
+/* The rules: count, and rule i (NULL outside [0, count)). */
+int attend_feature_rule_count(void);
+const attend_feature_rule *attend_feature_rule_get(int i);
+/* The first rule cfg (and t: NULL for no training option) breaks, or -1
+ * (also for a NULL cfg or an unknown decoder). */
+int attend_feature_rule_broken(const attend_model_config *cfg, const attend_train_options *t);
+/* The rule's text with {f} and {o} replaced by f and o, into buf [cap]
+ * (truncated, always terminated); returns its length. */
+size_t attend_feature_rule_format(const attend_feature_rule *r, const char *f, const char *o, char *buf, size_t cap);
+
+/* The training options every mechanism declares (attend_train_options'
+ * fields, in the order checkpoints record them): count, and option i's name
+ * with its value in t (*value may be NULL; t NULL: 0); NULL outside [0, count). */
+int attend_train_option_count(void);
+const char *attend_train_option_get(const attend_train_options *t, int i, double *value);
+
 /*
  * Data-parallel steps (issue 16; docs/SCALING.md). A step's batch (the next
  * batch_size pairs of the epoch's order, the same on every rank) is cut into
@@ -624,7 +772,8 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
  * batch size and dataset size must match this trainer's, and so must its
  * fingerprint of the data and options (attend_trainer_resume_checked):
  * otherwise an error naming the difference, and nothing is changed. */
-attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err);
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err)
+    ATTEND_DEPRECATED("attend_trainer_restore with NULL options");
 
 /* What attend_trainer_resume_checked compares besides the trainer's own
  * fingerprint (training pairs in order, seed, every optimizer setting). */
@@ -651,7 +800,52 @@ typedef struct {
  * differences refused. Nothing is changed on error.
  */
 attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
-                                            attend_error *note, attend_error *err);
+                                            attend_error *note, attend_error *err)
+    ATTEND_DEPRECATED("attend_trainer_restore with attend_restore_options");
+
+/* attend_trainer_resume_checked's options with a size (ATTEND_OPTIONS_INIT),
+ * so they can grow: the same fields. */
+typedef struct {
+    size_t size; /* sizeof(attend_restore_options) */
+    const attend_vocab *src_vocab;
+    const attend_vocab *tgt_vocab;
+    attend_tokenizer tok;
+    int anyway;
+} attend_restore_options;
+
+/* Restores a checkpoint into tr (what attend_trainer_resume_checked
+ * describes) with options o; o NULL: the trainer's own fingerprint only
+ * (vocabularies not compared, differences refused), as attend_trainer_resume.
+ * note may be NULL. */
+attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
+                                     attend_error *note, attend_error *err);
+
+/* A caller's own state carried in the trainer's checkpoints (issue 28: the
+ * command's early-stopping state), so that a resumed run knows everything the
+ * interrupted one had decided. text (UTF-8, at most 4096 bytes; NULL clears
+ * it) is copied; attend_trainer_save writes it as metadata "attend.caller",
+ * attend_trainer_resume[_checked] restores it (NULL when the checkpoint has
+ * none: an older one, or none was set). The library never reads it.
+ * ATTEND_ERR_ARG for too long or invalid UTF-8 text, ATTEND_ERR_ALLOC. */
+attend_status attend_trainer_set_caller_state(attend_trainer *tr, const char *text, attend_error *err);
+/* The text, owned by the trainer (valid until the next set or resume); NULL when none. */
+const char *attend_trainer_caller_state(const attend_trainer *tr);
+
+/* The run's fingerprint: FNV-1a 64 (16 hex digits and a NUL into out [17]) of
+ * what a checkpoint records of the run in "attend.train" (optimizer
+ * configuration, batch, seed, the data's fingerprint, the training options,
+ * the gradient shards): two trainers of the same data and options have the
+ * same fingerprint. The training commands store it in the model files they
+ * write (metadata "attend.run", attend_model_save_meta). */
+void attend_trainer_fingerprint(const attend_trainer *tr, char out[17]);
+
+/* attend_model_save with extra metadata pairs (at most 4; keys other than the
+ * file's own attend.format, attend.config, attend.tokenizer, attend.src_vocab
+ * and attend.tgt_vocab, which are ATTEND_ERR_ARG). Read them back with
+ * attend_st_open + attend_st_metadata. */
+attend_status attend_model_save_meta(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                     const attend_vocab *tgt_vocab, attend_tokenizer tok, const attend_st_meta *meta,
+                                     int n_meta, attend_error *err);
 
 #ifdef __cplusplus
 }

@@ -107,23 +107,28 @@ dbl_p = POINTER(c_double)
 
 
 class Error(Structure):
+    _c_name_ = "attend_error"
     _fields_ = [("status", c_int), ("msg", c_char * ERROR_MSG_MAX)]
 
 
 class ScoreConfig(Structure):
+    _c_name_ = "attend_score_config"
     _fields_ = [("kind", c_int), ("Dq", c_int), ("Dk", c_int), ("A", c_int), ("additive_bias", c_int),
                 ("scale", c_double)]
 
 
 class ScoreParams(Structure):
+    _c_name_ = "attend_score_params"
     _fields_ = [(n, real_p) for n in ("W", "Wq", "Wk", "b", "v")]
 
 
 class ScoreGrads(Structure):
+    _c_name_ = "attend_score_grads"
     _fields_ = [(n, real_p) for n in ("W", "Wq", "Wk", "b", "v")]
 
 
 class MhaConfig(Structure):
+    _c_name_ = "attend_mha_config"
     _fields_ = [("E", c_int), ("H", c_int), ("kdim", c_int), ("vdim", c_int), ("bias", c_int)]
 
 
@@ -131,10 +136,12 @@ MHA_NAMES = ("Wq", "Wk", "Wv", "bq", "bk", "bv", "Wo", "bo")
 
 
 class MhaParams(Structure):
+    _c_name_ = "attend_mha_params"
     _fields_ = [(n, real_p) for n in MHA_NAMES]
 
 
 class MhaGrads(Structure):
+    _c_name_ = "attend_mha_grads"
     _fields_ = [(n, real_p) for n in MHA_NAMES]
 
 
@@ -144,15 +151,18 @@ MODEL_CONFIG_FIELDS = ("cell", "decoder", "score", "src_vocab", "tgt_vocab", "em
 
 
 class ModelConfig(Structure):
+    _c_name_ = "attend_model_config"
     _fields_ = [(n, c_int) for n in MODEL_CONFIG_FIELDS]
 
 
 class ModelTensor(Structure):
+    _c_name_ = "attend_model_tensor"
     _fields_ = [("name", c_char_p), ("ndim", c_int), ("shape", c_int64 * 2), ("numel", c_size_t),
                 ("data", real_p), ("grad", real_p)]
 
 
 class OptimConfig(Structure):
+    _c_name_ = "attend_optim_config"
     _fields_ = [("kind", c_int), ("lr", c_double), ("beta1", c_double), ("beta2", c_double), ("eps", c_double),
                 ("weight_decay", c_double), ("momentum", c_double), ("clip_norm", c_double),
                 ("warmup_steps", c_int), ("decay_steps", c_int), ("min_lr", c_double)]
@@ -160,44 +170,83 @@ class OptimConfig(Structure):
 
 class TrainOptions(Structure):
     """attend_train_options (include/attend/seq2seq.h), field for field."""
+    _c_name_ = "attend_train_options"
     _fields_ = [("dropout", c_double), ("label_smoothing", c_double), ("sampling_prob", c_double),
                 ("sampling_ramp", c_long), ("coverage_loss", c_double), ("guided_alignment", c_double)]
 
 
 class BeamOptions(Structure):
+    _c_name_ = "attend_beam_options"
     _fields_ = [("alpha", c_double), ("coverage_penalty", c_double)]
 
 
+class ForwardOptions(Structure):
+    """attend_forward_options: the options of one teacher-forced forward (attend_forward)."""
+    _c_name_ = "attend_forward_options"
+    _fields_ = [("size", c_size_t), ("dropout", c_double), ("dropout_key", c_uint64), ("label_smoothing", c_double),
+                ("sampling_prob", c_double), ("sampling_key", c_uint64), ("coverage_loss", c_double),
+                ("guided_alignment", c_double), ("monotonic_noise", c_int), ("monotonic_key", c_uint64),
+                ("row0", c_long)]
+
+
+class DecodeOptions(Structure):
+    """attend_decode_options: greedy (beam 0) or beam search (attend_decode)."""
+    _c_name_ = "attend_decode_options"
+    _fields_ = [("size", c_size_t), ("beam", c_int), ("nbest", c_int), ("max_len", c_int), ("alpha", c_double),
+                ("coverage_penalty", c_double)]
+
+
+class AttentionOptions(Structure):
+    """attend_attention_options: the normaliser and masks of one-shot attention (attend_attention_compute)."""
+    _c_name_ = "attend_attention_options"
+    _fields_ = [("size", c_size_t), ("normalizer", c_int), ("valid", POINTER(c_uint8)), ("allowed", POINTER(c_uint8)),
+                ("causal", c_int)]
+
+
+class RestoreOptions(Structure):
+    """attend_restore_options: what attend_trainer_restore compares."""
+    _c_name_ = "attend_restore_options"
+    _fields_ = [("size", c_size_t), ("src_vocab", c_void_p), ("tgt_vocab", c_void_p), ("tok", c_int),
+                ("anyway", c_int)]
+
+
 class OptimReport(Structure):
+    _c_name_ = "attend_optim_report"
     _fields_ = [("grad_norm", c_double), ("lr", c_double), ("clipped", c_int)]
 
 
 class TfStats(Structure):
+    _c_name_ = "attend_tf_stats"
     _fields_ = [("loss", c_double), ("tokens", c_int), ("correct_tokens", c_int), ("seqs", c_int),
                 ("correct_seqs", c_int), ("attn_entropy", c_double)]
 
 
 class StepReport(Structure):
+    _c_name_ = "attend_step_report"
     _fields_ = [("step", c_long), ("epoch", c_int), ("tf", TfStats), ("opt", OptimReport), ("skipped", c_int)]
 
 
 class EvalStats(Structure):
+    _c_name_ = "attend_eval_stats"
     _fields_ = [("pairs", c_int), ("loss", c_double), ("tf_token_acc", c_double), ("tf_seq_acc", c_double),
                 ("greedy_token_acc", c_double), ("greedy_seq_acc", c_double), ("attn_entropy", c_double)]
 
 
 class TaskConfig(Structure):
+    _c_name_ = "attend_task_config"
     _fields_ = [("task", c_int), ("symbols", c_int), ("min_len", c_int), ("max_len", c_int), ("count", c_int),
                 ("seed", c_uint64)]
 
 
 class IvSpec(Structure):
     """attend_intervention (include/attend/analysis.h)."""
+    _c_name_ = "attend_intervention"
     _fields_ = [("kind", c_int), ("position", c_int), ("token", c_int32), ("seed", c_uint64)]
 
 
 class IvResult(Structure):
     """attend_intervention_result (include/attend/analysis.h)."""
+    _c_name_ = "attend_intervention_result"
     _fields_ = [("tv", dbl_p), ("kl", dbl_p), ("js", dbl_p), ("forced_align", real_p), ("out", i32_p),
                 ("out_align", real_p), ("steps", c_int), ("src_len", c_int), ("tv_mean", c_double),
                 ("tv_max", c_double), ("kl_mean", c_double), ("kl_max", c_double), ("js_mean", c_double),
@@ -206,6 +255,7 @@ class IvResult(Structure):
 
 class PlotSeries(Structure):
     """attend_plot_series (include/attend/analysis.h)."""
+    _c_name_ = "attend_plot_series"
     _fields_ = [("label", c_char_p), ("n", c_int), ("x", dbl_p), ("y", dbl_p)]
 
 
@@ -221,6 +271,7 @@ class LexiconInfo(Structure):
 
 
 class TsvOptions(Structure):
+    _c_name_ = "attend_tsv_options"
     _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int),
                 ("copy", c_int)]
 

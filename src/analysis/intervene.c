@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "seq2seq/model_internal.h"
-#include "seq2seq/copy.h"
+#include "seq2seq/decode.h"
+#include "seq2seq/decoders/decoder.h"
+#include "seq2seq/model.h"
 
 /* ---------------------------------------------------------- weight edits */
 
@@ -155,24 +156,24 @@ static void encode_one(attend_model *m, const int32_t *src, int S, int removed) 
     if (removed >= 0) m->valid[removed] = 0;
 }
 
-/* A step's log-probabilities into lp [W]: log-softmax of the logits, or (copy
- * models) the extended distribution over V + S ids, −inf beyond V + S. */
+/* A step's log-probabilities into lp [W]: log-softmax of the logits, or the
+ * log-probabilities of an extension's output space (copy: V + S ids), −inf beyond. */
 static void step_logp(attend_model *m, int t, int S, double *lp, int W) {
-    int V = m->cfg.tgt_vocab;
-    at_model_step_logits(m, 1, m->acts.step_feat);
-    if (!m->cfg.copy) {
-        log_softmax(lp, m->acts.step_logits, V);
+    int Wd, is_logp;
+    const attend_real *d = at_model_step_dist(m, t, 1, S, &Wd, &is_logp);
+    if (!is_logp) {
+        log_softmax(lp, d, Wd);
+        for (int v = Wd; v < W; v++) lp[v] = -INFINITY;
         return;
     }
-    const attend_real *d = at_copy_step_dist(m, t, 1, S);
-    for (int v = 0; v < W; v++) lp[v] = v < V + S ? (double)d[v] : -INFINITY;
+    for (int v = 0; v < W; v++) lp[v] = v < Wd ? (double)d[v] : -INFINITY;
 }
 
 /* Teacher-forced pass along base [base_len] (+ EOS): log-probs lp [steps,W],
  * and the weights of every step into align [steps,S] (NULL allowed). */
 static void forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
                         double *lp, int W, attend_real *align) {
-    int F = m->F, attentive = at_model_attentive(m);
+    int F = m->F, attentive = m->dec->attentive;
     encode_one(m, src, S, removed);
     for (int t = 0; t <= base_len; t++) {
         int32_t y = t == 0 ? ATTEND_BOS : base[t - 1];
@@ -188,15 +189,14 @@ static void forced_pass(attend_model *m, const int32_t *src, int S, int removed,
 /* Free-running greedy decoding of one source under the current hook. */
 static int greedy_pass(attend_model *m, const int32_t *src, int S, int removed, int max_len, int32_t *out,
                        attend_real *align) {
-    int V = m->cfg.tgt_vocab, F = m->F, attentive = at_model_attentive(m);
-    if (m->cfg.copy) V += S; /* the extended vocabulary */
+    int F = m->F, attentive = m->dec->attentive;
     encode_one(m, src, S, removed);
     int32_t y = ATTEND_BOS;
     if (align) memset(align, 0, (size_t)max_len * S * sizeof *align);
     for (int t = 0; t < max_len; t++) {
         at_model_step(m, t, 1, S, &y, src, NULL, m->acts.step_feat, (size_t)F, 0);
-        at_model_step_logits(m, 1, m->acts.step_feat);
-        const attend_real *z = m->cfg.copy ? at_copy_step_dist(m, t, 1, S) : m->acts.step_logits;
+        int V, is_logp; /* the output space: the vocabulary, or an extension's (copy: the extended one) */
+        const attend_real *z = at_model_step_dist(m, t, 1, S, &V, &is_logp);
         int best = 0;
         for (int v = 1; v < V; v++)
             if (z[v] > z[best]) best = v;
@@ -215,13 +215,13 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     CHECK(m && src && iv && res && (base || base_len == 0), err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !src ? "src [S]" : !iv ? "intervention" : !res ? "result" : "base [base_len]");
     const attend_model_config *c = &m->cfg;
-    CHECK(!at_model_points(m), err, ATTEND_ERR_ARG,
+    CHECK(m->dec->vocabulary, err, ATTEND_ERR_ARG,
           "%s: a pointer decoder's output is its attention; interventions compare distributions over the "
           "target vocabulary", who);
     CHECK(iv->kind >= ATTEND_IV_REMOVE_STATE && iv->kind <= ATTEND_IV_DROP_TOP, err, ATTEND_ERR_ARG,
           "%s: unknown intervention %d", who, (int)iv->kind);
     int on_weights = iv->kind != ATTEND_IV_DELETE_TOKEN && iv->kind != ATTEND_IV_REPLACE_TOKEN;
-    CHECK(!(on_weights && !at_model_attentive(m)), err, ATTEND_ERR_ARG,
+    CHECK(!(on_weights && !m->dec->attentive), err, ATTEND_ERR_ARG,
           "%s: %s needs attention, and decoder 'none' has none (delete-token and replace-token work)", who,
           attend_intervention_name(iv->kind));
     int32_t len1 = S;
@@ -257,8 +257,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     double *lp0 = (double *)(void *)mem, *lp1 = lp0 + (size_t)steps * V;
     int32_t *src1 = (int32_t *)(void *)(lp1 + (size_t)steps * V), *perm = src1 + S;
 
-    m->fwd_ready = 0; /* the activations are reused */
-    at_model_set_weight_hook(m, NULL, NULL);
+    at_model_analyse(m, NULL, NULL); /* the activations are reused */
     forced_pass(m, src, S, -1, base, base_len, lp0, V, NULL);
 
     int S1 = S, removed = -1;
@@ -279,7 +278,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         break;
     case ATTEND_IV_DROP_TOP: hook.edit = ATTEND_EDIT_DROP_TOP; break;
     }
-    if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_set_weight_hook(m, edit_weights, &hook);
+    if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_analyse(m, edit_weights, &hook);
     forced_pass(m, src1, S1, removed, base, base_len, lp1, V, res->forced_align);
     int del = c->copy && iv->kind == ATTEND_IV_DELETE_TOKEN ? iv->position : -1;
     if (del >= 0) /* copy: the shortened source's copied ids back to the original positions */
@@ -330,7 +329,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     if (!out) {
         scratch = malloc((size_t)max_len * sizeof *scratch);
         if (!scratch) {
-            at_model_set_weight_hook(m, NULL, NULL);
+            at_model_analyse(m, NULL, NULL);
             free(mem);
             return at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
         }
@@ -341,7 +340,7 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         if (out[t] >= c->tgt_vocab + del) out[t]++;
     res->changed = res->out_len != base_len;
     for (int t = 0; t < res->out_len && !res->changed; t++) res->changed = out[t] != base[t];
-    at_model_set_weight_hook(m, NULL, NULL);
+    at_model_analyse(m, NULL, NULL);
     free(scratch);
     free(mem);
     return at_ok(err);

@@ -90,20 +90,31 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
                   c->models[i].decoder == ATTEND_DECODER_NONE,
               err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
               attend_decoder_name(c->models[i].decoder));
-    for (int i = 0; i < c->n_models; i++)
-        CHECK(!c->models[i].monotonic || c->models[i].decoder != ATTEND_DECODER_NONE, err, ATTEND_ERR_ARG,
-              "%s: models[%d]: monotonic with decoder none, which has no attention", who, i);
-    for (int i = 0; i < c->n_models; i++)
-        CHECK(!c->models[i].coverage ||
-                  (c->models[i].decoder != ATTEND_DECODER_NONE && c->models[i].score == ATTEND_SCORE_ADDITIVE),
-              err, ATTEND_ERR_ARG, "%s: models[%d]: coverage with decoder %s and score %s: coverage needs attention "
-              "with the additive score", who, i, attend_decoder_name(c->models[i].decoder),
-              attend_score_name(c->models[i].score));
-    for (int i = 0; i < c->n_models; i++)
-        CHECK((unsigned)c->models[i].normalizer <= ATTEND_NORMALIZER_ENTMAX15 &&
-                  !(c->models[i].normalizer && c->models[i].decoder == ATTEND_DECODER_NONE),
-              err, ATTEND_ERR_ARG, "%s: models[%d]: normalizer %d with decoder %s (none has no attention)", who, i,
-              c->models[i].normalizer, attend_decoder_name(c->models[i].decoder));
+    for (int i = 0; i < c->n_models; i++) { /* the mechanisms' combination rules, named as the suffixes */
+        attend_sweep_model mod = c->models[i];
+        CHECK((unsigned)mod.normalizer <= ATTEND_NORMALIZER_ENTMAX15, err, ATTEND_ERR_ARG,
+              "%s: models[%d]: normalizer %d is not softmax, sparsemax or entmax15", who, i, mod.normalizer);
+        attend_model_config mc;
+        memset(&mc, 0, sizeof mc);
+        mc.decoder = mod.decoder;
+        mc.score = mod.decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : mod.score;
+        mc.coverage = mod.coverage;
+        mc.copy = mod.copy;
+        mc.monotonic = mod.monotonic;
+        mc.normalizer = (attend_normalizer)mod.normalizer;
+        int broken = attend_feature_rule_broken(&mc, NULL);
+        if (broken >= 0) {
+            const attend_feature_rule *r = attend_feature_rule_get(broken);
+            char f[48], o[48], msg[400];
+            snprintf(f, sizeof f, "+%s", !strcmp(r->feature, "normalizer") ? attend_normalizer_name(mc.normalizer)
+                                                                           : r->feature);
+            if (r->kind == ATTEND_RULE_ADDITIVE) snprintf(o, sizeof o, "score %s", attend_score_name(mc.score));
+            else if (r->kind == ATTEND_RULE_EXCLUDES) snprintf(o, sizeof o, "+%s", r->other);
+            else snprintf(o, sizeof o, "decoder %s", attend_decoder_name(mc.decoder));
+            attend_feature_rule_format(r, f, o, msg, sizeof msg);
+            return at_fail(err, ATTEND_ERR_ARG, "%s: models[%d]: %s", who, i, msg);
+        }
+    }
     CHECK(c->steps >= 1 && c->batch >= 1, err, ATTEND_ERR_ARG, "%s: steps=%d and batch=%d must be >= 1", who,
           c->steps, c->batch);
     return at_ok(err);

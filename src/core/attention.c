@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "core/attention.h"
+#include "core/options.h"
 #include "core/sparsemax.h"
 #include "core/vmath.h"
 
@@ -481,6 +482,18 @@ attend_status attend_attention_forward_normalized(const attend_score_config *cfg
                              allowed, causal, N, T, S, Dv, workspace, workspace_len, err);
 }
 
+attend_status attend_attention_compute(const attend_score_config *cfg, const attend_score_params *p,
+                                       const attend_attention_options *o, attend_real *ctx, attend_real *weights,
+                                       const attend_real *q, const attend_real *k, const attend_real *v, int N, int T,
+                                       int S, int Dv, attend_real *workspace, size_t workspace_len, attend_error *err) {
+    const char *who = "attend_attention_compute";
+    attend_attention_options d;
+    memset(&d, 0, sizeof d);
+    if (o) TRY(at_options_read(&d, sizeof d, o, o->size, "attend_attention_options", who, err));
+    return attention_forward(who, cfg, p, d.normalizer, ctx, weights, q, k, v, d.valid, d.allowed, d.causal, N, T, S,
+                             Dv, workspace, workspace_len, err);
+}
+
 static attend_status attention_backward(const char *who, const attend_score_config *cfg, const attend_score_params *p,
                                         attend_normalizer normalizer, const attend_score_grads *g, attend_real *dq,
                                         attend_real *dk, attend_real *dv, const attend_real *dctx,
@@ -529,4 +542,19 @@ attend_status attend_attention_backward_normalized(const attend_score_config *cf
                                                    attend_error *err) {
     return attention_backward("attend_attention_backward_normalized", cfg, p, normalizer, g, dq, dk, dv, dctx,
                               dweights, weights, q, k, v, N, T, S, Dv, workspace, workspace_len, err);
+}
+
+attend_status attend_attention_gradient(const attend_score_config *cfg, const attend_score_params *p,
+                                        const attend_attention_options *o, const attend_score_grads *g,
+                                        attend_real *dq, attend_real *dk, attend_real *dv, const attend_real *dctx,
+                                        const attend_real *dweights, const attend_real *weights,
+                                        const attend_real *q, const attend_real *k, const attend_real *v, int N,
+                                        int T, int S, int Dv, attend_real *workspace, size_t workspace_len,
+                                        attend_error *err) {
+    const char *who = "attend_attention_gradient";
+    attend_attention_options d;
+    memset(&d, 0, sizeof d);
+    if (o) TRY(at_options_read(&d, sizeof d, o, o->size, "attend_attention_options", who, err));
+    return attention_backward(who, cfg, p, d.normalizer, g, dq, dk, dv, dctx, dweights, weights, q, k, v, N, T, S, Dv,
+                              workspace, workspace_len, err);
 }

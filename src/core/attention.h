@@ -1,5 +1,6 @@
 /*
- * attention.h — the unchecked forms of the attention kernels (attention.c).
+ * attention.h — the unchecked forms of the attention kernels (attention.c;
+ * the masked softmax's are in softmax.h, included here).
  * Each public attend_x validates its arguments and calls at_x; library code
  * that has validated once (the model at create/load and at its entry points)
  * calls at_x directly in its loops. Not installed.
@@ -12,11 +13,8 @@
 #define ATTEND_CORE_ATTENTION_H
 
 #include "internal.h"
+#include "core/softmax.h"
 
-/* The shared dimension check of the attention kernels (attention.c): every
- * count >= 1 and every size product in range; who names the caller, D the
- * widest row width. */
-attend_status at_attention_check_dims(const char *who, attend_error *err, int N, int T, int S, int D);
 /* attend_keys_forward unchecked: kp [N,S,P] from k [N,S,Dk]. */
 void at_keys_forward(const attend_score_config *cfg, const attend_score_params *p, attend_real *kp,
                      const attend_real *k, int N, int S);
@@ -31,15 +29,6 @@ void at_scores_forward(const attend_score_config *cfg, const attend_score_params
 void at_scores_backward(const attend_score_config *cfg, const attend_score_params *p, const attend_score_grads *g,
                         attend_real *dq, attend_real *dkp, const attend_real *dscores, attend_real *saved,
                         const attend_real *q, const attend_real *kp, int N, int T, int S, const at_score_packs *pk);
-/* at_masked_softmax without its validation pass: every row must keep at least
- * one position (the caller guarantees it). out, scores [G,T,S]. */
-void at_masked_softmax_forward(attend_real *out, const attend_real *scores, const uint8_t *valid,
-                               const uint8_t *allowed, int causal, int G, int T, int S, int mask_div, int log_out);
-/* Pass 1 of at_masked_softmax: every row keeps a position and its kept
- * scores are finite; writes nothing. scores [G,T,S]. */
-attend_status at_masked_softmax_check(const attend_real *scores, const uint8_t *valid, const uint8_t *allowed,
-                                      int causal, int G, int T, int S, int mask_div, const char *who,
-                                      attend_error *err);
 /* attend_context_forward unchecked: ctx [N,T,Dv] = weights [N,T,S] v [N,S,Dv]. */
 void at_context_forward(attend_real *ctx, const attend_real *weights, const attend_real *v, int N, int T, int S,
                         int Dv);

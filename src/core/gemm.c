@@ -144,10 +144,10 @@ static _Thread_local pack_vec pack_b[KC * NC / PACK_LANES];
  * the threads' shares of it all run the same one. */
 enum { PATH_BLOCKED = 0, PATH_ROW = 1 /* M == 1 */, PATH_COL = 2 /* N == 1 */ };
 
-static int gemm_path(int M, int N, int K) {
-    if (K > GEMV_MAXK) return PATH_BLOCKED;
-    if (M == 1) return PATH_ROW;
-    if (N == 1) return PATH_COL;
+static int gemm_path(int transA, int transB, int M, int N, int K) {
+    /* a strided vector is gathered into pack_a first: up to GEMV_MAXK values */
+    if (M == 1 && (!transA || K <= GEMV_MAXK)) return PATH_ROW;
+    if (N == 1 && (transB || K <= GEMV_MAXK)) return PATH_COL;
     return PATH_BLOCKED;
 }
 
@@ -243,7 +243,7 @@ void at_gemm_portable_level(int level, int transA, int transB, int M, int N, int
         scale_c(M, N, beta, C, ldc);
         return;
     }
-    const int path = gemm_path(M, N, K);
+    const int path = gemm_path(transA, transB, M, N, K);
 #if AT_ISA_DISPATCH
     if (level > (int)at_isa_supported()) level = (int)at_isa_supported();
     switch (level) {
@@ -271,7 +271,7 @@ void at_gemm_portable(int transA, int transB, int M, int N, int K, attend_real a
         scale_c(M, N, beta, C, ldc);
         return;
     }
-    gemm_run((int)at_isa(), gemm_path(M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C,
+    gemm_run((int)at_isa(), gemm_path(transA, transB, M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C,
              ldc);
 }
 
@@ -364,7 +364,7 @@ void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              attend_real beta, attend_real *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     blas_single_thread();
-    const int path = gemm_path(M, N, K);
+    const int path = gemm_path(transA, transB, M, N, K);
     int nt = at_threads((double)M * N * (K > 0 ? K : 1));
     /* split the output rows (or, for few rows, its columns) over the threads:
      * every chunk writes its own block of C; K is never split. One chunk a
@@ -409,7 +409,7 @@ void at_gemm_rows(int whole_M, int transA, int transB, int M, int N, int K, atte
                   int lda, const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C,
                   int ldc) {
     if (M <= 0 || N <= 0) return;
-    const int path = gemm_path(whole_M, N, K);
+    const int path = gemm_path(transA, transB, whole_M, N, K);
     if (pk && K > 0 && pk->K == K && pk->N == N && pk->level == (int)at_isa() && !use_blas() && path == PATH_BLOCKED)
         gemm_run(pk->level, PATH_BLOCKED, transA, 1, M, N, K, alpha, A, lda, NULL, 0, pk->data, pk->npad, 0, beta, C,
                  ldc);
@@ -421,7 +421,7 @@ void at_gemm_w(int transA, int transB, int M, int N, int K, attend_real alpha, c
                const attend_real *B, int ldb, const at_packed *pk, attend_real beta, attend_real *C, int ldc) {
     if (M <= 0 || N <= 0) return;
     if (!pk || K <= 0 || pk->K != K || pk->N != N || pk->level != (int)at_isa() || use_blas() ||
-        gemm_path(M, N, K) != PATH_BLOCKED) {
+        gemm_path(transA, transB, M, N, K) != PATH_BLOCKED) {
         at_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }

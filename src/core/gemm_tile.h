@@ -155,6 +155,24 @@ static AT_ALWAYS_INLINE void T_(gemv_rows)(int n, int K, attend_real alpha, cons
     }
 }
 
+/* gemv_rows over K in slices of GEMV_SLICE rows when K is long (issue 25's
+ * additive kernel: the gradient of v is 1 x A over N*T*S = 131 072 rows): each
+ * group of four output vectors would stream the whole matrix from memory
+ * once; a slice stays in cache for all the groups. Later slices add to out. */
+#define GEMV_SLICE 512
+static AT_ALWAYS_INLINE void T_(gemv_rows_sliced)(int n, int K, attend_real alpha, const attend_real *restrict x,
+                                                   const attend_real *restrict Mat /* [K,ldm] */, int ldm,
+                                                   attend_real beta, attend_real *out /* [n] stride os */, size_t os) {
+    if (K <= 2 * GEMV_SLICE) { /* K alone decides: a thread's share of the columns sums as the whole does */
+        T_(gemv_rows)(n, K, alpha, x, Mat, ldm, beta, out, os);
+        return;
+    }
+    for (int p = 0; p < K; p += GEMV_SLICE)
+        T_(gemv_rows)(n, K - p < GEMV_SLICE ? K - p : GEMV_SLICE, alpha, x + p, Mat + (size_t)p * ldm, ldm,
+                      p == 0 ? beta : 1, out, os);
+}
+#undef GEMV_SLICE
+
 /* out[j*os] = alpha Σ_p x[p] Mat[j*ldm + p] + beta out[j*os] for j < n:
  * one dot product per row of a matrix stored [n, K], four rows at a time. */
 static AT_ALWAYS_INLINE void T_(gemv_dots)(int n, int K, attend_real alpha, const attend_real *restrict x /* [K] */,
@@ -227,6 +245,26 @@ static AT_ALWAYS_INLINE void transpose_into(attend_real *restrict dst, size_t ld
         for (; c < cols; c++)
             for (int q = 0; q < TQ; q++) dst[c * ldd + r + q] = src[(r + q) * lds + c];
     }
+#ifndef ATTEND_DOUBLE
+    /* Two rows left (rows 4-5 of every 6-row A panel at TILE_MR 6: a third of
+     * the packing, element by element before; issue 25's scaled-dot profile):
+     * 4 columns at a time, interleaved pairs stored 8 bytes per column. */
+    for (; r + 2 <= rows; r += 2) {
+        int c = 0;
+        for (; c + TQ <= cols; c += TQ) {
+            const vec_16 x0 = vload_16(src + r * lds + c), x1 = vload_16(src + (r + 1) * lds + c);
+            const vec_16 t0 = __builtin_shufflevector(x0, x1, 0, 4, 1, 5), t1 = __builtin_shufflevector(x0, x1, 2, 6, 3, 7);
+            memcpy(dst + c * ldd + r, &t0, 2 * sizeof(attend_real));
+            memcpy(dst + (c + 1) * ldd + r, (const attend_real *)&t0 + 2, 2 * sizeof(attend_real));
+            memcpy(dst + (c + 2) * ldd + r, &t1, 2 * sizeof(attend_real));
+            memcpy(dst + (c + 3) * ldd + r, (const attend_real *)&t1 + 2, 2 * sizeof(attend_real));
+        }
+        for (; c < cols; c++) {
+            dst[c * ldd + r] = src[r * lds + c];
+            dst[c * ldd + r + 1] = src[(r + 1) * lds + c];
+        }
+    }
+#endif
     for (; r < rows; r++)
         for (int c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
 }
@@ -389,7 +427,7 @@ static AT_ALWAYS_INLINE void T_(gemm)(int path, int transA, int transB, int M, i
             x = g;
         }
         if (transB) T_(gemv_dots)(N, K, alpha, x, B, ldb, beta, C, 1);
-        else T_(gemv_rows)(N, K, alpha, x, B, ldb, beta, C, 1);
+        else T_(gemv_rows_sliced)(N, K, alpha, x, B, ldb, beta, C, 1);
     } else if (path == PATH_COL) { /* c [M] (stride ldc) = alpha op(A) [M,K] b [K] + beta c */
         const attend_real *x = B;
         if (!transB) { /* b[p] = B[p*ldb] */
@@ -397,7 +435,7 @@ static AT_ALWAYS_INLINE void T_(gemm)(int path, int transA, int transB, int M, i
             for (int p = 0; p < K; p++) g[p] = B[(size_t)p * ldb];
             x = g;
         }
-        if (transA) T_(gemv_rows)(M, K, alpha, x, A, lda, beta, C, (size_t)ldc);
+        if (transA) T_(gemv_rows_sliced)(M, K, alpha, x, A, lda, beta, C, (size_t)ldc);
         else T_(gemv_dots)(M, K, alpha, x, A, lda, beta, C, (size_t)ldc);
     } else {
         T_(gemm_blocked)(transA, transB, M, N, K, alpha, A, lda, B, ldb, Bpre, npad, col0, beta, C, ldc);

@@ -2,7 +2,7 @@
  * mha.c — multi-head attention with the semantics of PyTorch's
  * nn.MultiheadAttention (batch_first, no dropout), and self-attention.
  *
- * Dimension letters (the project table, src/seq2seq/model_internal.h): N
+ * Dimension letters (the project table, src/seq2seq/state.h): N
  * batch, T query positions, S source positions, D embed (model) width, H
  * heads, dh = D/H head width, Kd/Vd (kdim/vdim) key/value input widths. The
  * public config field attend_mha_config.E is this embed width D (the field

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "core/attention.h"
+#include "core/softmax.h"
 #include "core/vmath.h"
 
 /* Every batch/position count >= 1, and every product that reaches a GEMM as

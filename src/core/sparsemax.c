@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "core/attention.h"
+#include "core/softmax.h"
 #include "core/sparsemax.h"
 
 static int position_kept(const uint8_t *vrow, const uint8_t *arow, int causal, int t, int j) {

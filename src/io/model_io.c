@@ -1,13 +1,19 @@
 /*
- * model_io.c — model files: the configuration as JSON, and save/load of a
- * whole model (parameters + configuration + vocabularies) as safetensors.
+ * model_io.c — model files: the configuration as JSON (the fields every
+ * model has, then the extensions' keys and the decoder kind's setting), and
+ * save/load/clone of a whole model (parameters + configuration +
+ * vocabularies) as safetensors.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/json.h"
-#include "seq2seq/model_internal.h"
+#include "io/model_io.h"
+#include "io/quantize.h"
+#include "seq2seq/linear.h"
+#include "seq2seq/decoders/decoder.h"
+#include "seq2seq/extension.h"
 
 attend_status attend_model_config_to_json(const attend_model_config *c, char **json, attend_error *err) {
     CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_to_json: %s is NULL", !c ? "cfg" : "json");
@@ -20,17 +26,19 @@ attend_status attend_model_config_to_json(const attend_model_config *c, char **j
                      attend_cell_name(c->cell), attend_decoder_name(c->decoder), attend_score_name(c->score),
                      c->src_vocab, c->tgt_vocab, c->emb, c->enc_hidden, c->enc_layers, c->dec_hidden, c->attn,
                      c->max_batch, c->max_src_len, c->max_tgt_len);
-    /* the fields added in 0.2 only when not zero, so older configurations keep their bytes */
-    const struct {
-        const char *key;
-        int v;
-    } extra[] = {{"dec_layers", c->dec_layers}, {"coverage", c->coverage}, {"copy", c->copy},
-                 {"monotonic", c->monotonic}};
-    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-        if (n > 0 && (size_t)n < sizeof buf && extra[i].v)
-            n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"%s\":%d", extra[i].key, extra[i].v);
-    if (n > 0 && (size_t)n < sizeof buf && c->normalizer)
-        n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"normalizer\":\"%s\"", attend_normalizer_name(c->normalizer));
+    /* the fields added in 0.2 only when not zero, so older configurations keep their bytes: the stacked
+     * decoder's layers, then each extension's keys in the extensions' order */
+    if (n > 0 && (size_t)n < sizeof buf && c->dec_layers)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"dec_layers\":%d", c->dec_layers);
+    for (int i = 0; i < at_ext_count; i++)
+        for (int k = 0; k < at_exts[i]->nkeys; k++) {
+            const at_ext_key *key = &at_exts[i]->keys[k];
+            int v;
+            memcpy(&v, (const char *)c + key->offset, sizeof v);
+            if (!(n > 0 && (size_t)n < sizeof buf) || !v) continue;
+            if (key->name) n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"%s\":\"%s\"", key->key, key->name(v));
+            else n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"%s\":%d", key->key, v);
+        }
     if (n > 0 && (size_t)n < sizeof buf) n += snprintf(buf + n, sizeof buf - (size_t)n, "}");
     CHECK(n > 0 && (size_t)n < sizeof buf, err, ATTEND_ERR_ARG, "attend_model_config_to_json: config too long");
     *json = malloc((size_t)n + 1);
@@ -61,8 +69,23 @@ static attend_status json_name_field(const at_json_node *root, const char *key, 
     return ATTEND_OK;
 }
 
-/* The config JSON into *c, and its optional "pointer_exclude" (0 when absent) into *pointer_exclude. */
-static attend_status config_parse(attend_model_config *c, int *pointer_exclude, const char *json, size_t len,
+/* A key some decoder kind keeps in the config JSON (its setting), or NULL. */
+static const char *decoder_key(const char *key) {
+    for (int d = 0; d < at_decoder_count; d++)
+        if (at_decoders[d] && at_decoders[d]->key && !strcmp(at_decoders[d]->key, key)) return at_decoders[d]->key;
+    return NULL;
+}
+
+/* An extension's key named key, or NULL. */
+static const at_ext_key *ext_key(const char *key) {
+    for (int i = 0; i < at_ext_count; i++)
+        for (int k = 0; k < at_exts[i]->nkeys; k++)
+            if (!strcmp(at_exts[i]->keys[k].key, key)) return &at_exts[i]->keys[k];
+    return NULL;
+}
+
+/* The config JSON into *c, and the decoder kind's optional setting (0 when absent) into *setting. */
+static attend_status config_parse(attend_model_config *c, int *setting, const char *json, size_t len,
                                   attend_error *err) {
     at_json_doc *doc = NULL;
     at_json_limits lim = {1024, 4, 0};
@@ -85,30 +108,35 @@ static attend_status config_parse(attend_model_config *c, int *pointer_exclude, 
                 {"attn", &t.attn},               {"max_batch", &t.max_batch},   {"max_src_len", &t.max_src_len},
                 {"max_tgt_len", &t.max_tgt_len}};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !st; i++) st = json_int_field(root, ints[i].key, ints[i].dst, err);
-    /* optional fields added in 0.2: 0 (softmax) when absent; ranges checked by attend_model_config_check */
-    struct {
-        const char *key;
-        int *dst;
-    } opt_ints[] = {{"dec_layers", &t.dec_layers}, {"coverage", &t.coverage}, {"copy", &t.copy},
-                    {"monotonic", &t.monotonic}};
-    for (size_t i = 0; i < sizeof opt_ints / sizeof opt_ints[0] && !st; i++)
-        if (at_json_get(root, opt_ints[i].key)) st = json_int_field(root, opt_ints[i].key, opt_ints[i].dst, err);
-    int normalizer = 0;
-    if (!st && at_json_get(root, "normalizer"))
-        st = json_name_field(root, "normalizer", attend_normalizer_from_name, &normalizer, err);
-    /* optional (a model setting, not an attend_model_config field): checked here, read by the loader */
-    int pexcl = 0;
-    if (!st && at_json_get(root, "pointer_exclude")) st = json_int_field(root, "pointer_exclude", &pexcl, err);
-    if (!st && (pexcl != 0 && pexcl != 1))
-        st = at_fail(err, ATTEND_ERR_FORMAT, "model config: field 'pointer_exclude' is %d, must be 0 or 1", pexcl);
-    if (!st && pexcl && dec != ATTEND_DECODER_POINTER)
-        st = at_fail(err, ATTEND_ERR_FORMAT, "model config: 'pointer_exclude' is 1 but the decoder does not point");
+    /* optional fields added in 0.2: 0 when absent; ranges checked by attend_model_config_check */
+    if (!st && at_json_get(root, "dec_layers")) st = json_int_field(root, "dec_layers", &t.dec_layers, err);
+    for (int i = 0; i < at_ext_count && !st; i++)
+        for (int k = 0; k < at_exts[i]->nkeys && !st; k++) {
+            const at_ext_key *key = &at_exts[i]->keys[k];
+            if (!at_json_get(root, key->key)) continue;
+            int v = 0;
+            st = key->name ? json_name_field(root, key->key, key->from_name, &v, err)
+                           : json_int_field(root, key->key, &v, err);
+            if (!st) memcpy((char *)&t + key->offset, &v, sizeof v);
+        }
+    /* optional: the decoder kind's setting (not an attend_model_config field): checked here, read by the loader */
+    int set = 0;
+    for (const at_json_node *kv = root->first; kv && !st; kv = kv->next) {
+        const char *dk = decoder_key(kv->key);
+        if (!dk) continue;
+        const at_decoder_ops *d = (unsigned)dec < (unsigned)at_decoder_count ? at_decoders[dec] : NULL;
+        st = json_int_field(root, dk, &set, err);
+        if (!st && (set != 0 && set != 1))
+            st = at_fail(err, ATTEND_ERR_FORMAT, "model config: field '%s' is %d, must be 0 or 1", dk, set);
+        if (!st && set && (!d || !d->key || strcmp(d->key, dk)))
+            st = at_fail(err, ATTEND_ERR_FORMAT, "model config: '%s' is 1 but decoder %s has no such setting", dk,
+                         d ? d->name : "?");
+    }
     if (!st)
         for (const at_json_node *kv = root->first; kv; kv = kv->next) {
             int known = !strcmp(kv->key, "cell") || !strcmp(kv->key, "decoder") || !strcmp(kv->key, "score") ||
-                        !strcmp(kv->key, "pointer_exclude") || !strcmp(kv->key, "normalizer");
+                        !strcmp(kv->key, "dec_layers") || ext_key(kv->key) || decoder_key(kv->key);
             for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) known |= !strcmp(kv->key, ints[i].key);
-            for (size_t i = 0; i < sizeof opt_ints / sizeof opt_ints[0]; i++) known |= !strcmp(kv->key, opt_ints[i].key);
             if (!known) {
                 char snip[AT_JSON_SNIPPET_MAX];
                 at_json_snippet(snip, kv->key, kv->key_len);
@@ -121,18 +149,17 @@ static attend_status config_parse(attend_model_config *c, int *pointer_exclude, 
     t.cell = (attend_cell_kind)cell;
     t.decoder = (attend_decoder_kind)dec;
     t.score = (attend_score_kind)score;
-    t.normalizer = (attend_normalizer)normalizer;
     TRY(attend_model_config_check(&t, err));
     *c = t;
-    *pointer_exclude = pexcl;
+    *setting = set;
     return at_ok(err);
 }
 
 attend_status attend_model_config_from_json(attend_model_config *c, const char *json, size_t len,
                                             attend_error *err) {
     CHECK(c && json, err, ATTEND_ERR_NULL, "attend_model_config_from_json: %s is NULL", !c ? "cfg" : "json");
-    int pointer_exclude;
-    return config_parse(c, &pointer_exclude, json, len, err);
+    int setting;
+    return config_parse(c, &setting, json, len, err);
 }
 
 attend_status at_model_write(const attend_model *m, const char *path, const attend_vocab *src_vocab,
@@ -142,11 +169,11 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
     const char *who = "attend_model_save";
     CHECK(m && path && src_vocab, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !path ? "path" : "src_vocab");
-    int pointer = m->cfg.decoder == ATTEND_DECODER_POINTER;
-    CHECK(pointer || tgt_vocab, err, ATTEND_ERR_NULL, "%s: tgt_vocab is NULL", who);
+    int vocabulary = m->dec->vocabulary;
+    CHECK(!vocabulary || tgt_vocab, err, ATTEND_ERR_NULL, "%s: tgt_vocab is NULL", who);
     CHECK(attend_vocab_size(src_vocab) == m->cfg.src_vocab, err, ATTEND_ERR_SHAPE,
           "%s: source vocabulary has %d tokens, the model %d", who, attend_vocab_size(src_vocab), m->cfg.src_vocab);
-    CHECK(pointer || attend_vocab_size(tgt_vocab) == m->cfg.tgt_vocab, err, ATTEND_ERR_SHAPE,
+    CHECK(!vocabulary || attend_vocab_size(tgt_vocab) == m->cfg.tgt_vocab, err, ATTEND_ERR_SHAPE,
           "%s: target vocabulary has %d tokens, the model %d", who, attend_vocab_size(tgt_vocab), m->cfg.tgt_vocab);
     CHECK(tok == ATTEND_TOKENIZE_CHAR || tok == ATTEND_TOKENIZE_SPACE, err, ATTEND_ERR_ARG, "%s: unknown tokenizer %d",
           who, (int)tok);
@@ -189,17 +216,17 @@ attend_status at_model_write(const attend_model *m, const char *path, const atte
 #else
     char *cfg_json = NULL, *sv = NULL, *tv = NULL;
     attend_status st = attend_model_config_to_json(&m->cfg, &cfg_json, err);
-    if (!st && m->pointer_exclude) { /* the key only when on: other files keep their bytes */
-        size_t n = strlen(cfg_json);
-        char *grown = realloc(cfg_json, n + 24);
+    if (!st && m->dec->key && m->dec->get_key(m)) { /* the kind's setting only when on: other files keep their bytes */
+        size_t n = strlen(cfg_json), add = strlen(m->dec->key) + 8;
+        char *grown = realloc(cfg_json, n + add);
         if (!grown) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for the config", who);
         else {
             cfg_json = grown;
-            snprintf(cfg_json + n - 1, 25, ",\"pointer_exclude\":1}");
+            snprintf(cfg_json + n - 1, add + 1, ",\"%s\":1}", m->dec->key);
         }
     }
     if (!st) st = attend_vocab_to_json(src_vocab, &sv, err);
-    if (!st && !pointer) st = attend_vocab_to_json(tgt_vocab, &tv, err);
+    if (!st && vocabulary) st = attend_vocab_to_json(tgt_vocab, &tv, err);
     if (!st) {
         /* a quantized model writes its matrices as stored (I8 with "<name>.scale", or F16) */
         attend_st_entry entries[2 * AT_MAX_TENSORS + 16];
@@ -258,9 +285,9 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
     }
     memcpy(m->params, src->params, src->nparams * sizeof *m->params);
     at_model_params_changed(m);
-    m->pointer_exclude = src->pointer_exclude;
-    if (src->cfg.copy) memcpy(m->copy_map, src->copy_map, (size_t)src->cfg.src_vocab * sizeof *m->copy_map);
-    attend_status st = at_model_quant_copy(m, src, err);
+    if (m->dec->clone) m->dec->clone(m, src);
+    at_ext_clone(m, src);
+    attend_status st = at_model_quant_clone(m, src, err);
     if (st) {
         attend_model_free(m);
         return st;
@@ -272,6 +299,23 @@ attend_status attend_model_clone(attend_model **out, const attend_model *src, at
 attend_status attend_model_save(const attend_model *m, const char *path, const attend_vocab *src_vocab,
                                  const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
     return at_model_write(m, path, src_vocab, tgt_vocab, tok, "model", NULL, 0, NULL, 0, err);
+}
+
+attend_status attend_model_save_meta(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                     const attend_vocab *tgt_vocab, attend_tokenizer tok, const attend_st_meta *meta,
+                                     int n_meta, attend_error *err) {
+    const char *who = "attend_model_save_meta";
+    CHECK(n_meta >= 0 && n_meta <= 4 && (meta || n_meta == 0), err, ATTEND_ERR_ARG,
+          "%s: %d metadata pairs (0 to 4, meta not NULL)", who, n_meta);
+    static const char *const own[] = {"attend.format", "attend.config", "attend.tokenizer", "attend.src_vocab",
+                                      "attend.tgt_vocab"};
+    for (int i = 0; i < n_meta; i++) {
+        CHECK(meta[i].key && meta[i].value, err, ATTEND_ERR_NULL, "%s: metadata %d: key or value is NULL", who, i);
+        for (int k = 0; k < 5; k++)
+            CHECK(strcmp(meta[i].key, own[k]), err, ATTEND_ERR_ARG, "%s: metadata key '%s' is the file's own", who,
+                  own[k]);
+    }
+    return at_model_write(m, path, src_vocab, tgt_vocab, tok, "model", NULL, 0, meta, n_meta, err);
 }
 
 /* Copies the file's tensors into m, checking names, dtypes and shapes. */
@@ -343,15 +387,16 @@ static double min_params(const attend_model_config *c) {
                + Hd * E                        /* bridge */
                + G * Hd * (Hd + D);            /* decoder cell */
     if (c->dec_layers > 1) n += (c->dec_layers - 1) * 2 * G * Hd * Hd; /* a stacked decoder's upper layers */
-    if (c->decoder != ATTEND_DECODER_POINTER) n += (double)c->tgt_vocab * (D + Hd); /* target embedding, output */
-    if (c->decoder != ATTEND_DECODER_NONE && c->score == ATTEND_SCORE_ADDITIVE) n += (double)c->attn * (Hd + E);
+    const at_decoder_ops *dec = at_decoders[c->decoder];
+    if (dec->vocabulary) n += (double)c->tgt_vocab * (D + Hd); /* target embedding, output */
+    if (dec->attentive && c->score == ATTEND_SCORE_ADDITIVE) n += (double)c->attn * (Hd + E);
     return n;
 }
 
 static double min_activation_bytes(const attend_model_config *c) {
     double N = c->max_batch, S = c->max_src_len, T = (double)c->max_tgt_len + 1, D = c->emb,
            E = 2.0 * c->enc_hidden, Hd = c->dec_hidden,
-           V = c->decoder == ATTEND_DECODER_POINTER ? 1 : c->tgt_vocab;
+           V = at_decoders[c->decoder]->vocabulary ? c->tgt_vocab : 1;
     double n = N * S * D + (c->enc_layers + 2) * N * S * E /* embeddings, layer outputs and their gradients */
                + 3 * (T + 1) * N * Hd + T * N * (2 * E + Hd)  /* decoder states, inputs, contexts */
                + 2 * T * N * S + N * T * V;                   /* attention weights and scores, log-probabilities */
@@ -401,8 +446,8 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
     else if (!cj || !tk || !sj || !tj)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata '%s' is missing", path,
                      !cj ? "attend.config" : !tk ? "attend.tokenizer" : !sj ? "attend.src_vocab" : "attend.tgt_vocab");
-    int pointer_exclude = 0;
-    if (!st && (st = config_parse(&cfg, &pointer_exclude, cj, strlen(cj), err))) /* a bad file, whatever the reason */
+    int setting = 0;
+    if (!st && (st = config_parse(&cfg, &setting, cj, strlen(cj), err))) /* a bad file, whatever the reason */
         st = name_error(err, st == ATTEND_ERR_ALLOC ? st : ATTEND_ERR_FORMAT, path, "metadata attend.config");
     if (!st && attend_tokenizer_from_name(tk) < 0)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: unknown tokenizer in metadata", path);
@@ -416,7 +461,7 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
     }
     if (!st) st = check_sizes(f, &cfg, file_capacity, path, err);
     if (!st && (st = attend_vocab_from_json(&sv, sj, err))) name_error(err, st, path, "metadata attend.src_vocab");
-    if (!st && cfg.decoder != ATTEND_DECODER_POINTER && (st = attend_vocab_from_json(&tv, tj, err)))
+    if (!st && at_decoders[cfg.decoder]->vocabulary && (st = attend_vocab_from_json(&tv, tj, err)))
         name_error(err, st, path, "metadata attend.tgt_vocab");
     if (!st && attend_vocab_size(sv) != cfg.src_vocab)
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: source vocabulary has %d tokens, config says %d", path,
@@ -425,8 +470,8 @@ attend_status attend_model_load(attend_model **out, const char *path, const atte
         st = at_fail(err, ATTEND_ERR_FORMAT, "%s: target vocabulary has %d tokens, config says %d", path,
                      attend_vocab_size(tv), cfg.tgt_vocab);
     if (!st && (st = attend_model_create(&m, &cfg, 0, err))) name_error(err, st, path, "model");
-    if (!st) m->pointer_exclude = pointer_exclude; /* absent from older files: 0, as they decoded */
-    if (!st && cfg.copy) st = attend_model_set_copy_map(m, sv, tv, err); /* from the file's vocabularies */
+    if (!st && m->dec->set_key) m->dec->set_key(m, setting); /* absent from older files: 0, as they decoded */
+    if (!st) st = at_ext_load(m, sv, tv, err); /* what the extensions read from the file's vocabularies */
     if (!st) /* float files as always; quantized ones through quantize.c */
         st = at_model_file_wdtype(m, f) == ATTEND_DTYPE_F32 ? at_model_read_tensors(m, f, path, err)
                                                              : at_model_read_weights(m, f, path, err);

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "seq2seq/model_internal.h"
+#include "io/quantize.h"
+#include "seq2seq/linear.h"
 
 int at_model_quantizable(const at_tensor_desc *td) {
     return td->ndim == 2 && strcmp(td->name, "src_emb.weight") != 0 && strcmp(td->name, "tgt_emb.weight") != 0;
@@ -71,7 +72,7 @@ static void quant_drop(attend_model *m) {
 }
 #endif
 
-attend_status at_model_quant_copy(attend_model *dst, const attend_model *src, attend_error *err) {
+attend_status at_model_quant_clone(attend_model *dst, const attend_model *src, attend_error *err) {
     if (src->wdtype == ATTEND_DTYPE_F32) return ATTEND_OK;
     TRY(quant_alloc(dst, src->wdtype, "attend_model_clone", err));
     memcpy(dst->qmem, src->qmem, src->qbytes);

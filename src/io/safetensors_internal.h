@@ -20,8 +20,6 @@
 int at_st_host_is_little_endian(void);
 /* Reverses the bytes of every elsize-byte element of p [nbytes]. */
 void at_st_swap_elements(unsigned char *p, size_t nbytes, size_t elsize);
-/* strerror_r of e into out, or "error N". */
-void at_st_error_text(char out[128], int e);
 /* "[2,3,0]" (truncated with "..." when it would not fit). */
 void at_st_format_shape(char out[96], int ndim, const int64_t *shape);
 /* nbytes = elsize * prod(shape) in size_t; 0 on overflow (or a negative dim). */

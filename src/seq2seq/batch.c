@@ -5,7 +5,7 @@
  * previous positions, -1 at the start; the pairs' word alignments as a 0/1
  * mask per step and source position, for guided alignment).
  *
- * Dimension letters: see model_internal.h.
+ * Dimension letters: see state.h.
  */
 #include <stdlib.h>
 #include <string.h>

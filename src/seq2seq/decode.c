@@ -1,151 +1,170 @@
 /*
- * decode.c — decoding through the model: one step's logits, greedy decoding,
- * forced scoring, and the small interface beam.c and intervene.c decode
- * through (inference mode, replicating and reordering hypotheses' rows, the
- * weight hook), so they never reach into the activation arena's layout.
+ * decode.c — decoding through the model: one scorer or several (an
+ * ensemble; one model is an ensemble of one), checked alike; a step's output
+ * distribution; the beam's generic replication and reordering of rows; the
+ * decoding scratch; greedy decoding; forced scoring. beam.c searches
+ * through this interface; search.c is the public entry to both.
  *
- * Dimension letters: see model_internal.h.
+ * An ensemble's step distribution is the mean of the models' log-softmax
+ * outputs, log p(v) = (1/M) Σ_k log softmax(z_k)(v), as OpenNMT-py
+ * (onmt/translate: EnsembleDecoder averages log_probs) and Marian (scorer
+ * weights 1/M over log-softmax) do; it is not renormalised. Each model keeps
+ * its own encoder output, decoder state and attention: the hypotheses' rows
+ * move in every model at once, and the alignments come out per model.
+ *
+ * Dimension letters: see state.h.
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "seq2seq/model_internal.h"
+#include "seq2seq/decode.h"
 #include "seq2seq/decoders/decoder.h"
-#include "seq2seq/copy.h"
+#include "seq2seq/extension.h"
+#include "seq2seq/model.h"
 
-/* ------------------------------------------------------------------ greedy */
+#define AT_ENSEMBLE_MAX 64
 
-/* logits [N,V] of one step from features feat [N,F]; returns them in a->step_logits. */
-void at_model_step_logits(attend_model *m, int N, const attend_real *feat) {
-    int V = m->cfg.tgt_vocab, F = m->F;
-    at_model_linear(m, N, V, F, feat, F, m->p.out_w, F, 0, m->acts.step_logits, V);
-    for (int n = 0; n < N; n++)
-        for (int v = 0; v < V; v++) m->acts.step_logits[(size_t)n * V + v] += m->p.out_b[v];
+/* ------------------------------------------------------------------ checks */
+
+attend_status at_decode_check(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N,
+                              int S, int beam, int max_len, const attend_decode_options *o, const char *who,
+                              attend_error *err) {
+    CHECK(models, err, ATTEND_ERR_NULL, "%s: models is NULL", who);
+    CHECK(M >= 1 && M <= AT_ENSEMBLE_MAX, err, ATTEND_ERR_ARG, "%s: %d models, outside [1,%d]", who, M,
+          AT_ENSEMBLE_MAX);
+    for (int k = 0; k < M; k++) {
+        const attend_model *m = models[k];
+        CHECK(m, err, ATTEND_ERR_NULL, "%s: model %d is NULL", who, k + 1);
+        const at_decoder_ops *d0 = models[0]->dec;
+        CHECK(m->dec->vocabulary == d0->vocabulary, err, ATTEND_ERR_ARG,
+              "%s: model %d is %s pointer model (%s decoder) and model 1 is %s: an ensemble averages distributions "
+              "over one output space", who, k + 1, m->dec->vocabulary ? "not a" : "a", m->dec->name,
+              d0->vocabulary ? "not" : "one");
+        CHECK(!m->dec->vocabulary || m->cfg.tgt_vocab == models[0]->cfg.tgt_vocab, err, ATTEND_ERR_ARG,
+              "%s: model %d has a target vocabulary of %d ids, model 1 has %d", who, k + 1, m->cfg.tgt_vocab,
+              models[0]->cfg.tgt_vocab);
+        if (beam > 0 && M == 1)
+            CHECK(beam <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
+                  "%s: beam width %d exceeds the model's max_batch=%d (hypotheses are decoded as one batch)", who,
+                  beam, m->cfg.max_batch);
+        else if (beam > 0)
+            CHECK(beam <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY, "%s: model %d: %d rows exceed its max_batch=%d",
+                  who, k + 1, beam, m->cfg.max_batch);
+        for (int j = 0; j < k; j++)
+            CHECK(models[j] != m, err, ATTEND_ERR_ARG,
+                  "%s: models %d and %d are the same handle (each member needs its own activations: "
+                  "attend_model_clone)", who, j + 1, k + 1);
+        TRY(at_model_check_source(m, src, src_len, N, S, who, err));
+        if (M == 1)
+            CHECK(max_len >= 1 && max_len <= m->Tcap, err, ATTEND_ERR_CAPACITY,
+                  "%s: max_len=%d outside [1, max_tgt_len+1 = %d]", who, max_len, m->Tcap);
+        else
+            CHECK(max_len >= 1 && max_len <= m->Tcap, err, ATTEND_ERR_CAPACITY,
+                  "%s: model %d: max_len=%d outside [1, max_tgt_len+1 = %d]", who, k + 1, max_len, m->Tcap);
+        TRY(m->dec->check_decode(m, src_len, N, max_len, who, err));
+    }
+    return at_ext_check_decode(models, M, o, who, err);
 }
+
+/* ---------------------------------------------------------- the interface */
 
 const attend_real *at_model_step_dist(attend_model *m, int t, int N, int S, int *W, int *logp) {
-    if (m->dec->points) { /* the scores' masked log-softmax, −inf where masked */
-        *W = S;
-        *logp = 1;
-        return m->acts.scores + (size_t)t * N * S;
-    }
-    at_model_step_logits(m, N, m->acts.step_feat);
-    if (m->cfg.copy) { /* the extended distribution, log-probabilities (copy.c) */
-        *W = m->cfg.tgt_vocab + S;
-        *logp = 1;
-        return at_copy_step_dist(m, t, N, S);
-    }
-    *W = m->cfg.tgt_vocab;
-    *logp = 0;
-    return m->acts.step_logits;
-}
-
-void at_model_begin_infer(attend_model *m) {
-    m->fwd_ready = 0;
-    m->infer = 1;
-}
-
-void at_model_end_infer(attend_model *m) { m->infer = 0; }
-
-int at_model_attentive(const attend_model *m) { return m->dec->attentive; }
-int at_model_points(const attend_model *m) { return m->dec->points; }
-
-void at_model_set_weight_hook(attend_model *m, at_weight_hook_fn fn, void *user) {
-    m->weight_hook = fn;
-    m->weight_hook_user = fn ? user : NULL;
+    return m->dec->dist(m, t, N, S, W, logp);
 }
 
 void at_model_replicate(attend_model *m, int K, int S) {
-    at_acts *a = &m->acts;
-    int E = m->E, Hd = m->cfg.dec_hidden, top = m->cfg.enc_layers - 1, P = m->P;
     if (m->dec->replicate) m->dec->replicate(m, K, S);
-    if (m->cfg.copy) at_copy_replicate(m, K, S);
-    for (int k = 1; k < K; k++) {
-        memcpy(a->enc_out[top] + (size_t)k * S * E, a->enc_out[top], (size_t)S * E * sizeof(attend_real));
-        if (P > 0) memcpy(a->kp + (size_t)k * S * P, a->kp, (size_t)S * P * sizeof(attend_real));
-        memcpy(a->fin_cat + (size_t)k * E, a->fin_cat, (size_t)E * sizeof(attend_real));
-        memcpy(a->states + (size_t)k * Hd, a->states, (size_t)Hd * sizeof(attend_real));
-        memcpy(m->valid + (size_t)k * S, m->valid, (size_t)S);
-    }
-    memset(a->cstates, 0, (size_t)K * Hd * sizeof(attend_real));
-    memset(a->htilde, 0, (size_t)K * Hd * sizeof(attend_real));
-}
-
-/* dst [n,w] = rows [parent[j]] of src (rows of width w), through tmp [n,w] (src and dst may overlap). */
-static void gather_rows(attend_real *dst, const attend_real *src, attend_real *tmp, const int *parent, int n,
-                        size_t w) {
-    for (int j = 0; j < n; j++) memcpy(tmp + (size_t)j * w, src + (size_t)parent[j] * w, w * sizeof *src);
-    memcpy(dst, tmp, (size_t)n * w * sizeof *dst);
+    at_rows_replicate(m, K, S);
 }
 
 void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live) {
-    at_acts *a = &m->acts;
-    size_t Hd = (size_t)m->cfg.dec_hidden;
-    /* the state arrays are indexed [t][rows][Hd]: step t+1's rows move from
-     * the layout of `live` rows to that of n rows, in their hypotheses' order */
-    gather_rows(a->states + (size_t)(t + 1) * n * Hd, a->states + (size_t)(t + 1) * live * Hd, a->row_tmp, parent, n,
-                Hd);
-    if (m->cfg.cell == ATTEND_CELL_LSTM)
-        gather_rows(a->cstates + (size_t)(t + 1) * n * Hd, a->cstates + (size_t)(t + 1) * live * Hd, a->row_tmp,
-                    parent, n, Hd);
-    at_dec_stack_reorder(m, t, parent, n, live);
-    if (m->dec->reorder) m->dec->reorder(m, t, parent, n, live);
-    at_cov_reorder(m, t, parent, n, live);
-    if (m->cfg.monotonic) at_mono_reorder(m, parent, n);
+    at_rows_reorder(m, t, parent, n, live, m->step_S);
 }
 
-attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S,
-                                  int max_len, int32_t *out, int32_t *out_len, attend_real *align,
-                                  attend_error *err) {
-    const char *who = "attend_model_greedy";
-    CHECK(m && src && src_len && out && out_len, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !m ? "model" : !src ? "src [N,S]" : !src_len ? "src_len [N]" : !out ? "out [N,max_len]" : "out_len [N]");
-    TRY(at_model_check_source(m, src, src_len, N, S, who, err));
-    CHECK(max_len >= 1 && max_len <= m->Tcap, err, ATTEND_ERR_CAPACITY,
-          "%s: max_len=%d outside [1, max_tgt_len+1 = %d]", who, max_len, m->Tcap);
-    int pointer = m->dec->points;
-    if (pointer)
-        for (int n = 0; n < N; n++)
-            CHECK(src_len[n] <= max_len, err, ATTEND_ERR_CAPACITY,
-                  "%s: row %d: a pointer decoder emits src_len=%d positions, max_len is %d", who, n, (int)src_len[n],
-                  max_len);
-    at_acts *a = &m->acts;
-    int F = m->F, V = m->cfg.tgt_vocab;
-    int32_t *y = m->fwd_tgt_in; /* [N] previous tokens */
-    at_model_begin_infer(m); /* decoding reuses the activation buffers */
-    at_model_encode(m, src, src_len, N, S);
+void *at_decode_scratch(attend_model *m, size_t bytes, const char *who, attend_error *err) {
+    if (bytes > m->scratch_bytes) { /* first use, or a longer / wider search than before */
+        void *grown = malloc(bytes);
+        if (!grown) {
+            at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes of decoding state", who, bytes);
+            return NULL;
+        }
+        free(m->scratch);
+        m->scratch = grown;
+        m->scratch_bytes = bytes;
+    }
+    return m->scratch;
+}
+
+/* ------------------------------------------------------------------ greedy */
+
+attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N, int S,
+                        int max_len, int32_t *out, int32_t *out_len, attend_real *align, const char *who,
+                        attend_error *err) {
+    attend_model *m0 = models[0];
+    const at_decoder_ops *dec = m0->dec;
+    /* the widest a step's row can be: an extension's output space, Vt + S at most */
+    size_t W = (size_t)m0->V + (size_t)S;
+    size_t bytes = (size_t)N * sizeof(int32_t) + 8 + (M > 1 ? (size_t)N * W * sizeof(double) : 0);
+    char *mem = at_decode_scratch(m0, bytes, who, err);
+    if (!mem) return err ? err->status : ATTEND_ERR_ALLOC;
+    int32_t *y = (int32_t *)(void *)mem;                                         /* [N] previous tokens */
+    double *acc = (double *)(void *)(mem + ((size_t)N * sizeof(int32_t) + 7) / 8 * 8); /* [N,W] the models' mean */
+    for (int k = 0; k < M; k++) {
+        at_model_infer(models[k]); /* decoding reuses the activation buffers */
+        at_model_encode(models[k], src, src_len, N, S);
+    }
     for (int n = 0; n < N; n++) {
-        y[n] = pointer ? -1 : ATTEND_BOS;
+        y[n] = dec->start;
         out_len[n] = -1; /* -1 = still running */
         for (int t = 0; t < max_len; t++) out[(size_t)n * max_len + t] = ATTEND_PAD;
     }
-    if (align) memset(align, 0, (size_t)N * max_len * S * sizeof *align);
+    if (align) memset(align, 0, (size_t)M * N * max_len * S * sizeof *align);
     int running = N;
     for (int t = 0; t < max_len && running > 0; t++) {
-        uint8_t *active = m->active + (size_t)t * N;
-        for (int n = 0; n < N; n++) active[n] = out_len[n] < 0;
-        at_model_step(m, t, N, S, y, src, active, a->step_feat, (size_t)F, 0);
-        const attend_real *ext = NULL; /* copy: the extended distribution [N,V+S] */
-        if (!pointer) at_model_step_logits(m, N, a->step_feat);
-        if (m->cfg.copy) ext = at_copy_step_dist(m, t, N, S);
+        const attend_real *row0 = NULL;
+        int Wd = 0, is_logp;
+        for (int k = 0; k < M; k++) {
+            attend_model *m = models[k];
+            uint8_t *active = m->active + (size_t)t * N;
+            for (int n = 0; n < N; n++) active[n] = out_len[n] < 0;
+            at_model_step(m, t, N, S, y, src, active, m->acts.step_feat, (size_t)m->F, 0);
+            const attend_real *dist = at_model_step_dist(m, t, N, S, &Wd, &is_logp);
+            if (M == 1) {
+                row0 = dist;
+                continue;
+            }
+            /* the argmax of the mean log-softmax is that of the mean of z: each log-sum-exp is one number per row */
+            for (size_t i = 0; i < (size_t)N * Wd; i++) acc[i] = (k ? acc[i] : 0) + (double)dist[i];
+        }
+        if (M > 1)
+            for (size_t i = 0; i < (size_t)N * Wd; i++) acc[i] /= M;
         for (int n = 0; n < N; n++) {
-            if (!active[n]) continue;
-            const attend_real *row = pointer ? a->scores + ((size_t)t * N + n) * S
-                                     : ext   ? ext + (size_t)n * (V + S)
-                                             : a->step_logits + (size_t)n * V;
-            int width = pointer ? src_len[n] : ext ? V + S : V, best = 0;
-            for (int v = 1; v < width; v++)
-                if (row[v] > row[best]) best = v;
-            if (!pointer && best == ATTEND_EOS) {
+            if (out_len[n] >= 0) continue;
+            int best = 0;
+            if (M == 1) {
+                const attend_real *row = row0 + (size_t)n * Wd;
+                for (int v = 1; v < Wd; v++)
+                    if (row[v] > row[best]) best = v;
+            } else {
+                const double *row = acc + (size_t)n * Wd;
+                for (int v = 1; v < Wd; v++)
+                    if (row[v] > row[best]) best = v;
+            }
+            int fin = dec->finish(t, best, src_len[n]);
+            if (fin == 1) { /* EOS: not an output */
                 out_len[n] = t;
                 running--;
                 continue;
             }
             out[(size_t)n * max_len + t] = best;
-            if (align && m->dec->attentive)
-                memcpy(align + ((size_t)n * max_len + t) * S, a->weights + ((size_t)t * N + n) * S,
-                       S * sizeof *align);
+            if (align)
+                for (int k = 0; k < M; k++)
+                    if (models[k]->dec->attentive)
+                        memcpy(align + (((size_t)k * N + n) * max_len + t) * S,
+                               models[k]->acts.weights + ((size_t)t * N + n) * S, (size_t)S * sizeof *align);
             y[n] = best;
-            if (pointer && t + 1 == src_len[n]) {
+            if (fin == 2) {
                 out_len[n] = t + 1;
                 running--;
             }
@@ -153,25 +172,24 @@ attend_status attend_model_greedy(attend_model *m, const int32_t *src, const int
     }
     for (int n = 0; n < N; n++)
         if (out_len[n] < 0) out_len[n] = max_len;
-    at_model_end_infer(m);
     return at_ok(err);
 }
 
 /* ------------------------------------------------------------ forced score */
 
-attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
-                                 double *logp, attend_real *align, attend_error *err) {
+attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T, double *logp,
+                                 attend_real *align, attend_error *err) {
     const char *who = "attend_model_score";
     CHECK(m && src && tgt && logp, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !m ? "model" : !src ? "src [S]" : !tgt ? "tgt [T]" : "logp");
-    int pointer = m->dec->points;
-    CHECK(T >= (pointer ? 1 : 0) && T <= m->cfg.max_tgt_len, err, ATTEND_ERR_CAPACITY,
-          "%s: target length %d outside [%d, max_tgt_len=%d]", who, T, pointer ? 1 : 0, m->cfg.max_tgt_len);
+    int lo = 1 - m->dec->eos; /* a sequence without EOS has at least one step */
+    CHECK(T >= lo && T <= m->cfg.max_tgt_len, err, ATTEND_ERR_CAPACITY,
+          "%s: target length %d outside [%d, max_tgt_len=%d]", who, T, lo, m->cfg.max_tgt_len);
     CHECK(S >= 1 && S <= m->cfg.max_src_len, err, ATTEND_ERR_CAPACITY, "%s: source length %d outside [1, %d]", who, S,
           m->cfg.max_src_len);
-    int steps = pointer ? T : T + 1;
+    int steps = T + m->dec->eos;
     /* the one-row batch lives in its own part of the id arena (score_ids),
-     * which attend_model_forward copies from; nothing is allocated */
+     * which at_model_forward copies from; nothing is allocated */
     int32_t *mem = m->score_ids;
     attend_batch b;
     memset(&b, 0, sizeof b);
@@ -187,25 +205,15 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
     b.src_len[0] = S;
     b.tgt_len[0] = steps;
     for (int t = 0; t < steps; t++) {
-        if (pointer) {
-            b.tgt_in[t] = t == 0 ? -1 : tgt[t - 1];
-            b.tgt_out[t] = tgt[t];
-        } else {
-            b.tgt_in[t] = t == 0 ? ATTEND_BOS : tgt[t - 1];
-            b.tgt_out[t] = t < T ? tgt[t] : ATTEND_EOS;
-        }
+        b.tgt_in[t] = t == 0 ? m->dec->start : tgt[t - 1];
+        b.tgt_out[t] = t < T ? tgt[t] : ATTEND_EOS;
     }
+    /* forced scoring: no training switch, decoding's hard choices */
+    at_run run;
+    memset(&run, 0, sizeof run);
+    run.scoring = 1;
     attend_tf_stats st;
-    double drop_p = m->drop_p, ls = m->ls, cov_loss = m->cov_loss; /* scoring neither drops nor smooths, no coverage loss */
-    m->cov_loss = 0;
-    m->drop_p = m->ls = 0;
-    m->mono_scoring = 1; /* MONOTONIC: the hard process, as decoding runs it */
-    attend_status rc = attend_model_forward(m, &b, &st, err);
-    m->mono_scoring = 0;
-    if (m->cfg.monotonic) m->fwd_ready = 0; /* hard choices: nothing to differentiate */
-    m->drop_p = drop_p;
-    m->ls = ls;
-    m->cov_loss = cov_loss;
+    attend_status rc = at_model_forward(m, &b, &run, &st, err);
     if (rc == ATTEND_OK) {
         *logp = -st.loss * st.tokens;
         if (align) {

@@ -8,11 +8,11 @@
  * would pack its op(B) again each time (1.77 MB for the G2P decoder's
  * weight_hh at every step); packed once per parameter change instead, at
  * load for inference and once per optimizer step in training.
- * Dimension letters: src/seq2seq/model_internal.h.
+ * Dimension letters: src/seq2seq/state.h.
  */
 #include <stdlib.h>
 
-#include "seq2seq/model_internal.h"
+#include "seq2seq/linear.h"
 
 void at_model_params_changed(attend_model *m) { m->pack_gen++; }
 
@@ -61,8 +61,8 @@ void at_model_cell_copies(const attend_model *m, at_cell *cell, int rows_ih, int
     cell->pk_ih = packs(cell->q_ih, rows_ih) ? at_model_pack(m, 1, cell->W_ih, cell->I, cell->I, GH) : NULL;
     cell->pk_hh = packs(cell->q_hh, rows_hh) ? at_model_pack(m, 1, cell->W_hh, cell->H, cell->H, GH) : NULL;
     /* the backward's dxg W_ih and da W_hh (training: float weights) */
-    cell->pk_ih_dx = !m->infer && rows_ih >= 2 ? at_model_pack(m, 0, cell->W_ih, cell->I, GH, cell->I) : NULL;
-    cell->pk_hh_dx = !m->infer && rows_hh >= 2 ? at_model_pack(m, 0, cell->W_hh, cell->H, GH, cell->H) : NULL;
+    cell->pk_ih_dx = !m->run.infer && rows_ih >= 2 ? at_model_pack(m, 0, cell->W_ih, cell->I, GH, cell->I) : NULL;
+    cell->pk_hh_dx = !m->run.infer && rows_hh >= 2 ? at_model_pack(m, 0, cell->W_hh, cell->H, GH, cell->H) : NULL;
 }
 
 at_score_packs at_model_score_packs(const attend_model *m, int rows) {
@@ -71,7 +71,7 @@ at_score_packs at_model_score_packs(const attend_model *m, int rows) {
     const int A = m->score.A, Dq = m->score.Dq;
     if (m->score.kind != ATTEND_SCORE_ADDITIVE || !Wq || rows < 2) return sp;
     if (packs(at_model_qweight(m, Wq), rows)) sp.wq = at_model_pack(m, 1, Wq, Dq, Dq, A);
-    if (!m->infer) sp.wq_dx = at_model_pack(m, 0, Wq, Dq, A, Dq);
+    if (!m->run.infer) sp.wq_dx = at_model_pack(m, 0, Wq, Dq, A, Dq);
     return sp;
 }
 

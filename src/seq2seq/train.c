@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/json.h"
-#include "seq2seq/model_internal.h"
-
 #include "seq2seq/train_internal.h"
-#include "seq2seq/dropout.h"
+#include "seq2seq/linear.h"
+#include "seq2seq/decoders/decoder.h"
+#include "seq2seq/extension.h"
+#include "seq2seq/model.h"
 
 
 /* FNV-1a 64 over bytes, continuing from h. */
@@ -84,7 +84,6 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     CHECK(n >= 1, err, ATTEND_ERR_ARG, "%s: the training data is empty", who);
     CHECK(batch_size >= 1 && batch_size <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
           "%s: batch_size=%d outside [1, max_batch=%d]", who, batch_size, m->cfg.max_batch);
-    int pointer = at_model_points(m);
     int ms = attend_dataset_max_src_len(train), mt = attend_dataset_max_tgt_len(train);
     CHECK(ms <= m->cfg.max_src_len, err, ATTEND_ERR_CAPACITY,
           "%s: the data has a source of %d tokens, the model's max_src_len is %d", who, ms, m->cfg.max_src_len);
@@ -102,7 +101,7 @@ attend_status attend_trainer_create(attend_trainer **out, attend_model *m, const
     tr->idx = calloc((size_t)batch_size, sizeof *tr->idx);
     attend_status st = tr->perm && tr->idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
     if (!st) st = attend_optim_create(&tr->opt, opt, m->nparams, err);
-    if (!st) st = attend_batch_alloc(&tr->batch, batch_size, m->cfg.max_src_len, m->cfg.max_tgt_len + (pointer ? 0 : 1), err);
+    if (!st) st = attend_batch_alloc(&tr->batch, batch_size, m->cfg.max_src_len, m->cfg.max_tgt_len + m->dec->eos, err);
     if (st) {
         attend_trainer_free(tr);
         return st;
@@ -131,6 +130,7 @@ static void parallel_free(attend_trainer *tr) {
 
 void attend_trainer_free(attend_trainer *tr) {
     if (!tr) return;
+    free(tr->caller_state);
     attend_optim_free(tr->opt);
     attend_batch_release(&tr->batch);
     free(tr->perm);
@@ -154,68 +154,36 @@ attend_status attend_trainer_set_max_nonfinite(attend_trainer *tr, long max_run,
 attend_status attend_trainer_set_options(attend_trainer *tr, const attend_train_options *o, attend_error *err) {
     const char *who = "attend_trainer_set_options";
     CHECK(tr && o, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "options");
-    const struct {
-        const char *name;
-        double v, hi;
-        int hi_open;
-    } r[] = {{"dropout", o->dropout, 1, 1},
-             {"label_smoothing", o->label_smoothing, 1, 1},
-             {"sampling_prob", o->sampling_prob, 1, 0},
-             {"coverage_loss", o->coverage_loss, HUGE_VAL, 0},
-             {"guided_alignment", o->guided_alignment, HUGE_VAL, 0}};
-    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
-        CHECK(isfinite(r[i].v) && r[i].v >= 0 && (r[i].hi_open ? r[i].v < r[i].hi : r[i].v <= r[i].hi), err,
-              ATTEND_ERR_ARG, "%s: %s=%g, must be in [0, %s", who, r[i].name, r[i].v,
-              r[i].hi == HUGE_VAL ? "inf)" : r[i].hi_open ? "1)" : "1]");
-    CHECK(o->sampling_ramp >= 0, err, ATTEND_ERR_ARG, "%s: sampling_ramp=%ld, must be >= 0", who, o->sampling_ramp);
+    TRY(at_ext_options_range(o, NULL, who, err));
     CHECK(attend_optim_steps(tr->opt) == 0, err, ATTEND_ERR_ARG,
           "%s: the trainer has taken %ld steps; set the options before the first", who, attend_optim_steps(tr->opt));
-    CHECK(o->label_smoothing == 0 || !tr->m->cfg.copy, err, ATTEND_ERR_ARG,
-          "%s: label_smoothing=%g with a copy model (config copy): smoothing over the extended vocabulary is not "
-          "defined here", who, o->label_smoothing);
-    CHECK(o->sampling_prob == 0 || !tr->m->cfg.copy, err, ATTEND_ERR_ARG,
-          "%s: sampling_prob=%g with a copy model (config copy): feeding back copied ids is not built", who,
-          o->sampling_prob);
-    CHECK(o->sampling_prob == 0 || !at_model_points(tr->m), err, ATTEND_ERR_ARG,
-          "%s: sampling_prob=%g with decoder pointer: scheduled sampling feeds back predicted tokens (a fed-back "
-          "position would mask a later target position)", who, o->sampling_prob);
-    CHECK(o->guided_alignment == 0 || attend_dataset_aligned_pairs(tr->data) > 0, err, ATTEND_ERR_ARG,
-          "%s: guided_alignment=%g, but the training data carries no alignments (a TSV's third column of i-j "
-          "links)", who, o->guided_alignment);
-    TRY(attend_model_set_guided_alignment(tr->m, o->guided_alignment, err)); /* refuses decoders without attention */
-    /* with guided alignment the alignments are part of the data's fingerprint */
-    tr->data_hash = fingerprint_data(tr->data, o->guided_alignment > 0);
-    CHECK(o->coverage_loss == 0 || (at_model_attentive(tr->m) && !at_model_points(tr->m)), err, ATTEND_ERR_ARG,
-          "%s: coverage_loss with decoder %s: the coverage loss needs a vocabulary decoder with attention "
-          "(bahdanau, luong)", who, attend_decoder_name(tr->m->cfg.decoder));
+    /* what does not combine (the extensions' rules), then what the model and the data must offer */
+    int broken = at_ext_rule_broken(&tr->m->cfg, o);
+    if (broken >= 0) return at_ext_rule_fail(&tr->m->cfg, broken, who, err);
+    TRY(at_ext_check_options(tr->m, o, tr->data, who, err));
+    /* options that read the data's alignments make them part of its fingerprint */
+    tr->data_hash = fingerprint_data(tr->data, at_ext_reads_alignments(o));
     tr->topt = *o;
+    attend_forward_options f;
+    at_ext_step_options(&f, o, tr->seed, 0, 0);
+    at_ext_persist(&tr->m->defaults, &f);
     return at_ok(err);
 }
 
 const attend_train_options *attend_trainer_options(const attend_trainer *tr) { return tr ? &tr->topt : NULL; }
 
 /* The teacher-forced forward of rows [row0, row0 + N) of this step's batch
- * (row0: a shard's offset in the whole batch) with the step's switches on:
- * dropout keyed by the seed and the step count, label smoothing, and
- * scheduled sampling (sampling.c); switched off again after (the backward
- * reuses the forward's copies), so evaluation and decoding between steps see
- * none. */
+ * (row0: a shard's offset in the whole batch) with the step's options: each
+ * extension's per-step values from the trainer's seed and step count
+ * (at_ext_step_options). Evaluation and decoding between steps pass their
+ * own (none). */
 static attend_status train_forward(attend_trainer *tr, long row0, attend_tf_stats *tf, attend_error *err) {
     attend_model *m = tr->m;
-    long k = attend_trainer_steps(tr);
-    m->drop_p = tr->topt.dropout;
-    m->drop_key = at_dropout_key(tr->seed, k);
-    m->drop_row0 = row0;
-    m->ls = tr->topt.label_smoothing;
-    m->ss_prob = at_ss_prob(tr->topt.sampling_prob, tr->topt.sampling_ramp, k);
-    m->ss_key = at_ss_key(tr->seed, k);
-    m->ss_row0 = row0;
-    at_mono_train_noise(m, tr->seed, k, row0); /* monotonic attention's noise (nothing otherwise) */
-    attend_status st = attend_model_forward(m, &tr->batch, tf, err);
-    m->drop_p = m->ls = 0;
-    m->drop_row0 = 0;
-    m->ss_prob = 0;
-    return st;
+    at_run run;
+    memset(&run, 0, sizeof run);
+    at_ext_step_options(&run.o, &tr->topt, tr->seed, attend_trainer_steps(tr), row0);
+    at_ext_persist(&m->defaults, &run.o); /* the loss weights stay on the model, as before per-call options */
+    return at_model_forward(m, &tr->batch, &run, tf, err);
 }
 
 /* A step whose loss is not finite: no update, the report's gradient norm NaN
@@ -265,17 +233,14 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     CHECK(tr, err, ATTEND_ERR_NULL, "attend_trainer_step: trainer is NULL");
     if (tr->shards > 1 || tr->nranks > 1) return parallel_step(tr, rep, err);
     attend_model *m = tr->m;
-    int pointer = at_model_points(m);
-    m->guide = tr->topt.guided_alignment; /* the trainer's option, whatever the model was set to since */
     /* the next batch_size pairs of the epoch's order (a short last batch is kept) */
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
     for (int i = 0; i < nb; i++) tr->idx[i] = tr->perm[tr->pos + i];
-    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx, nb, pointer, err));
+    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx, nb, !m->dec->vocabulary, err));
     attend_step_report r;
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
-    m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
     TRY(train_forward(tr, 0, &r.tf, err));
     /* a non-finite loss skips the update without a backward pass; a non-finite
      * gradient norm is found by the optimizer, which then changes nothing */
@@ -375,12 +340,9 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     shard_rows(tr, k, tr->nb, &r0, &r1);
     memset(out, 0, tr->node_len * sizeof *out);
     if (r1 == r0) return ATTEND_OK; /* a short last batch: an empty shard adds nothing */
-    int pointer = at_model_points(m);
-    m->guide = tr->topt.guided_alignment; /* the trainer's option, whatever the model was set to since */
-    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, pointer, err));
+    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, !m->dec->vocabulary, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
-    m->cov_loss = tr->topt.coverage_loss; /* the trainer's steps: its coverage loss */
     TRY(train_forward(tr, r0, &tf, err));
     if (isfinite(tf.loss)) {
         m->fwd_count = tr->global_count; /* the mean over the whole batch */
@@ -432,17 +394,17 @@ attend_status attend_trainer_reduce(attend_trainer *tr, const attend_real *nodes
 attend_status attend_trainer_step_part(attend_trainer *tr, const attend_real **part, attend_error *err) {
     CHECK(tr && part, err, ATTEND_ERR_NULL, "attend_trainer_step_part: %s is NULL", !tr ? "trainer" : "part");
     CHECK(tr->lens, err, ATTEND_ERR_ARG, "attend_trainer_step_part: call attend_trainer_set_parallel first");
-    int pointer = at_model_points(tr->m);
+    int eos = tr->m->dec->eos;
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
     tr->nb = nb;
     tr->global_count = 0;
-    for (int i = 0; i < nb; i++) { /* counted tokens: the targets (+ EOS unless pointers) */
+    for (int i = 0; i < nb; i++) { /* counted tokens: the targets (+ EOS when sequences end with one) */
         tr->idx[i] = tr->perm[tr->pos + i];
         const int32_t *src, *tgt;
         int sl, tl;
         TRY(attend_dataset_get(tr->data, tr->idx[i], &src, &sl, &tgt, &tl, err));
-        tr->global_count += tl + (pointer ? 0 : 1);
+        tr->global_count += tl + eos;
     }
     size_t L = tr->node_len;
     attend_real *out = tr->part;
@@ -508,36 +470,31 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     int total = attend_dataset_size(d);
     if (max_pairs > 0 && max_pairs < total) total = max_pairs;
     CHECK(total >= 1, err, ATTEND_ERR_ARG, "%s: no pairs to evaluate", who);
-    int pointer = at_model_points(m);
     int S = m->cfg.max_src_len, L = m->cfg.max_tgt_len + 1;
     attend_batch b;
     TRY(attend_batch_alloc(&b, batch_size, S, L, err));
-    double guide = m->guide;
-    m->guide = 0; /* the cross-entropy alone, without guided alignment's term */
     int32_t *out = malloc((size_t)batch_size * L * sizeof *out), *out_len = malloc((size_t)batch_size * sizeof *out_len);
     int *idx = malloc((size_t)batch_size * sizeof *idx);
     attend_status st = out && out_len && idx ? ATTEND_OK : at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
-    /* plain cross-entropy, whatever training switches a caller left on */
-    double drop_p = m->drop_p, ls = m->ls;
-    m->drop_p = m->ls = 0;
+    /* the plain cross-entropy: a run without any training option */
+    at_run plain;
+    memset(&plain, 0, sizeof plain);
     double loss = 0, ent = 0;
     long tokens = 0, tf_tok = 0, g_tok = 0, g_total = 0;
     int tf_seq = 0, g_seq = 0;
-    double cov_loss = m->cov_loss; /* the loss evaluated is the cross-entropy alone */
-    m->cov_loss = 0;
     for (int start = 0; !st && start < total; start += batch_size) {
         int nb = total - start < batch_size ? total - start : batch_size;
         for (int i = 0; i < nb; i++) idx[i] = start + i;
-        st = attend_batch_fill(&b, d, idx, nb, pointer, err);
+        st = attend_batch_fill(&b, d, idx, nb, !m->dec->vocabulary, err);
         attend_tf_stats tf;
-        if (!st) st = attend_model_forward(m, &b, &tf, err);
+        if (!st) st = at_model_forward(m, &b, &plain, &tf, err);
         if (st) break;
         loss += tf.loss * tf.tokens;
         tokens += tf.tokens;
         tf_tok += tf.correct_tokens;
         tf_seq += tf.correct_seqs;
         ent += tf.attn_entropy * tf.tokens;
-        int max_len = pointer ? b.S : b.T;
+        int max_len = m->dec->decode_len(&b);
         st = attend_model_greedy(m, b.src, b.src_len, nb, b.S, max_len, out, out_len, NULL, err);
         for (int n = 0; !st && n < nb; n++) {
             const int32_t *src, *tgt;
@@ -545,7 +502,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
             /* attend_batch_fill read the same pairs, so this cannot fail; src/io has
              * no unchecked accessor, so the status is propagated, not dropped. */
             if ((st = attend_dataset_get(d, idx[n], &src, &sl, &tgt, &tl, err))) break;
-            int steps = pointer ? tl : tl + 1, right = 0;
+            int steps = tl + m->dec->eos, right = 0;
             for (int t = 0; t < steps; t++) {
                 int32_t want = t < tl ? tgt[t] : ATTEND_EOS;
                 int32_t got = t < out_len[n] ? out[(size_t)n * max_len + t] : (t == out_len[n] ? ATTEND_EOS : -2);
@@ -565,11 +522,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
         stats->greedy_seq_acc = (double)g_seq / total;
         stats->attn_entropy = tokens ? ent / (double)tokens : 0;
     }
-    m->cov_loss = cov_loss;
-    m->drop_p = drop_p;
-    m->ls = ls;
     attend_batch_release(&b);
-    m->guide = guide;
     free(out);
     free(out_len);
     free(idx);

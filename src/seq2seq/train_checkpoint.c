@@ -12,29 +12,18 @@
 #include <string.h>
 
 #include "io/json.h"
+#include "io/model_io.h"
 #include "seq2seq/train_internal.h"
+#include "seq2seq/linear.h"
 
 /* ------------------------------------------------------------ checkpoints */
 
-/* The training options a checkpoint records (attend_train_options), by name. */
-#define TRAIN_OPTIONS 6
-typedef struct {
-    const char *name;
-    double v;
-} train_option;
-static void train_options(const attend_trainer *tr, train_option out[TRAIN_OPTIONS]) {
-    const attend_train_options *t = &tr->topt;
-    train_option o[TRAIN_OPTIONS] = {{"dropout", t->dropout},
-                                     {"label_smoothing", t->label_smoothing},
-                                     {"sampling_prob", t->sampling_prob},
-                                     {"sampling_ramp", (double)t->sampling_ramp},
-                                     {"coverage_loss", t->coverage_loss},
-                                     {"guided_alignment", t->guided_alignment}};
-    memcpy(out, o, sizeof o);
-}
-
+/* The training options a checkpoint records (attend_train_options): each
+ * extension's, by name, in the extensions' order (attend_train_option_get). */
 /* "optim.state" I64 [8]: optimizer steps, skipped, epoch, pos, rng s[0..3] */
 #define STATE_LEN 8
+
+static void run_json(const attend_trainer *tr, char *train_json, size_t n);
 
 attend_status attend_trainer_save(const attend_trainer *tr, const char *path, const attend_vocab *src_vocab,
                                   const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
@@ -67,8 +56,18 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
     extra[2].shape[0] = tr->n;
     extra[2].data = tr->perm;
     char train_json[1024];
+    run_json(tr, train_json, sizeof train_json);
+    /* the caller's own state (attend_trainer_set_caller_state) only when set */
+    attend_st_meta meta[2] = {{"attend.train", train_json}, {"attend.caller", tr->caller_state}};
+    return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta,
+                          tr->caller_state ? 2 : 1, err);
+}
+
+/* The checkpoint's "attend.train": optimizer, batch, data size and fingerprint,
+ * and the training options that are set, into buf [n]. */
+static void run_json(const attend_trainer *tr, char *train_json, size_t n) {
     const attend_optim_config *o = &tr->opt_cfg;
-    snprintf(train_json, sizeof train_json,
+    snprintf(train_json, n,
              "{\"optimizer\":\"%s\",\"batch_size\":%d,\"data_size\":%d,\"seed\":%llu,\"lr\":%.17g,"
              "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d,\"min_lr\":%.17g,"
              "\"weight_decay\":%.17g,\"momentum\":%.17g,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,"
@@ -77,17 +76,49 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
              o->clip_norm, o->warmup_steps, o->decay_steps, o->min_lr, o->weight_decay, o->momentum, o->beta1,
              o->beta2, o->eps, (unsigned long long)tr->data_hash, tr->shards);
     /* the training options only when set, so checkpoints of runs without them keep their bytes */
-    train_option to[TRAIN_OPTIONS];
-    train_options(tr, to);
     size_t u = strlen(train_json);
-    for (int k = 0; k < TRAIN_OPTIONS; k++)
-        if (to[k].v != 0 && u + 64 < sizeof train_json) {
+    for (int k = 0; k < attend_train_option_count(); k++) {
+        double v;
+        const char *name = attend_train_option_get(&tr->topt, k, &v);
+        if (v != 0 && u + 64 < n) {
             u--; /* over the closing brace */
-            u += (size_t)snprintf(train_json + u, sizeof train_json - u, ",\"%s\":%.17g}", to[k].name, to[k].v);
+            u += (size_t)snprintf(train_json + u, n - u, ",\"%s\":%.17g}", name, v);
         }
-    attend_st_meta meta[1] = {{"attend.train", train_json}};
-    return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta, 1, err);
+    }
 }
+
+void attend_trainer_fingerprint(const attend_trainer *tr, char out[17]) {
+    char json[1024];
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 */
+    if (tr) {
+        run_json(tr, json, sizeof json);
+        for (const unsigned char *p = (const unsigned char *)json; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* ------------------------------------------------------- caller's state */
+
+#define CALLER_STATE_MAX 4096
+
+attend_status attend_trainer_set_caller_state(attend_trainer *tr, const char *text, attend_error *err) {
+    const char *who = "attend_trainer_set_caller_state";
+    CHECK(tr, err, ATTEND_ERR_NULL, "%s: trainer is NULL", who);
+    char *copy = NULL;
+    if (text) {
+        size_t n = strlen(text);
+        CHECK(n <= CALLER_STATE_MAX, err, ATTEND_ERR_ARG, "%s: %zu bytes, more than %d", who, n, CALLER_STATE_MAX);
+        CHECK(at_json_utf8_valid(text, n, NULL), err, ATTEND_ERR_ARG, "%s: the text is not valid UTF-8", who);
+        copy = malloc(n + 1);
+        CHECK(copy, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+        memcpy(copy, text, n + 1);
+    }
+    free(tr->caller_state);
+    tr->caller_state = copy;
+    return at_ok(err);
+}
+
+const char *attend_trainer_caller_state(const attend_trainer *tr) { return tr ? tr->caller_state : NULL; }
 
 /* Appends to the differences: the first in full, later ones by name. */
 typedef struct {
@@ -142,7 +173,7 @@ static int vocab_first_diff(const char *json, const attend_vocab *v, char *store
  * run; differences are an error naming the first, or with opt->anyway a note.
  * Fields an older checkpoint does not record are named in the note. */
 static attend_status compare_fingerprint(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                         const at_json_node *r, const attend_resume_options *opt,
+                                         const at_json_node *r, const attend_restore_options *opt,
                                          attend_error *note, attend_error *err) {
     fp_diff d;
     memset(&d, 0, sizeof d);
@@ -206,14 +237,14 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
             fp_add(&d, nums[i].name, "%s is %.9g, in this run %.9g", nums[i].name, v->d, nums[i].now);
     }
     /* training options: absent = 0 (off), as every run before they existed */
-    train_option to[TRAIN_OPTIONS];
-    train_options(tr, to);
-    for (int k = 0; k < TRAIN_OPTIONS; k++) {
-        const at_json_node *x = at_json_get(r, to[k].name);
+    for (int k = 0; k < attend_train_option_count(); k++) {
+        double now;
+        const char *name = attend_train_option_get(&tr->topt, k, &now);
+        const at_json_node *x = at_json_get(r, name);
         CHECK(!x || x->type == AT_JSON_NUMBER, err, ATTEND_ERR_FORMAT, "%s: metadata attend.train: %s is not a number",
-              path, to[k].name);
+              path, name);
         double was = x ? x->d : 0;
-        if (was != to[k].v) fp_add(&d, to[k].name, "%s is %.9g, in this run %.9g", to[k].name, was, to[k].v);
+        if (was != now) fp_add(&d, name, "%s is %.9g, in this run %.9g", name, was, now);
     }
     {
         /* the gradient shards group the batch's sums (attend_trainer_set_parallel):
@@ -241,7 +272,7 @@ static attend_status compare_fingerprint(const attend_trainer *tr, const attend_
 }
 
 static attend_status check_train_meta(const attend_trainer *tr, const attend_st_file *f, const char *path,
-                                      const char *json, const attend_resume_options *ropt, attend_error *note,
+                                      const char *json, const attend_restore_options *ropt, attend_error *note,
                                       attend_error *err) {
     at_json_doc *doc = NULL;
     attend_status pst = at_json_parse(&doc, json, strlen(json), NULL, NULL, err);
@@ -270,14 +301,14 @@ static attend_status check_train_meta(const attend_trainer *tr, const attend_st_
     return st;
 }
 
-attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
-    return attend_trainer_resume_checked(tr, path, NULL, NULL, err);
-}
-
-attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
-                                            attend_error *note, attend_error *err) {
+attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
+                                     attend_error *note, attend_error *err) {
     const char *who = "attend_trainer_resume";
     if (note) at_ok(note);
+    attend_restore_options d;
+    memset(&d, 0, sizeof d);
+    if (o) TRY(at_options_read(&d, sizeof d, o, o->size, "attend_restore_options", "attend_trainer_restore", err));
+    const attend_restore_options *opt = o ? &d : NULL;
     CHECK(tr && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !tr ? "trainer" : "path");
     attend_st_file *f = NULL;
     TRY(attend_st_open(&f, path, 0, err));
@@ -299,16 +330,10 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
         cfg.max_batch = m->cfg.max_batch;
         cfg.max_src_len = m->cfg.max_src_len;
         cfg.max_tgt_len = m->cfg.max_tgt_len;
-        if (memcmp(&cfg, &m->cfg, sizeof cfg)) {
-            char *a = NULL, *b = NULL;
-            /* both configs were checked (above and at create), so in practice only
-             * an allocation can fail here; whatever fails, its status is returned */
-            if (!(st = attend_model_config_to_json(&cfg, &a, err)) && !(st = attend_model_config_to_json(&m->cfg, &b, err)))
-                st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: %.100s vs this run's %.100s",
-                             path, a, b);
-            free(a);
-            free(b);
-        }
+        char field[32], was[32], now[32];
+        if (attend_model_config_diff(&cfg, &m->cfg, 0, field, was, now))
+            st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: its %s is %s, this run's %s", path,
+                         field, was, now);
     }
     if (!st) st = check_train_meta(tr, f, path, tj, opt, note, err);
     size_t nstate = 0;
@@ -352,6 +377,16 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
         }
         free(seen);
     }
+    /* the caller's state (attend_trainer_set_caller_state), copied before anything changes */
+    char *caller = NULL;
+    const char *cs = st ? NULL : attend_st_metadata(f, "attend.caller");
+    if (cs && strlen(cs) > CALLER_STATE_MAX)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata attend.caller is %zu bytes, more than %d", path, strlen(cs),
+                     CALLER_STATE_MAX);
+    else if (cs && !(caller = malloc(strlen(cs) + 1)))
+        st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    else if (cs)
+        memcpy(caller, cs, strlen(cs) + 1);
     if (!st) { /* weights last: on failure the previous values are put back */
         attend_real *backup = malloc(m->nparams * sizeof *backup);
         if (!backup) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
@@ -377,7 +412,23 @@ attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path
         for (int i = 0; i < 4; i++) memcpy(&tr->rng.s[i], &state[4 + i], sizeof(uint64_t));
         memcpy(tr->perm, to->data, (size_t)tr->n * sizeof(int32_t));
     }
+    if (!st) { /* the caller's state, or none (an older checkpoint, or none was set) */
+        free(tr->caller_state);
+        tr->caller_state = caller;
+        caller = NULL;
+    }
+    free(caller);
     attend_st_close(f);
     return st ? st : at_ok(err);
 }
 
+attend_status attend_trainer_resume(attend_trainer *tr, const char *path, attend_error *err) {
+    return attend_trainer_restore(tr, path, NULL, NULL, err);
+}
+
+attend_status attend_trainer_resume_checked(attend_trainer *tr, const char *path, const attend_resume_options *opt,
+                                            attend_error *note, attend_error *err) {
+    if (!opt) return attend_trainer_restore(tr, path, NULL, note, err);
+    attend_restore_options o = {sizeof o, opt->src_vocab, opt->tgt_vocab, opt->tok, opt->anyway};
+    return attend_trainer_restore(tr, path, &o, note, err);
+}

@@ -1,39 +1,19 @@
 /*
- * common.c — what the decoder kinds share: the layout walkers, the attention
- * tensors, the decoder cell's step, one step of attention forward and
- * backward, and the context-fed step of BAHDANAU and NONE.
+ * common.c — what the decoder kinds share: the attention tensors, the decoder
+ * cell's step, one step of attention forward and backward (with the
+ * extensions' hooks on the scores, the weights and their gradients), and the
+ * context-fed step of BAHDANAU and NONE.
  *
- * Dimension letters: see model_internal.h.
+ * Dimension letters: see state.h.
  */
+#include <math.h>
 #include <string.h>
 
 #include "seq2seq/decoders/decoder.h"
-#include "seq2seq/copy.h"
-#include "core/sparsemax.h"
+#include "seq2seq/extension.h"
+#include "seq2seq/linear.h"
 
 /* ---------------------------------------------------------------- layout */
-
-void at_param_add(at_param_layout *L, attend_real **slot, const char *name, int d0, int d1) {
-    size_t numel = (size_t)d0 * (size_t)(d1 > 0 ? d1 : 1);
-    if (L->record) {
-        at_tensor_desc *td = &L->m->desc[L->count];
-        snprintf(td->name, sizeof td->name, "%s", name);
-        td->ndim = d1 > 0 ? 2 : 1;
-        td->shape[0] = d0;
-        td->shape[1] = d1 > 0 ? d1 : 0;
-        td->numel = numel;
-        td->offset = L->off;
-    }
-    if (L->base && slot) *slot = L->base + L->off;
-    L->off += numel;
-    L->count++;
-}
-
-attend_real *at_act_take(at_act_layout *L, size_t count) {
-    attend_real *p = L->base ? L->base + L->off : NULL;
-    if (!at_add_size(L->off, count, &L->off)) L->ok = 0;
-    return p;
-}
 
 void at_dec_layout_attention(at_param_layout *L) {
     const attend_model_config *c = &L->m->cfg;
@@ -43,11 +23,10 @@ void at_dec_layout_attention(at_param_layout *L) {
     if (c->score == ATTEND_SCORE_ADDITIVE) {
         at_param_add(L, v ? &v->attn_Wq : NULL, "attention.Wq", c->attn, Hd);
         at_param_add(L, v ? &v->attn_Wk : NULL, "attention.Wk", c->attn, E);
-        at_param_add(L, v ? &v->attn_b : NULL, "attention.b", c->attn, 0);
-        at_param_add(L, v ? &v->attn_v : NULL, "attention.v", c->attn, 0);
-        if (c->coverage) at_param_add(L, v ? &v->attn_wcov : NULL, "attention.w_cov", c->attn, 0);
+        at_param_add_init(L, v ? &v->attn_b : NULL, "attention.b", c->attn, 0, AT_INIT_UNIFORM, 1.0 / sqrt((double)c->attn));
+        at_param_add_init(L, v ? &v->attn_v : NULL, "attention.v", c->attn, 0, AT_INIT_UNIFORM, 1.0 / sqrt((double)c->attn));
     }
-    if (c->monotonic) at_param_add(L, v ? &v->attn_r : NULL, "attention.r", 1, 0);
+    at_ext_layout_params(L, AT_PARAMS_ATTENTION);
 }
 
 /* a stacked decoder's (stack.c) upper layers and lower-layer buffers */
@@ -56,15 +35,16 @@ void at_dec_stack_layout_params(at_param_layout *L) {
     at_model_tensors *v = L->v;
     int Hd = m->cfg.dec_hidden, G = m->G;
     char nm[AT_NAME_MAX];
+    double bound = 1.0 / sqrt((double)Hd); /* nn.GRU / nn.LSTM: U(±1/sqrt(hidden)) */
     for (int l = 1; l < m->Ld; l++) {
         snprintf(nm, sizeof nm, "decoder.weight_ih_l%d", l);
-        at_param_add(L, v ? &v->dec_up_wih[l] : NULL, nm, G * Hd, Hd);
+        at_param_add_init(L, v ? &v->dec_up_wih[l] : NULL, nm, G * Hd, Hd, AT_INIT_UNIFORM, bound);
         snprintf(nm, sizeof nm, "decoder.weight_hh_l%d", l);
-        at_param_add(L, v ? &v->dec_up_whh[l] : NULL, nm, G * Hd, Hd);
+        at_param_add_init(L, v ? &v->dec_up_whh[l] : NULL, nm, G * Hd, Hd, AT_INIT_UNIFORM, bound);
         snprintf(nm, sizeof nm, "decoder.bias_ih_l%d", l);
-        at_param_add(L, v ? &v->dec_up_bih[l] : NULL, nm, G * Hd, 0);
+        at_param_add_init(L, v ? &v->dec_up_bih[l] : NULL, nm, G * Hd, 0, AT_INIT_UNIFORM, bound);
         snprintf(nm, sizeof nm, "decoder.bias_hh_l%d", l);
-        at_param_add(L, v ? &v->dec_up_bhh[l] : NULL, nm, G * Hd, 0);
+        at_param_add_init(L, v ? &v->dec_up_bhh[l] : NULL, nm, G * Hd, 0, AT_INIT_UNIFORM, bound);
     }
 }
 
@@ -77,6 +57,9 @@ void at_dec_stack_layout_acts(attend_model *m, at_act_layout *L) {
     for (int l = 0; l < m->Ld - 1; l++) {
         a->lstates[l] = at_act_take(L, (T + 1) * N * Hd);
         a->lcstates[l] = at_act_take(L, lstm ? (T + 1) * N * Hd : 0);
+        /* beam search: the lower layers' state rows of step t+1 follow their hypotheses */
+        at_act_rows(L, a->lstates[l], Hd * sizeof(attend_real), 0, AT_ROWS_STEPS);
+        if (lstm) at_act_rows(L, a->lcstates[l], Hd * sizeof(attend_real), 0, AT_ROWS_STEPS);
         a->lsaved[l] = at_act_take(L, T * N * cell_w);
         a->lds[l] = at_act_take(L, N * Hd);
         a->ldcs[l] = at_act_take(L, N * Hd);
@@ -110,7 +93,7 @@ void at_dec_cell_forward(attend_model *m, int t, int N, const uint8_t *active) {
     attend_real *s_prev = a->states + (size_t)t * N * Hd, *s_next = s_prev + (size_t)N * Hd;
     attend_real *c_prev = a->cstates + (size_t)t * N * Hd, *c_next = c_prev + (size_t)N * Hd;
     size_t cell_w = (size_t)at_cell_saved_width(m->cfg.cell, Hd);
-    attend_real *saved = a->dec_saved + (size_t)(m->infer ? 0 : t) * N * cell_w;
+    attend_real *saved = a->dec_saved + (size_t)(m->run.infer ? 0 : t) * N * cell_w;
     at_cell cell;
     at_dec_cell(m, &cell, N);
     at_cell_step_forward(&cell, s_next, lstm ? c_next : NULL, saved, a->xg, s_prev, lstm ? c_prev : NULL, active, N,
@@ -142,33 +125,30 @@ void at_dec_scores_forward(attend_model *m, int t, int N, int S, const attend_re
     attend_score_params sp = at_model_score_params(&m->p);
     size_t saved_stride = m->sc_saved_stride;
     attend_real *scores = a->scores + (size_t)t * N * S, *w = a->weights + (size_t)t * N * S;
-    attend_real *saved = a->sc_saved + (size_t)(m->infer ? 0 : t) * (saved_stride ? saved_stride : 1);
-    const at_score_packs wq = at_model_score_packs(m, N);
-    if (m->cfg.coverage) /* the additive score with coverage input (seq2seq/coverage.c) */
-        at_cov_scores_forward(m, t, N, S, q, scores, saved);
-    else if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->infer) /* decoding: the tanh values are not kept */
+    attend_real *saved = a->sc_saved + (size_t)(m->run.infer ? 0 : t) * (saved_stride ? saved_stride : 1);
+    if (at_ext_scores(m, t, N, S, q, scores, saved)) {
+        /* an extension's score */
+    } else if (m->score.kind == ATTEND_SCORE_ADDITIVE && m->run.infer) { /* decoding: the tanh values are not kept */
+        const at_score_packs wq = at_model_score_packs(m, N);
         at_additive_scores(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, 0, &wq);
-    else
+    } else {
+        const at_score_packs wq = at_model_score_packs(m, N);
         at_scores_forward(&m->score, &sp, scores, saved, q, a->kp, N, 1, S, &wq);
-    if (m->cfg.monotonic) { /* the scores are energies (monotonic.c) */
-        at_mono_weights_forward(m, t, N, S);
-        return;
     }
     /* rows always keep their valid positions (src_len >= 1 was checked);
-     * the weights by the model's normalizer (log_out, POINTER: softmax only) */
-    if (log_out || m->cfg.normalizer == ATTEND_NORMALIZER_SOFTMAX)
-        at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
-    else
-        at_masked_normalize_forward((int)m->cfg.normalizer, w, scores, m->valid, NULL, 0, N, 1, S, 1);
+     * the weights by the masked softmax (log_out: POINTER's log-probabilities)
+     * unless an extension makes them */
+    if (!log_out && at_ext_weights(m, t, N, S)) return;
+    at_masked_softmax_forward(w, scores, m->valid, NULL, 0, N, 1, S, 1, log_out);
 }
 
 void at_dec_attention_forward(attend_model *m, int t, int N, int S, const attend_real *q) {
     at_acts *a = &m->acts;
     attend_real *w = a->weights + (size_t)t * N * S;
     at_dec_scores_forward(m, t, N, S, q, 0);
-    if (m->weight_hook) m->weight_hook(m->weight_hook_user, w, m->valid, N, S);
-    at_cov_step(m, t, N, S); /* cov_{t+1} = cov_t + α_t: the weights read, after any edit */
-    at_context_forward(a->ctx + (size_t)t * N * m->E, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
+    if (m->run.weight_hook) m->run.weight_hook(m->run.weight_hook_user, w, m->valid, N, S);
+    at_ext_weights_after(m, t, N, S); /* the weights read, after any edit */
+    at_context_forward(a->ctx + (size_t)t * N * m->E, w, a->enc_top, N, 1, S, m->E);
 }
 
 void at_dec_scores_backward(attend_model *m, int t, int N, int S, const attend_real *q, attend_real *dq) {
@@ -177,8 +157,7 @@ void at_dec_scores_backward(attend_model *m, int t, int N, int S, const attend_r
     attend_score_grads sg = at_model_score_grads(&m->g);
     size_t saved_stride = m->sc_saved_stride;
     attend_real *saved = a->sc_saved + (size_t)t * (saved_stride ? saved_stride : 1);
-    if (m->cfg.coverage) at_cov_scores_backward(m, t, N, S, q, dq, saved);
-    else {
+    if (!at_ext_scores_backward(m, t, N, S, q, dq, saved)) {
         const at_score_packs wq = at_model_score_packs(m, N);
         at_scores_backward(&m->score, &sp, &sg, dq, a->dkp, a->dscores, saved, q, a->kp, N, 1, S, &wq);
     }
@@ -189,13 +168,11 @@ void at_dec_attention_backward(attend_model *m, int t, int N, int S, const atten
     const attend_real *w = a->weights + (size_t)t * N * S;
     /* forward: ctx = w V (V = encoder outputs), w = masked normalizer(scores) */
     memset(a->dweights, 0, (size_t)N * S * sizeof(attend_real));
-    if (m->cfg.copy) at_copy_attention_backward(m, t, N, S); /* p_gen reads c_t, P(y) reads α_t */
-    at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_out[m->cfg.enc_layers - 1], N, 1, S, m->E);
-    at_cov_weights_backward(m, t, N, S); /* coverage: later steps' cov and the coverage loss */
-    at_guide_backward(m, t, N, S, a->dweights); /* guided alignment's term, when on */
+    at_ext_context_backward(m, t, N, S); /* extensions reading c_t or α_t before the context's gradient */
+    at_context_backward(a->dweights, a->denc, a->dctx, w, a->enc_top, N, 1, S, m->E);
+    at_ext_weights_grad(m, t, N, S); /* extensions' gradients of α_t (later steps' sums, loss terms) */
     memset(a->dscores, 0, (size_t)N * S * sizeof(attend_real));
-    if (m->cfg.monotonic) at_mono_weights_backward(m, t, N, S);
-    else at_normalize_backward((int)m->cfg.normalizer, a->dscores, a->dweights, w, (size_t)N, S);
+    if (!at_ext_weights_backward(m, t, N, S)) at_softmax_backward(a->dscores, a->dweights, w, (size_t)N, S);
     at_dec_scores_backward(m, t, N, S, q, dq);
 }
 

@@ -3,15 +3,16 @@
  * encoder's final states [h_fwd; h_bwd] at every step, fed into the cell as
  * BAHDANAU's; features [s_t; c]. The baseline of the attention experiments.
  *
- * Dimension letters: see model_internal.h.
+ * Dimension letters: see state.h.
  */
 #include <string.h>
 
 #include "seq2seq/decoders/decoder.h"
 
-static void dims(const attend_model_config *c, int E, int *Din, int *F) {
+static void dims(const attend_model_config *c, int E, int *Din, int *F, int *V) {
     *Din = c->emb + E;
     *F = c->dec_hidden + E;
+    *V = c->tgt_vocab;
 }
 
 static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *active, attend_real *feat_row,
@@ -33,13 +34,9 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
 const at_decoder_ops at_decoder_none = {
     .name = "none",
     .attentive = 0,
-    .points = 0,
+    AT_VOCAB_OPS,
     .dims = dims,
-    .layout_params = NULL,
-    .layout_acts = NULL,
-    .begin = NULL,
-    .replicate = NULL,
-    .reorder = NULL,
+    .layout_params = at_vocab_layout_output,
     .step_forward = step_forward,
     .step_backward = step_backward,
     .input_backward = at_dec_ctx_fed_input_backward,

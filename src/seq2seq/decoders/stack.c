@@ -11,11 +11,12 @@
  * at_dec_stack_layout_params / _acts. common.c's cell step hands over to this
  * file when L > 1; one layer never comes here.
  *
- * Dimension letters: see model_internal.h.
+ * Dimension letters: see state.h.
  */
 #include <string.h>
 
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/linear.h"
 
 /* Layer l's cell, states [T+1,N,Hd], cell states and saved values. */
 static void layer(const attend_model *m, int l, int N, at_cell *cell, attend_real **st, attend_real **cs,
@@ -57,7 +58,7 @@ void at_dec_stack_forward(attend_model *m, int t, int N, const uint8_t *active) 
         }
         attend_real *s_prev = st + (size_t)t * NH, *c_prev = cs + (size_t)t * NH;
         at_cell_step_forward(&cell, s_prev + NH, lstm ? c_prev + NH : NULL,
-                             saved + (size_t)(m->infer ? 0 : t) * N * cell_w, xg, s_prev, lstm ? c_prev : NULL,
+                             saved + (size_t)(m->run.infer ? 0 : t) * N * cell_w, xg, s_prev, lstm ? c_prev : NULL,
                              active, N, a->step_scratch);
     }
 }
@@ -105,17 +106,4 @@ void at_dec_stack_backward(attend_model *m, int t, int N, attend_real *dxg) {
     if (t == 0) /* forward: s^l_0 = s_0 for every layer ⇒ d s_0 += Σ_l d s^l_0 */
         for (int l = 0; l < L - 1; l++)
             for (size_t i = 0; i < NH; i++) a->ds_prev[i] += a->lds[l][i];
-}
-
-void at_dec_stack_reorder(attend_model *m, int t, const int *parent, int n, int live) {
-    at_acts *a = &m->acts;
-    size_t Hd = (size_t)m->cfg.dec_hidden;
-    for (int l = 0; l < m->Ld - 1; l++)
-        for (int c = 0; c < (m->cfg.cell == ATTEND_CELL_LSTM ? 2 : 1); c++) {
-            attend_real *base = (c ? a->lcstates[l] : a->lstates[l]) + (size_t)(t + 1) * n * Hd;
-            const attend_real *from = (c ? a->lcstates[l] : a->lstates[l]) + (size_t)(t + 1) * live * Hd;
-            for (int j = 0; j < n; j++)
-                memcpy(a->row_tmp + (size_t)j * Hd, from + (size_t)parent[j] * Hd, Hd * sizeof(attend_real));
-            memcpy(base, a->row_tmp, (size_t)n * Hd * sizeof(attend_real));
-        }
 }

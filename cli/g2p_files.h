@@ -1,11 +1,12 @@
 /*
- * g2p.h — what the files of `attend g2p` share (cli/g2p.c: finding files,
- * pronouncing, dispatch; cli/g2p_lexicon.c: the lexicon and its cache;
- * cli/g2p_train.c: `g2p train`; cli/g2p_eval.c: `g2p data`, `g2p eval`,
- * `g2p bench`).
+ * g2p_files.h — what the files of `attend g2p` share (g2p_files.c): finding
+ * the model and the dictionary, reading a dictionary, loading a model or an
+ * ensemble's members; and the lexicon (g2p_lexicon.c). cli/g2p.c pronounces
+ * and dispatches; cli/g2p_train.c is `g2p train`; cli/g2p_eval.c `g2p data`,
+ * `eval`, `bench` (their commands are declared in cli.h).
  */
-#ifndef ATTEND_CLI_G2P_H
-#define ATTEND_CLI_G2P_H
+#ifndef ATTEND_CLI_G2P_FILES_H
+#define ATTEND_CLI_G2P_FILES_H
 
 #include <stddef.h>
 
@@ -85,10 +86,5 @@ typedef struct {
 int g2p_lexicon_open(const char *cmd, const char *given, int none, int skip, const attend_vocab *pv,
                      g2p_lexicon *l);
 void g2p_lexicon_close(g2p_lexicon *l);
-
-int cmd_g2p_data(int argc, char **argv);
-int cmd_g2p_train(int argc, char **argv);
-int cmd_g2p_eval(int argc, char **argv);
-int cmd_g2p_bench(int argc, char **argv);
 
 #endif

@@ -1,0 +1,236 @@
+/*
+ * options.c — the options train, g2p train, demo and sweep share, each
+ * defined once (options.h), and the combination rules worded with them.
+ */
+#include <string.h>
+
+#include "options.h"
+
+static int select_decoder(const char *s) { return attend_decoder_from_name(s); }
+
+static const cli_option OPTIONS[] = {
+    /* model */
+    {"--cell", CLI_OPT_CHOICE, 0, 0, 0, attend_cell_from_name, "gru|lstm", NULL, "NAME", "gru or lstm"},
+    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer", NULL, "NAME",
+     "bahdanau, luong, none (no attention: a fixed context), or\n"
+     "pointer (only for --task sort, and implied by it)"},
+    {"--score", CLI_OPT_CHOICE, 0, 0, 0, attend_score_from_name, "dot|scaled_dot|general|additive", NULL, "NAME",
+     "dot, scaled_dot, general, additive"},
+    {"--emb", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "embedding width"},
+    {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N", "encoder width per direction"},
+    {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked bidirectional encoder layers"},
+    {"--dec-layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N",
+     "stacked decoder layers; attention reads the top one"},
+    {"--dec-hidden", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "decoder width"},
+    {"--attn", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "additive attention width"},
+    {"--coverage", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, "coverage", NULL,
+     "coverage (Tu et al. 2016, See et al. 2017): the sum of the\n"
+     "earlier steps' attention weights is an input of the additive\n"
+     "score (tensor attention.w_cov); bahdanau or luong, additive"},
+    {"--monotonic", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, "monotonic", NULL,
+     "monotonic attention (Raffel et al. 2017; bahdanau or luong):\n"
+     "expected alignments in training, hard at decoding (the\n"
+     "attended position never moves left)"},
+    {"--copy", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, "copy", NULL,
+     "copy source tokens (pointer-generator, See et al. 2017): each\n"
+     "step mixes the vocabulary with the attention over the source,\n"
+     "so a source token unseen in training can be emitted (bahdanau\n"
+     "or luong; dev targets unknown to the training data but found\n"
+     "in their source count as copies)"},
+    {"--normalizer", CLI_OPT_CHOICE, 0, 0, 0, attend_normalizer_from_name, "softmax|sparsemax|entmax15", "normalizer",
+     "NAME",
+     "softmax, sparsemax or entmax15: what turns the attention\n"
+     "scores into weights (the sparse two leave exact zeros;\n"
+     "bahdanau and luong decoders)"},
+    /* training */
+    {"--steps", CLI_OPT_INT, 0, 1000000000, 0, NULL, NULL, NULL, "N", "total optimizer steps, one batch each"},
+    {"--batch", CLI_OPT_INT, 1, 1 << 20, 0, NULL, NULL, NULL, "N", "pairs per batch"},
+    {"--lr", CLI_OPT_DOUBLE, 1e-12, 1e6, 0, NULL, NULL, NULL, "X", "peak learning rate"},
+    {"--warmup", CLI_OPT_INT, 0, 1000000000, 0, NULL, NULL, NULL, "N", "linear warm-up steps"},
+    {"--min-lr", CLI_OPT_DOUBLE, 0, 1e6, 0, NULL, NULL, NULL, "X", "learning rate at the end of the cosine decay"},
+    {"--clip", CLI_OPT_DOUBLE, 0, 1e12, 0, NULL, NULL, NULL, "X", "clip the global gradient norm to X; 0 = off"},
+    {"--seed", CLI_OPT_U64, 0, 0, 0, NULL, NULL, NULL, "N", "initialisation and shuffling seed"},
+    {"--patience", CLI_OPT_INT, 0, 1000000000, 0, NULL, NULL, NULL, "N",
+     "stop after N evaluations in a row without a better dev score\n"
+     "(0: never stop, only keep the best)"},
+    {"--dropout", CLI_OPT_DOUBLE, 0, 1, 1, NULL, NULL, "dropout", "P",
+     "inverted dropout in [0, 1) on the source and decoder-input\n"
+     "embeddings, between encoder layers and on the output features;\n"
+     "the masks follow from --seed and the step (0: off)"},
+    {"--label-smoothing", CLI_OPT_DOUBLE, 0, 1, 1, NULL, NULL, "label_smoothing", "E",
+     "label smoothing in [0, 1), as PyTorch's cross_entropy(\n"
+     "label_smoothing=E); the training loss shown is the smoothed one,\n"
+     "the dev loss plain cross-entropy (0: off)"},
+    {"--sampling-prob", CLI_OPT_DOUBLE, 0, 1, 0, NULL, NULL, "sampling_prob", "P",
+     "scheduled sampling: each decoder input after the first is,\n"
+     "with probability P, the model's own previous prediction\n"
+     "(argmax) instead of the reference (0: teacher forcing)"},
+    {"--sampling-ramp", CLI_OPT_LONG, 0, 1000000000, 0, NULL, NULL, NULL, "N",
+     "steps over which that probability rises linearly from 0\n"
+     "to P (0: P from the first step)"},
+    {"--coverage-loss", CLI_OPT_DOUBLE, 0, 1e6, 0, NULL, NULL, "coverage_loss", "X",
+     "add X * sum_t sum_j min(a_tj, cov_tj), the coverage loss of\n"
+     "See et al. 2017 (cov_t: the sum of the earlier weights), per\n"
+     "target token like the cross-entropy; with or without\n"
+     "--coverage; bahdanau or luong (0: off)"},
+    {"--guided-alignment", CLI_OPT_DOUBLE, 0, 1e6, 0, NULL, NULL, "guided_alignment", "X",
+     "add X times the cross-entropy between the attention weights\n"
+     "and the data's alignments to the loss (Chen et al. 2016; the\n"
+     "TSV's third column, or the task's own: copy i-i, reverse\n"
+     "i-(L-1-i)); bahdanau and luong decoders. The step losses\n"
+     "shown include it, evaluations report the cross-entropy\n"
+     "alone (0: off)"},
+    /* output */
+    {"--out", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH", "model file written at the end"},
+    {"--checkpoint", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH",
+     "checkpoint file (weights, optimizer, data position)"},
+    {"--checkpoint-every", CLI_OPT_INT, 0, 1000000000, 0, NULL, NULL, NULL, "N", "steps between checkpoints"},
+    {"--resume", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH",
+     "continue from a checkpoint of the same data and options"},
+    {"--log-every", CLI_OPT_INT, 1, 1000000000, 0, NULL, NULL, NULL, "N",
+     "log line every N steps when stderr is not a terminal"},
+    {"--grad-shards", CLI_OPT_INT, 1, 1 << 20, 0, NULL, NULL, NULL, "N",
+     "gradient shards per step (docs/SCALING.md)"},
+};
+#define N_OPTIONS ((int)(sizeof OPTIONS / sizeof OPTIONS[0]))
+
+const cli_option *cli_opt_find(const char *name) {
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (!strcmp(OPTIONS[i].name, name)) return &OPTIONS[i];
+    return NULL;
+}
+
+int cli_opt(cli_parser *p, const char *name, void *dst, int *rc) {
+    if (!cli_is(p, name)) return 0;
+    const cli_option *o = cli_opt_find(name);
+    if (!o) { /* a name the table lacks is a programming error of the command */
+        *rc = cli_usage_error(p->cmd, "%s: not a shared option", name);
+        return 1;
+    }
+    switch (o->kind) {
+    case CLI_OPT_INT: *rc = cli_int(p, (long)o->lo, (long)o->hi, dst); break;
+    case CLI_OPT_LONG: {
+        int v = 0;
+        *rc = cli_int(p, (long)o->lo, (long)o->hi, &v);
+        if (!*rc) *(long *)dst = v;
+        break;
+    }
+    case CLI_OPT_U64: *rc = cli_u64(p, dst); break;
+    case CLI_OPT_DOUBLE:
+        if (!o->hi_open) {
+            *rc = cli_double(p, o->lo, o->hi, dst);
+        } else { /* [lo, hi): hi itself is a usage error (dropout 1 drops everything, smoothing 1 leaves no target) */
+            const char *s = NULL;
+            double v;
+            if (cli_string(p, &s)) *rc = 2;
+            else if (cli_parse_double(s, o->lo, o->hi, &v) || !(v < o->hi))
+                *rc = cli_usage_error(p->cmd, "%s: expected a number in [%g, %g), got '%s'", p->opt, o->lo, o->hi, s);
+            else {
+                *(double *)dst = v;
+                *rc = 0;
+            }
+        }
+        break;
+    case CLI_OPT_FLAG: *rc = cli_flag(p, dst); break;
+    case CLI_OPT_STRING: *rc = cli_string(p, dst); break;
+    case CLI_OPT_PATH: *rc = cli_path(p, dst); break;
+    case CLI_OPT_CHOICE: *rc = cli_choice(p, o->from_name, o->choices, dst); break;
+    }
+    return 1;
+}
+
+#define CLI_HELP_WIDTH 88 /* the --help texts' right margin */
+
+void cli_opt_usage(FILE *f, const char *name, const char *dflt, int col) {
+    const cli_option *o = cli_opt_find(name);
+    if (!o) return;
+    char head[64];
+    snprintf(head, sizeof head, "  %s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    int pad = col - (int)strlen(head);
+    fprintf(f, "%s%*s", head, pad > 1 ? pad : 1, "");
+    int at = (int)strlen(head) + (pad > 1 ? pad : 1);
+    /* the description's lines as written, then the default in parentheses, wrapped by words */
+    for (const char *s = o->help; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        fprintf(f, "%.*s", (int)n, s);
+        at += (int)n;
+        if (!nl) break;
+        fprintf(f, "\n%*s", col, "");
+        at = col;
+        s = nl + 1;
+    }
+    if (dflt) {
+        char text[256];
+        snprintf(text, sizeof text, "(%s)", dflt);
+        for (const char *w = text; *w;) {
+            const char *sp = strchr(w, ' ');
+            int n = sp ? (int)(sp - w) : (int)strlen(w);
+            if (at + 1 + n > CLI_HELP_WIDTH && at > col) {
+                fprintf(f, "\n%*s", col, "");
+                at = col;
+            } else {
+                fputc(' ', f);
+                at++;
+            }
+            fprintf(f, "%.*s", n, w);
+            at += n;
+            w += n;
+            while (*w == ' ') w++;
+        }
+    }
+    fprintf(f, "\n");
+}
+
+/* How the command names a feature of the rules: its option (with the value
+ * for a choice), or (sweep's suffixes) "+name" ("+sparsemax" for a normaliser). */
+static void feature_name(const char *feature, const attend_model_config *cfg, int suffixes, char *buf, size_t cap) {
+    int normalizer = !strcmp(feature, "normalizer");
+    if (suffixes) {
+        snprintf(buf, cap, "+%s", normalizer ? attend_normalizer_name(cfg->normalizer) : feature);
+        return;
+    }
+    for (int i = 0; i < N_OPTIONS; i++)
+        if (OPTIONS[i].feature && !strcmp(OPTIONS[i].feature, feature)) {
+            if (normalizer) snprintf(buf, cap, "%s %s", OPTIONS[i].name, attend_normalizer_name(cfg->normalizer));
+            else snprintf(buf, cap, "%s", OPTIONS[i].name);
+            return;
+        }
+    snprintf(buf, cap, "%s", feature);
+}
+
+/* The message of the first rule cfg and t break, in the command's words (suffixes: sweep's), into msg;
+ * 0 when none is broken. */
+static int rule_message(const attend_model_config *cfg, const attend_train_options *t, const char *task_name,
+                        int suffixes, char *msg, size_t cap) {
+    int i = attend_feature_rule_broken(cfg, t);
+    if (i < 0) return 0;
+    const attend_feature_rule *r = attend_feature_rule_get(i);
+    char f[64], o[64], dec[64], text[400];
+    feature_name(r->feature, cfg, suffixes, f, sizeof f);
+    snprintf(dec, sizeof dec, "%s %s", suffixes ? "decoder" : "--decoder", attend_decoder_name(cfg->decoder));
+    switch (r->kind) {
+    case ATTEND_RULE_ATTENTION:
+    case ATTEND_RULE_VOCABULARY: snprintf(o, sizeof o, "%s", task_name ? task_name : dec); break;
+    case ATTEND_RULE_ADDITIVE:
+        snprintf(o, sizeof o, "%s %s", suffixes ? "score" : "--score", attend_score_name(cfg->score));
+        break;
+    case ATTEND_RULE_EXCLUDES: feature_name(r->other, cfg, suffixes, o, sizeof o); break;
+    }
+    attend_feature_rule_format(r, f, o, text, sizeof text);
+    if (task_name && (r->kind == ATTEND_RULE_ATTENTION || r->kind == ATTEND_RULE_VOCABULARY))
+        snprintf(msg, cap, "%s (%s is a task for %s: %s with %s)", text, task_name, dec, f, dec);
+    else snprintf(msg, cap, "%s", text);
+    return 1;
+}
+
+int cli_rules_check(const char *cmd, const attend_model_config *cfg, const attend_train_options *t,
+                    const char *task_name) {
+    char msg[600];
+    if (!rule_message(cfg, t, task_name, 0, msg, sizeof msg)) return 0;
+    return cli_usage_error(cmd, "%s", msg);
+}
+
+int cli_rules_suffixes(const attend_model_config *cfg, char *msg, size_t cap) {
+    return rule_message(cfg, NULL, NULL, 1, msg, cap);
+}

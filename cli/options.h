@@ -1,0 +1,75 @@
+/*
+ * options.h — the options `train`, `g2p train`, `demo` and `sweep` share,
+ * defined once (options.c): name, value kind and bounds, the library feature
+ * it turns on, and its --help text; each command states only its default.
+ * And the one check of what combines: the library's rules
+ * (attend_feature_rule), worded with these options' names.
+ */
+#ifndef ATTEND_CLI_OPTIONS_H
+#define ATTEND_CLI_OPTIONS_H
+
+#include <stdio.h>
+
+#include "args.h"
+
+#if defined(__GNUC__)
+#define AT_PRINTF_CLI(a, b) __attribute__((format(printf, a, b)))
+#else
+#define AT_PRINTF_CLI(a, b)
+/* The same rules for a sweep's models named by "+suffix": the message of the
+ * first one cfg breaks ("+coverage with decoder none: ...") into msg [cap];
+ * 0 when none is broken. */
+int cli_rules_suffixes(const attend_model_config *cfg, char *msg, size_t cap);
+
+#endif
+
+typedef enum {
+    CLI_OPT_INT,    /* int in [lo, hi] */
+    CLI_OPT_LONG,   /* long in [lo, hi] */
+    CLI_OPT_U64,    /* uint64_t */
+    CLI_OPT_DOUBLE, /* double in [lo, hi], or [lo, hi) with hi_open */
+    CLI_OPT_FLAG,   /* int set to 1, no value */
+    CLI_OPT_STRING, /* const char * */
+    CLI_OPT_PATH,   /* const char *, a file name: an empty one is a usage error (cli_path) */
+    CLI_OPT_CHOICE  /* int from a name (from_name; choices lists them) */
+} cli_opt_kind;
+
+typedef struct {
+    const char *name; /* "--emb" */
+    cli_opt_kind kind;
+    double lo, hi;
+    int hi_open;
+    int (*from_name)(const char *);
+    const char *choices; /* "gru|lstm" */
+    const char *feature; /* the library feature it turns on (attend_feature_rule), or NULL */
+    const char *arg;     /* the value's word in --help: "N", "X", "NAME", "PATH" */
+    const char *help;    /* what it does; lines after the first start with two spaces of indent */
+} cli_option;
+
+/* When p's current argument is shared option `name`: parses its value into
+ * dst (the field of the option's kind), sets *rc (0, or 2 after a usage error
+ * naming the option) and returns 1; else returns 0. */
+int cli_opt(cli_parser *p, const char *name, void *dst, int *rc);
+
+/* The --help lines of shared option `name`, its default dflt (NULL: none
+ * shown) in parentheses, the description from column `col`. */
+void cli_opt_usage(FILE *f, const char *name, const char *dflt, int col);
+
+/* The option of the table, or NULL. */
+const cli_option *cli_opt_find(const char *name);
+
+/* The library's combination rules for a model configuration cfg and training
+ * options t (NULL: none), worded with the command's options: the feature by
+ * the option that turns it on (--coverage, --normalizer sparsemax, ...), a
+ * decoder by --decoder NAME, or by the task that implies it (task_name, a
+ * "--task sort" kind of string; NULL when the decoder was given). Returns 0,
+ * or 2 after the usage error naming both sides. */
+int cli_rules_check(const char *cmd, const attend_model_config *cfg, const attend_train_options *t,
+                    const char *task_name);
+
+/* The same rules for a sweep's models named by "+suffix": the message of the
+ * first one cfg breaks ("+coverage with decoder none: ...") into msg [cap];
+ * 0 when none is broken. */
+int cli_rules_suffixes(const attend_model_config *cfg, char *msg, size_t cap);
+
+#endif

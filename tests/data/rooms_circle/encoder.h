@@ -1,0 +1,1 @@
+int encoder_forward(int x);
