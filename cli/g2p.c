@@ -38,12 +38,15 @@ typedef struct {
     const char *lexicon; /* --lexicon FILE */
     int no_lexicon;      /* --no-lexicon */
     int ipa;             /* --phones ipa */
+    int text;            /* --text: running text (docs/G2P.md, "Running text") */
 } say_opts;
 
 static void say_usage(FILE *f) {
     fprintf(f,
             "usage: attend g2p [options] WORD...        pronounce the words\n"
             "       attend g2p [options] [-]            one word per line from standard input\n"
+            "       attend g2p --text [options] [TEXT...]  running text: sentences (arguments\n"
+            "                                           joined by spaces, or each line of stdin)\n"
             "       attend g2p train|eval|data|bench    the task: see `attend g2p COMMAND --help`\n"
             "\n"
             "Prints each word in the dictionary's own format: `word PH1 PH2 ...` (ARPAbet\n"
@@ -89,6 +92,14 @@ static void say_usage(FILE *f) {
             "  --phones SET       arpabet (CMUdict's phonemes, the default) or ipa (General\n"
             "                     American IPA, no separators; a stress model's stress marks\n"
             "                     go before the stressed syllable's onset: docs/G2P.md)\n"
+            "  --text             read sentences: numbers, currency, times, acronyms,\n"
+            "                     contractions, hyphens and punctuation by the rules of\n"
+            "                     docs/G2P.md (\"Running text\"); one line per token (`word PH\n"
+            "                     ...`, a spelled letter in capitals, `|` and `||` for phrase\n"
+            "                     and sentence breaks) and an empty line after each text;\n"
+            "                     tsv: INDEX<TAB>POSITION<TAB><TAB>TOKEN<TAB>PHONEMES<TAB>SOURCE;\n"
+            "                     jsonl: one object per token. Unknown characters are noted\n"
+            "                     on stderr once per word with what was done (skipped, kept)\n"
             "  --strict           a problem of a word is an error: stop there, exit 1\n"
             "  --skip-malformed   skip words with white space or control characters (counted)\n"
             "                     instead of reporting each as an error, and malformed\n"
@@ -112,6 +123,7 @@ typedef struct {
     g2p_lexicon lex;      /* looked up before the model */
     char ipa[1024];       /* --phones ipa: the pronunciation in IPA */
     long from_lexicon, from_model; /* words pronounced by each */
+    long noted;           /* --text: chunks with unknown characters */
 } speaker;
 
 /* jsonl: the object of one word up to its hypotheses; tsv: nothing. */
@@ -336,6 +348,72 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     return 0;
 }
 
+/* --text: one text (a line of stdin, or the arguments joined): its tokens,
+ * each pronounced (attend_g2p_token_pronounce), in the chosen format. The
+ * tokens and notes hold no control characters (attend_g2p_text_normalize). */
+static int say_text(speaker *sp, const say_opts *o, const char *text, size_t len, const char *where, long index) {
+    attend_error err = {0};
+    char *toks = NULL, *notes = NULL;
+    attend_g2p_text_info info;
+    if (attend_g2p_text_normalize(text, len, sp->lex.lx, &toks, &notes, &info, &err)) return cli_lib_fail("g2p", &err);
+    int rc = 0;
+    for (char *nl = notes, *e; nl && *nl; nl = e + 1) {
+        e = strchr(nl, '\n');
+        if (!e) break;
+        fprintf(stderr, "attend g2p: %s:%ld: %.*s\n", where, index, (int)(e - nl), nl);
+        sp->noted++;
+        if (o->strict) rc = 1;
+    }
+    long pos = 0;
+    for (char *t = toks; !rc && *t;) {
+        char *e = strchr(t, ' ');
+        size_t n = e ? (size_t)(e - t) : strlen(t);
+        pos++;
+        sp->probs.lines++;
+        attend_g2p_source src = ATTEND_G2P_SOURCE_BREAK;
+        const char *phones = "";
+        int ok = 1;
+        if (code_points(t, n) > ATTEND_G2P_MAX_LEN) {
+            ok = 0;
+            if (cli_problem(&sp->probs, CLI_PROBLEM_TOO_LONG, where, index, "'%.80s...': %zu characters, more than "
+                            "the %d a word may have: not pronounced", t, code_points(t, n), ATTEND_G2P_MAX_LEN))
+                rc = 1;
+        } else if (attend_g2p_token_pronounce(sp->e.ms, sp->e.M, sp->e.gv, sp->e.pv, sp->lex.lx, t, n, sp->text,
+                                              sp->text_cap, &src, &err)) {
+            rc = cli_lib_fail("g2p", &err);
+            break;
+        } else if (src == ATTEND_G2P_SOURCE_BREAK) phones = "";
+        else if (!(phones = shown_phones(sp, o))) {
+            rc = 1;
+            break;
+        }
+        if (src == ATTEND_G2P_SOURCE_LEXICON || src == ATTEND_G2P_SOURCE_LEXICON_SUFFIX) sp->from_lexicon++;
+        else if (src == ATTEND_G2P_SOURCE_MODEL || src == ATTEND_G2P_SOURCE_MODEL_SUFFIX) sp->from_model++;
+        const char *sname = ok ? attend_g2p_source_name(src) : "too long";
+        if (o->format == CLI_FORMAT_TSV) {
+            printf("%ld\t%ld\t\t", index, pos);
+            cli_tsv_field(stdout, t, n);
+            printf("\t%s\t%s\n", phones, sname);
+        } else if (o->format == CLI_FORMAT_JSONL) {
+            printf("{\"index\":%ld,\"position\":%ld,\"token\":", index, pos);
+            cli_json_string(stdout, t, n);
+            printf(",\"source\":\"%s\",\"phonemes\":", sname);
+            cli_json_string(stdout, phones, strlen(phones));
+            printf("}\n");
+        } else {
+            fwrite(t, 1, n, stdout);
+            if (*phones) printf(" %s", phones);
+            printf("\n");
+        }
+        t += n;
+        while (*t == ' ') t++;
+    }
+    if (o->format == CLI_FORMAT_TEXT) printf("\n");
+    attend_g2p_text_free(toks);
+    attend_g2p_text_free(notes);
+    return rc;
+}
+
 static int cmd_say(int argc, char **argv) {
     cli_parser p;
     cli_init(&p, "g2p", argc, argv);
@@ -364,6 +442,7 @@ static int cmd_say(int argc, char **argv) {
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o.skip_malformed);
         else if (cli_is(&p, "--lexicon")) rc = cli_string(&p, &o.lexicon);
         else if (cli_is(&p, "--no-lexicon")) rc = cli_flag(&p, &o.no_lexicon);
+        else if (cli_is(&p, "--text")) rc = cli_flag(&p, &o.text);
         else if (cli_is(&p, "--phones")) {
             const char *ph = NULL;
             rc = cli_string(&p, &ph);
@@ -381,6 +460,10 @@ static int cmd_say(int argc, char **argv) {
             g2p_search_help(stdout, 1);
         }
         return rc ? rc : cli_finish("g2p", 0);
+    }
+    if (o.text && (o.nbest || o.beam || o.align || o.coverage_penalty > 0)) {
+        free(words);
+        return cli_usage_error("g2p", "--text pronounces greedily: no --nbest, --beam, --align or --coverage-penalty");
     }
     if (o.nbest && !o.beam) o.beam = o.nbest > G2P_BEAM_DEFAULT ? o.nbest : G2P_BEAM_DEFAULT;
     if (o.nbest > o.beam) {
@@ -408,7 +491,7 @@ static int cmd_say(int argc, char **argv) {
     speaker sp;
     memset(&sp, 0, sizeof sp);
         sp.probs.cmd = "g2p";
-    sp.probs.unit = "word";
+    sp.probs.unit = o.text ? "token" : "word";
     sp.probs.strict = o.strict;
     cli_lines in;
     memset(&in, 0, sizeof in);
@@ -432,7 +515,26 @@ static int cmd_say(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    if (nw) {
+    if (nw && o.text) {
+        size_t total = 0;
+        for (int i = 0; i < nw; i++) total += strlen(words[i]) + 1;
+        char *joined = malloc(total + 1);
+        if (!joined) {
+            fprintf(stderr, "attend g2p: out of memory\n");
+            rc = 1;
+            goto done;
+        }
+        size_t at = 0;
+        for (int i = 0; i < nw; i++) {
+            size_t n = strlen(words[i]);
+            if (i) joined[at++] = ' ';
+            memcpy(joined + at, words[i], n);
+            at += n;
+        }
+        joined[at] = '\0';
+        rc = say_text(&sp, &o, joined, at, "<args>", 1);
+        free(joined);
+    } else if (nw) {
         for (int i = 0; i < nw && !(rc && o.strict); i++)
             rc |= say_word(&sp, &o, words[i], strlen(words[i]), "<args>", i + 1);
     } else {
@@ -466,6 +568,11 @@ static int cmd_say(int argc, char **argv) {
                 continue;
             }
             const char *line = in.buf;
+            if (o.text) {
+                rc |= say_text(&sp, &o, line, len, in.name, in.line);
+                if (rc && o.strict) break;
+                continue;
+            }
             while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
             size_t start = 0;
             while (start < len && (line[start] == ' ' || line[start] == '\t')) start++;
@@ -478,6 +585,8 @@ static int cmd_say(int argc, char **argv) {
         }
     }
     cli_problems_summary(&sp.probs);
+    if (sp.noted) fprintf(stderr, "attend g2p: %ld word%s with unknown characters (noted above)\n", sp.noted,
+                          sp.noted == 1 ? "" : "s");
 done:
     free(words);
     cli_lines_close(&in);

@@ -273,6 +273,68 @@ attend_status attend_g2p_lexicon_check_phonemes(const attend_g2p_lexicon *lx, co
  */
 attend_status attend_g2p_ipa(const char *arpabet, char *out, size_t cap, attend_error *err);
 
+/* ------------------------------------------------------------ running text */
+/*
+ * Running text (docs/G2P.md, "Running text", states every rule): text [len]
+ * (UTF-8; invalid bytes are skipped and reported, never an error) becomes
+ * *out, tokens separated by single spaces: a word in lower case ("don't"),
+ * a letter to spell as one upper-case letter, perhaps with an apostrophe
+ * suffix ("F", "I's"), a minor break "|" and a sentence break "||". Numbers,
+ * currency, percent and times are read out; acronyms are spelled unless lx
+ * (may be NULL: no lexicon) has them; hyphenated compounds split unless lx
+ * has them. *notes (may be NULL: not wanted) gets one line per chunk (run of
+ * non-space characters) with unknown characters, each listed once with what
+ * was done: "'a<U+00A9>b': U+00A9 skipped", "'中文': U+4E2D kept, U+6587 kept",
+ * "byte 0xFF skipped (not UTF-8)". Neither *out nor *notes ever contains a
+ * control character (U+0000..U+001F, U+007F..U+009F) or an invalid UTF-8
+ * sequence. Both are allocated (free with attend_g2p_text_free); NULL on
+ * error (ATTEND_ERR_ALLOC, ATTEND_ERR_NULL). info (may be NULL) gets counts.
+ * Reentrant: no state outside the call; lx is only read.
+ */
+typedef struct {
+    int tokens;        /* tokens in *out (breaks included) */
+    int words;         /* word tokens */
+    int letters;       /* spelled letters */
+    int breaks;        /* | and || */
+    int noted_chunks;  /* lines of *notes */
+} attend_g2p_text_info;
+
+attend_status attend_g2p_text_normalize(const char *text, size_t len, const attend_g2p_lexicon *lx, char **out,
+                                        char **notes, attend_g2p_text_info *info, attend_error *err);
+void attend_g2p_text_free(char *s); /* NULL is fine */
+
+/* Where a token's pronunciation came from (values pinned). */
+typedef enum {
+    ATTEND_G2P_SOURCE_LEXICON = 0,        /* the lexicon's first entry */
+    ATTEND_G2P_SOURCE_MODEL = 1,          /* the model (greedy) */
+    ATTEND_G2P_SOURCE_LETTERS = 2,        /* a letter's name (and its suffix) */
+    ATTEND_G2P_SOURCE_LEXICON_SUFFIX = 3, /* a stem from the lexicon + apostrophe suffixes */
+    ATTEND_G2P_SOURCE_MODEL_SUFFIX = 4,   /* a stem from the model + apostrophe suffixes */
+    ATTEND_G2P_SOURCE_BREAK = 5,          /* "|" or "||": no phonemes */
+} attend_g2p_source;
+/* "lexicon" "model" "letters" "lexicon+suffix" "model+suffix" "break". */
+const char *attend_g2p_source_name(attend_g2p_source s);
+
+/*
+ * Pronounces one token of attend_g2p_text_normalize's output into out [cap]
+ * (phonemes joined by spaces; "" for a break) and says where it came from:
+ * a letter by its name (docs/G2P.md's table; with stress digits when the
+ * model's phonemes, or without a model the lexicon's, have them), then its
+ * suffixes; a word the lexicon has by its first entry; else apostrophe
+ * suffixes ('s 'd 'll 've 're 'm n't) are split off from the right until the
+ * stem is in the lexicon or none is left, and the stem (lexicon, else the
+ * ensemble of M models, greedy, as attend_g2p_pronounce_ensemble) is
+ * followed by each suffix's phonemes chosen by the phoneme before it. M may
+ * be 0 (models, graphemes, phonemes NULL): a word the lexicon lacks is then
+ * ATTEND_ERR_ARG. lx may be NULL. A token with white space or control
+ * characters is ATTEND_ERR_ARG; a small cap ATTEND_ERR_CAPACITY. Not
+ * thread-safe on one set of models (as attend_g2p_pronounce).
+ */
+attend_status attend_g2p_token_pronounce(attend_model *const *models, int M, attend_vocab *graphemes,
+                                         const attend_vocab *phonemes, const attend_g2p_lexicon *lx,
+                                         const char *token, size_t len, char *out, size_t cap,
+                                         attend_g2p_source *source, attend_error *err);
+
 /* 1 when some phoneme of the vocabulary ends in a stress digit ("AH0"): a
  * model trained with keep_stress, whose dictionary must be read that way. */
 int attend_g2p_vocab_has_stress(const attend_vocab *phonemes);

@@ -448,6 +448,11 @@ _SIGNATURES = {
     "attend_g2p_lexicon_pron": (st, [P, c_int, c_int, c_char_p, c_size_t, E]),
     "attend_g2p_lexicon_check_phonemes": (st, [P, P, c_char_p, E]),
     "attend_g2p_ipa": (st, [c_char_p, c_char_p, c_size_t, E]),
+    "attend_g2p_text_normalize": (st, [c_char_p, c_size_t, P, POINTER(c_void_p), POINTER(c_void_p), c_void_p, E]),
+    "attend_g2p_text_free": (None, [c_void_p]),
+    "attend_g2p_token_pronounce": (st, [POINTER(P), c_int, P, P, P, c_char_p, c_size_t, c_char_p, c_size_t,
+                                        POINTER(c_int), E]),
+    "attend_g2p_source_name": (c_char_p, [c_int]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -10,6 +10,8 @@
     lx = attend.g2p.Lexicon("cmudict-en-us.dict") # a CMUdict-format lexicon (or a saved one)
     lx.lookup("read")                             # ['R EH D', 'R IY D'] in the file's order
     G2P(lexicon=lx).pronounce("read")             # lexicon first, the model for the rest
+    attend.g2p.normalize_text("Dr. Smith paid $3.50.")  # (['doctor', 'smith', 'paid', 'three', ...], notes)
+    G2P().pronounce_text("It's 9:05.")            # [("it's", 'IH T S', 'model+suffix'), ...]
 
 Letters the model never saw follow unknown= as everywhere in attend: "warn"
 (the default, as the command: an AttendWarning, the letters read as <unk>),
@@ -22,16 +24,17 @@ from __future__ import annotations
 
 import ctypes
 import os
+import warnings
 from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import (ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, G2POptions, LexiconInfo, ModelConfig,
-                   call, lib)
+from ._lib import (ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, AttendWarning, G2POptions,
+                   LexiconInfo, ModelConfig, call, cstr, lib)
 from .model import Hypothesis, Model, Vocab, _apply_policy, _policy
 
-__all__ = ["G2P", "Lexicon", "pronounce", "to_ipa", "entropy", "default_model_path"]
+__all__ = ["G2P", "Lexicon", "pronounce", "to_ipa", "normalize_text", "entropy", "default_model_path"]
 
 Words = Union[str, Sequence[str]]
 
@@ -248,6 +251,49 @@ class G2P:
                 h.letters = h.source_tokens = e[1]
             out.append(hs)
         return out[0] if one else out
+
+
+    def pronounce_text(self, text: str) -> List[Tuple[str, str, str]]:
+        """Running text (docs/G2P.md, "Running text"; `attend g2p --text`):
+        (token, phonemes, source) for each token of normalize_text(text,
+        self.lexicon), source one of "lexicon", "model", "letters",
+        "lexicon+suffix", "model+suffix", "break" (phonemes ""). Unknown
+        characters are an AttendWarning per word saying what was done."""
+        toks, notes = normalize_text(text, self.lexicon)
+        for n in notes:
+            warnings.warn(n, AttendWarning, stacklevel=2)
+        models = (ctypes.c_void_p * 1)(self.model._handle())
+        lx = self.lexicon._h if self.lexicon is not None else None
+        buf = ctypes.create_string_buffer(4096)
+        src = ctypes.c_int(0)
+        out = []
+        for t in toks:
+            b = t.encode("utf-8")
+            call("attend_g2p_token_pronounce", models, 1, self.model.src_vocab._handle(),
+                 self.model.tgt_vocab._handle(), lx, b, len(b), buf, len(buf), ctypes.byref(src))
+            out.append((t, buf.value.decode("utf-8"), cstr(lib.attend_g2p_source_name(src.value))))
+        return out
+
+
+def normalize_text(text: str, lexicon: Optional[Lexicon] = None) -> Tuple[List[str], List[str]]:
+    """Running text to tokens (attend_g2p_text_normalize; the rules of
+    docs/G2P.md, "Running text"): words in lower case, spelled letters in
+    upper case, "|" and "||" breaks; and the notes, one per word with
+    unknown characters ("'a<U+00A9>b': U+00A9 skipped"). Acronyms and
+    hyphenated compounds the lexicon has stay words."""
+    if not isinstance(text, str):
+        raise AttendTypeError(ERR_ARG, "text: expected str, got %s" % type(text).__name__)
+    b = text.encode("utf-8", "surrogatepass")
+    out, notes = ctypes.c_void_p(), ctypes.c_void_p()
+    call("attend_g2p_text_normalize", b, len(b), lexicon._h if lexicon is not None else None, ctypes.byref(out),
+         ctypes.byref(notes), None)
+    try:
+        toks = ctypes.string_at(out.value).decode("utf-8")
+        nts = ctypes.string_at(notes.value).decode("utf-8")
+    finally:
+        lib.attend_g2p_text_free(out.value)
+        lib.attend_g2p_text_free(notes.value)
+    return toks.split(), nts.splitlines()
 
 
 _default: Optional[G2P] = None

@@ -91,3 +91,45 @@ def test_to_ipa():
     assert out == "speech " + attend.g2p.to_ipa("S P IY CH") + "\n"
     with pytest.raises(attend.AttendError, match="'XX'"):
         attend.g2p.to_ipa("XX")
+
+
+def test_text(g):
+    """attend.g2p.normalize_text and G2P.pronounce_text (issue 29 item 2):
+    the hand-written table of tests/data/g2p/text_cases.tsv through Python,
+    and the same tokens and phonemes as `attend g2p --text`."""
+    import os
+    import re
+    from conftest import SOURCE_DIR
+    data = os.path.join(SOURCE_DIR, "tests", "data", "g2p")
+    lx = attend.g2p.Lexicon(os.path.join(data, "text_lexicon.dict"))
+
+    def unescape(s):
+        s = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), s)
+        b = re.sub(rb"\\x([0-9a-fA-F]{2})", lambda m: bytes([int(m.group(1), 16)]), s.encode("utf-8"))
+        return b.replace(b"\\t", b"\t").replace(b"\\n", b"\n").replace(b"\\\\", b"\\").decode("utf-8", "surrogateescape")
+
+    n = 0
+    with open(os.path.join(data, "text_cases.tsv"), encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            lex, text, want = line.split("\t")
+            if "\\x" in text:  # raw bytes: the C table test covers them
+                continue
+            toks, _ = attend.g2p.normalize_text(unescape(text), lx if lex == "x" else None)
+            assert " ".join(toks) == want, (text, toks, want)
+            n += 1
+    assert n >= 190
+    toks, notes = attend.g2p.normalize_text("a\x01b 中")
+    assert toks == ["ab", "中"] and notes == ["'a<U+0001>b': U+0001 skipped", "'中': U+4E2D kept"]
+    with attend.g2p.G2P(g.path, lexicon=lx) as gl:
+        got = gl.pronounce_text("NASA's OK, hello.")
+        with pytest.warns(attend.AttendWarning, match=r"U\+0001 skipped"):
+            gl.pronounce_text("a\x01b")
+    assert got[:3] == [("nasa's", "N AE S AH Z", "lexicon+suffix"), ("ok", "OW K EY", "lexicon"), ("|", "", "break")]
+    rows = run_cli("g2p", "--text", "--lexicon", os.path.join(data, "text_lexicon.dict"), "--format", "tsv",
+                   "NASA's OK, hello.").stdout.splitlines()
+    assert [(r.split("\t")[3], r.split("\t")[4], r.split("\t")[5]) for r in rows] == got
+    with pytest.raises(attend.AttendTypeError):
+        attend.g2p.normalize_text(b"bytes")

@@ -290,6 +290,58 @@ ipa)
     expect_rc 2 "$cli" g2p --phones sampa hello
     grep -q "expected arpabet or ipa, got 'sampa'" err.txt || fail "--phones sampa: $(cat err.txt)"
     ;;
+text)
+    # issue 29 item 2: running text (docs/G2P.md, "Running text"), the lexicon
+    # of the table test for words, the shipped model for the rest
+    lex=$src/tests/data/g2p/text_lexicon.dict
+    expect_rc 0 "$cli" g2p --text --lexicon "$lex" "NASA's OK, b."
+    printf "nasa's N AE S AH Z\nok OW K EY\n|\nb B IY\n||\n\n" > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text: lexicon, suffix, breaks"; }
+    expect_rc 0 "$cli" g2p --text --lexicon "$lex" --format tsv FBI x-ray
+    printf '1\t1\t\tfbi\tEH F B IY AY\tlexicon\n1\t2\t\tx-ray\tEH K S R EY\tlexicon\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text tsv"; }
+    expect_rc 0 "$cli" g2p --text TV
+    printf 'T T IY\nV V IY\n\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text: letters"; }
+    # a word the lexicon lacks is the model's, exactly as `attend g2p WORD`
+    expect_rc 0 "$cli" g2p hello world
+    printf '\n' >> out.txt
+    mv out.txt want.txt
+    expect_rc 0 "$cli" g2p --text hello world
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text: the model's words"; }
+    expect_rc 0 "$cli" g2p --text --format jsonl "£2.50"
+    grep -q '{"index":1,"position":3,"token":"and","source":"model","phonemes":"' out.txt &&
+        [ "$(wc -l < out.txt)" -eq 5 ] || fail "--text jsonl: $(cat out.txt)"
+    # standard input: a text per line, an empty line for an empty one
+    printf 'Mr. X\n\n' | "$cli" g2p --text --format jsonl - >out.txt 2>err.txt || fail "stdin: $(cat err.txt)"
+    grep -q '{"index":1,"position":2,"token":"X","source":"letters","phonemes":"EH K S"}' out.txt &&
+        [ "$(wc -l < out.txt)" -eq 2 ] || fail "--text stdin: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p --text --lexicon "$lex" --phones ipa OK
+    printf 'ok oʊkeɪ\n\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text --phones ipa"; }
+    # unknown characters: noted once per word with what was done; no control
+    # character reaches stdout or stderr, whatever the input holds
+    printf 'a\033[31mb\001c \342\200\256evil \344\270\255 caf\303\251 bad\377\n' |
+        "$cli" g2p --text --format tsv - >out.txt 2>err.txt || fail "controls: $(cat err.txt)"
+    grep -q "<stdin>:1: 'a<U+001B>\[31mb<U+0001>c': U+001B skipped, U+0001 skipped" err.txt &&
+        grep -q "<stdin>:1: '<U+202E>evil': U+202E skipped" err.txt &&
+        grep -q "<stdin>:1: '中': U+4E2D kept" err.txt &&
+        grep -q "<stdin>:1: 'bad<0xFF>': byte 0xFF skipped (not UTF-8)" err.txt &&
+        grep -q "4 words with unknown characters" err.txt || { cat err.txt; fail "notes"; }
+    grep -q "$(printf '\tcafe\t')" out.txt || fail "café: $(cat out.txt)"
+    for f in out.txt err.txt; do
+        od -An -v -tx1 "$f" | tr -s ' ' '\n' | awk '
+            /^$/ { next }
+            { b = $1 }
+            prev == "c2" && b ~ /^[89]/ { bad = 1 }
+            b != "09" && b != "0a" && (b < "20" || b == "7f") { bad = 1 }
+            { prev = b }
+            END { exit bad }' || fail "a control character in $f"
+    done
+    printf 'a\001b\n' | "$cli" g2p --text --strict - >out.txt 2>err.txt && fail "--strict with a note"
+    expect_rc 2 "$cli" g2p --text --nbest 2 hello
+    grep -q 'no --nbest' err.txt || fail "--text --nbest: $(cat err.txt)"
+    ;;
 errors)
     expect_rc 2 "$cli" g2p --bogus hello
     grep -q "unknown option '--bogus'" err.txt || fail "bogus option: $(cat err.txt)"
