@@ -261,11 +261,13 @@ class PlotSeries(Structure):
 
 class G2POptions(Structure):
     """attend_g2p_options (include/attend/g2p.h)."""
+    _c_name_ = "attend_g2p_options"
     _fields_ = [("keep_stress", c_int), ("skip_malformed", c_int)]
 
 
 class LexiconInfo(Structure):
     """attend_g2p_lexicon_info (include/attend/g2p.h)."""
+    _c_name_ = "attend_g2p_lexicon_info"
     _fields_ = [("words", c_int), ("entries", c_int), ("phonemes", c_int), ("stress", c_int), ("bytes", c_size_t),
                 ("source_size", c_int64), ("source_mtime_ns", c_int64)]
 
