@@ -35,18 +35,26 @@ typedef struct {
     double alpha;
     double coverage_penalty; /* --coverage-penalty (beam) */
     int format, strict, skip_malformed;
+    const char *lexicon; /* --lexicon FILE */
+    int no_lexicon;      /* --no-lexicon */
+    int ipa;             /* --phones ipa */
+    int text;            /* --text: running text (docs/G2P.md, "Running text") */
 } say_opts;
 
 static void say_usage(FILE *f) {
     fprintf(f,
             "usage: attend g2p [options] WORD...        pronounce the words\n"
             "       attend g2p [options] [-]            one word per line from standard input\n"
+            "       attend g2p --text [options] [TEXT...]  running text: sentences (arguments\n"
+            "                                           joined by spaces, or each line of stdin)\n"
             "       attend g2p train|eval|data|bench    the task: see `attend g2p COMMAND --help`\n"
             "\n"
             "Prints each word in the dictionary's own format: `word PH1 PH2 ...` (ARPAbet\n"
             "phonemes, no stress). Words are lower-cased; letters the model never saw become\n"
             "<unk>. To pronounce a word spelled like a command, put -- before it. Standard\n"
             "input is read a line at a time (lines of up to %d bytes), so it may be endless.\n"
+            "Lexicon first: a word the lexicon has (--lexicon) prints its first entry there;\n"
+            "the model pronounces only the others.\n"
             "\n"
             "Problems of single words are reported on stderr (as <stdin>:LINE: ... or\n"
             "<args>:N: ...) and the other words are still pronounced, with a summary line at\n"
@@ -71,12 +79,31 @@ static void say_usage(FILE *f) {
             "                     with the most-attended letter per phoneme; jsonl: an\n"
             "                     \"alignment\" array per hypothesis\n"
             "  --max-len N        longest pronunciation in phonemes (the model's longest + 1)\n"
-            "  --format F         text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>WORD<TAB>PHONEMES per\n"
-            "                     pronunciation) or jsonl (one object per word); see\n"
-            "                     docs/FORMAT.md (text)\n"
+            "  --format F         text, tsv (INDEX<TAB>RANK<TAB>SCORE<TAB>WORD<TAB>PHONEMES<TAB>\n"
+            "                     SOURCE per pronunciation, SOURCE lexicon or model) or jsonl\n"
+            "                     (one object per word, with \"source\"); see docs/FORMAT.md (text)\n"
+            "  --lexicon FILE     look words up in this CMUdict-format lexicon first (or a\n"
+            "                     file written by attend_g2p_lexicon_save); the model pronounces\n"
+            "                     only the words it lacks. Default: $ATTEND_G2P_LEXICON (none:\n"
+            "                     no lexicon), else Debian's pocketsphinx-en-us CMUdict, else\n"
+            "                     the installed or source tree's data/g2p/" G2P_DICT_NAME ";\n"
+            "                     a text lexicon is cached compactly in ~/.cache/attend\n"
+            "  --no-lexicon       the model pronounces every word\n"
+            "  --phones SET       arpabet (CMUdict's phonemes, the default) or ipa (General\n"
+            "                     American IPA, no separators; a stress model's stress marks\n"
+            "                     go before the stressed syllable's onset: docs/G2P.md)\n"
+            "  --text             read sentences: numbers, currency, times, acronyms,\n"
+            "                     contractions, hyphens and punctuation by the rules of\n"
+            "                     docs/G2P.md (\"Running text\"); one line per token (`word PH\n"
+            "                     ...`, a spelled letter in capitals, `|` and `||` for phrase\n"
+            "                     and sentence breaks) and an empty line after each text;\n"
+            "                     tsv: INDEX<TAB>POSITION<TAB><TAB>TOKEN<TAB>PHONEMES<TAB>SOURCE;\n"
+            "                     jsonl: one object per token. Unknown characters are noted\n"
+            "                     on stderr once per word with what was done (skipped, kept)\n"
             "  --strict           a problem of a word is an error: stop there, exit 1\n"
             "  --skip-malformed   skip words with white space or control characters (counted)\n"
-            "                     instead of reporting each as an error\n"
+            "                     instead of reporting each as an error, and malformed\n"
+            "                     lexicon lines instead of refusing the lexicon\n"
             "  --help             this message\n"
             "\n"
             "Exit status: 0 ok, 1 a word or the model could not be used, 2 bad usage.\n",
@@ -93,13 +120,19 @@ typedef struct {
     char *text;           /* [text_cap] */
     size_t text_cap;
     cli_problems probs;
+    g2p_lexicon lex;      /* looked up before the model */
+    char ipa[1024];       /* --phones ipa: the pronunciation in IPA */
+    long from_lexicon, from_model; /* words pronounced by each */
+    long noted;           /* --text: chunks with unknown characters */
 } speaker;
 
 /* jsonl: the object of one word up to its hypotheses; tsv: nothing. */
-static void word_begin(const say_opts *o, long index, const char *word, size_t len, int unknown, const char *error) {
+static void word_begin(const say_opts *o, long index, const char *word, size_t len, int unknown, const char *error,
+                       const char *source) {
     if (o->format != CLI_FORMAT_JSONL) return;
     printf("{\"index\":%ld,\"word\":", index);
     cli_json_string(stdout, word, len);
+    if (source) printf(",\"source\":\"%s\"", source);
     printf(",\"unknown\":%d", unknown);
     if (error) {
         printf(",\"error\":");
@@ -113,7 +146,7 @@ static void word_end(const say_opts *o, long index, const char *word, size_t len
     else if (o->format == CLI_FORMAT_TSV && got == 0) {
         printf("%ld\t0\t\t", index);
         cli_tsv_field(stdout, word, len);
-        printf("\t\n");
+        printf("\t\t\n");
     }
 }
 
@@ -121,6 +154,52 @@ static size_t code_points(const char *s, size_t len) {
     size_t n = 0;
     for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
     return n;
+}
+
+/* The pronunciation to print: sp->text (ARPAbet), or with --phones ipa its
+ * IPA form; NULL after a message when it cannot be converted. */
+static const char *shown_phones(speaker *sp, const say_opts *o) {
+    if (!o->ipa) return sp->text;
+    attend_error err = {0};
+    if (attend_g2p_ipa(sp->text, sp->ipa, sizeof sp->ipa, &err)) {
+        cli_lib_fail("g2p", &err);
+        return NULL;
+    }
+    return sp->ipa;
+}
+
+/* Prints word w of the lexicon: its first pronunciation, or with --nbest N
+ * its first N (the lexicon's order; no score: `# lexicon` in text, an empty
+ * score in tsv, null in jsonl). The model is not run, so --align has no
+ * alignment to show for it. */
+static int say_lexicon(speaker *sp, const say_opts *o, const char *word, size_t len, long index, int w) {
+    attend_error err = {0};
+    int n = attend_g2p_lexicon_prons(sp->lex.lx, w);
+    if (!o->nbest) n = 1;
+    else if (n > o->nbest) n = o->nbest;
+    sp->from_lexicon++;
+    word_begin(o, index, word, len, 0, NULL, "lexicon");
+    for (int h = 0; h < n; h++) {
+        if (attend_g2p_lexicon_pron(sp->lex.lx, w, h, sp->text, sp->text_cap, &err)) return cli_lib_fail("g2p", &err);
+        const char *ph = shown_phones(sp, o);
+        if (!ph) return 1;
+        if (o->format == CLI_FORMAT_TSV) {
+            printf("%ld\t%d\t\t", index, h + 1);
+            cli_tsv_field(stdout, word, len);
+            printf("\t%s\tlexicon\n", ph);
+        } else if (o->format == CLI_FORMAT_JSONL) {
+            printf("%s{\"phonemes\":", h ? "," : "");
+            cli_json_string(stdout, ph, strlen(ph));
+            printf(",\"score\":null}");
+        } else {
+            fwrite(word, 1, len, stdout);
+            if (h) printf("(%d)", h + 1);
+            printf(" %s%s\n", ph, o->nbest ? "  # lexicon" : "");
+            if (o->align) printf("   (from the lexicon: no alignment)\n\n");
+        }
+    }
+    word_end(o, index, word, len, n);
+    return 0;
 }
 
 /* Pronounces one word; `where` and `index` name it in messages ("<stdin>", line). */
@@ -134,7 +213,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         int e = cli_problem(&sp->probs, CLI_PROBLEM_TOO_LONG, where, index,
                             "'%.*s%s': %zu characters, more than the %d a word may have: not pronounced", show, word,
                             len > 80 ? "..." : "", code_points(word, len), sp->S);
-        word_begin(o, index, word, len, 0, "too long");
+        word_begin(o, index, word, len, 0, "too long", NULL);
         word_end(o, index, word, len, 0);
         if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len)); /* no pronunciation */
         return e;
@@ -143,17 +222,19 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         if (o->skip_malformed) {
             int e = cli_problem(&sp->probs, CLI_PROBLEM_MALFORMED, where, index, "'%.*s': %s: skipped", show, word,
                                 err.msg);
-            word_begin(o, index, word, len, 0, "malformed");
+            word_begin(o, index, word, len, 0, "malformed", NULL);
             word_end(o, index, word, len, 0);
             if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len));
             return e;
         }
         cli_error("g2p", "%s:%ld: '%.*s': %s (--skip-malformed skips such words)", where, index, show,
                 word, err.msg);
-        word_begin(o, index, word, len, 0, "malformed");
+        word_begin(o, index, word, len, 0, "malformed", NULL);
         word_end(o, index, word, len, 0);
         return 1;
     }
+    int lw = attend_g2p_lexicon_find(sp->lex.lx, word, len);
+    if (lw >= 0) return say_lexicon(sp, o, word, len, index, lw);
     char shown[160];
     int unknown = cli_unknown_symbols(word, len, ATTEND_TOKENIZE_CHAR, src, ns, shown, sizeof shown);
     if (unknown) {
@@ -202,12 +283,15 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         }
     }
     if (st) return cli_lib_fail("g2p", &err);
-    word_begin(o, index, word, len, unknown, NULL);
+    sp->from_model++;
+    word_begin(o, index, word, len, unknown, NULL, "model");
     for (int h = 0; h < got; h++) {
         const int32_t *ph = sp->out + (size_t)h * sp->L;
         const attend_real *a = sp->align + (size_t)h * sp->L * ns; /* [T,ns] of [L,ns] */
         if (attend_vocab_decode(sp->e.pv, ATTEND_TOKENIZE_SPACE, ph, sp->out_len[h], sp->text, sp->text_cap, &err))
             return cli_lib_fail("g2p", &err);
+        const char *phones = shown_phones(sp, o);
+        if (!phones) return 1;
         int scored = o->nbest || o->format != CLI_FORMAT_TEXT;
         double sc = sp->score[h];
         if (o->format == CLI_FORMAT_TSV) {
@@ -215,12 +299,12 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (scored && isfinite(sc)) printf("%.6f", sc);
             printf("\t");
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\n", cli_vis(sp->text));
+            printf("\t%s\tmodel\n", cli_vis(phones));
             continue;
         }
         if (o->format == CLI_FORMAT_JSONL) {
             printf("%s{\"phonemes\":", h ? "," : "");
-            cli_json_string(stdout, sp->text, strlen(sp->text));
+            cli_json_string(stdout, phones, strlen(phones));
             if (isfinite(sc)) printf(",\"score\":%.6f", sc);
             else printf(",\"score\":null");
             /* an ensemble: "alignment" is model 1's, "alignments" every member's */
@@ -240,7 +324,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
         }
         fputs(cli_vis_n(word, len), stdout);
         if (h) printf("(%d)", h + 1);
-        printf(" %s", cli_vis(sp->text));
+        printf(" %s", cli_vis(phones));
         if (o->nbest) printf("  # %.4f", sc);
         printf("\n");
         if (o->align) {
@@ -262,6 +346,72 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     if (got == 0 && o->format == CLI_FORMAT_TEXT) printf("%s\n", cli_vis_n(word, len));
     word_end(o, index, word, len, got);
     return 0;
+}
+
+/* --text: one text (a line of stdin, or the arguments joined): its tokens,
+ * each pronounced (attend_g2p_token_pronounce), in the chosen format. The
+ * tokens and notes hold no control characters (attend_g2p_text_normalize). */
+static int say_text(speaker *sp, const say_opts *o, const char *text, size_t len, const char *where, long index) {
+    attend_error err = {0};
+    char *toks = NULL, *notes = NULL;
+    attend_g2p_text_info info;
+    if (attend_g2p_text_normalize(text, len, sp->lex.lx, &toks, &notes, &info, &err)) return cli_lib_fail("g2p", &err);
+    int rc = 0;
+    for (char *nl = notes, *e; nl && *nl; nl = e + 1) {
+        e = strchr(nl, '\n');
+        if (!e) break;
+        fprintf(stderr, "attend g2p: %s:%ld: %.*s\n", where, index, (int)(e - nl), nl);
+        sp->noted++;
+        if (o->strict) rc = 1;
+    }
+    long pos = 0;
+    for (char *t = toks; !rc && *t;) {
+        char *e = strchr(t, ' ');
+        size_t n = e ? (size_t)(e - t) : strlen(t);
+        pos++;
+        sp->probs.lines++;
+        attend_g2p_source src = ATTEND_G2P_SOURCE_BREAK;
+        const char *phones = "";
+        int ok = 1;
+        if (code_points(t, n) > ATTEND_G2P_MAX_LEN) {
+            ok = 0;
+            if (cli_problem(&sp->probs, CLI_PROBLEM_TOO_LONG, where, index, "'%.80s...': %zu characters, more than "
+                            "the %d a word may have: not pronounced", t, code_points(t, n), ATTEND_G2P_MAX_LEN))
+                rc = 1;
+        } else if (attend_g2p_token_pronounce(sp->e.ms, sp->e.M, sp->e.gv, sp->e.pv, sp->lex.lx, t, n, sp->text,
+                                              sp->text_cap, &src, &err)) {
+            rc = cli_lib_fail("g2p", &err);
+            break;
+        } else if (src == ATTEND_G2P_SOURCE_BREAK) phones = "";
+        else if (!(phones = shown_phones(sp, o))) {
+            rc = 1;
+            break;
+        }
+        if (src == ATTEND_G2P_SOURCE_LEXICON || src == ATTEND_G2P_SOURCE_LEXICON_SUFFIX) sp->from_lexicon++;
+        else if (src == ATTEND_G2P_SOURCE_MODEL || src == ATTEND_G2P_SOURCE_MODEL_SUFFIX) sp->from_model++;
+        const char *sname = ok ? attend_g2p_source_name(src) : "too long";
+        if (o->format == CLI_FORMAT_TSV) {
+            printf("%ld\t%ld\t\t", index, pos);
+            cli_tsv_field(stdout, t, n);
+            printf("\t%s\t%s\n", phones, sname);
+        } else if (o->format == CLI_FORMAT_JSONL) {
+            printf("{\"index\":%ld,\"position\":%ld,\"token\":", index, pos);
+            cli_json_string(stdout, t, n);
+            printf(",\"source\":\"%s\",\"phonemes\":", sname);
+            cli_json_string(stdout, phones, strlen(phones));
+            printf("}\n");
+        } else {
+            fwrite(t, 1, n, stdout);
+            if (*phones) printf(" %s", phones);
+            printf("\n");
+        }
+        t += n;
+        while (*t == ' ') t++;
+    }
+    if (o->format == CLI_FORMAT_TEXT) printf("\n");
+    attend_g2p_text_free(toks);
+    attend_g2p_text_free(notes);
+    return rc;
 }
 
 static int cmd_say(int argc, char **argv) {
@@ -290,8 +440,18 @@ static int cmd_say(int argc, char **argv) {
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o.format);
         else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o.strict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o.skip_malformed);
+        else if (cli_is(&p, "--lexicon")) rc = cli_string(&p, &o.lexicon);
+        else if (cli_is(&p, "--no-lexicon")) rc = cli_flag(&p, &o.no_lexicon);
+        else if (cli_is(&p, "--text")) rc = cli_flag(&p, &o.text);
+        else if (cli_is(&p, "--phones")) {
+            const char *ph = NULL;
+            rc = cli_string(&p, &ph);
+            if (!rc && !strcmp(ph, "ipa")) o.ipa = 1;
+            else if (!rc && strcmp(ph, "arpabet")) rc = cli_usage_error("g2p", "--phones: expected arpabet or ipa, got '%s'", ph);
+        }
         else rc = cli_unknown(&p);
     }
+    if (!rc && o.lexicon && o.no_lexicon) rc = cli_usage_error("g2p", "--lexicon and --no-lexicon together");
     if (rc || help) {
         free(words);
         if (help) {
@@ -300,6 +460,10 @@ static int cmd_say(int argc, char **argv) {
             g2p_search_help(stdout, 1);
         }
         return rc ? rc : cli_finish("g2p", 0);
+    }
+    if (o.text && (o.nbest || o.beam || o.align || o.coverage_penalty > 0)) {
+        free(words);
+        return cli_usage_error("g2p", "--text pronounces greedily: no --nbest, --beam, --align or --coverage-penalty");
     }
     if (o.nbest && !o.beam) o.beam = o.nbest > G2P_BEAM_DEFAULT ? o.nbest : G2P_BEAM_DEFAULT;
     if (o.nbest > o.beam) {
@@ -327,7 +491,7 @@ static int cmd_say(int argc, char **argv) {
     speaker sp;
     memset(&sp, 0, sizeof sp);
         sp.probs.cmd = "g2p";
-    sp.probs.unit = "word";
+    sp.probs.unit = o.text ? "token" : "word";
     sp.probs.strict = o.strict;
     cli_lines in;
     memset(&in, 0, sizeof in);
@@ -339,6 +503,7 @@ static int cmd_say(int argc, char **argv) {
     if (sp.L > ATTEND_G2P_MAX_LEN) sp.L = ATTEND_G2P_MAX_LEN;
     sp.K = o.beam ? o.beam : 1;
     if ((rc = g2p_models_load("g2p", &sp.e, sp.K, sp.S, sp.L))) goto done;
+    if ((rc = g2p_lexicon_open("g2p", o.lexicon, o.no_lexicon, o.skip_malformed, sp.e.pv, &sp.lex))) goto done;
     sp.text_cap = (size_t)sp.L * (ATTEND_MAX_TOKEN_BYTES + 1) + 1;
     sp.out = malloc((size_t)sp.K * sp.L * sizeof *sp.out);
     sp.out_len = malloc((size_t)sp.K * sizeof *sp.out_len);
@@ -350,7 +515,26 @@ static int cmd_say(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    if (nw) {
+    if (nw && o.text) {
+        size_t total = 0;
+        for (int i = 0; i < nw; i++) total += strlen(words[i]) + 1;
+        char *joined = malloc(total + 1);
+        if (!joined) {
+            fprintf(stderr, "attend g2p: out of memory\n");
+            rc = 1;
+            goto done;
+        }
+        size_t at = 0;
+        for (int i = 0; i < nw; i++) {
+            size_t n = strlen(words[i]);
+            if (i) joined[at++] = ' ';
+            memcpy(joined + at, words[i], n);
+            at += n;
+        }
+        joined[at] = '\0';
+        rc = say_text(&sp, &o, joined, at, "<args>", 1);
+        free(joined);
+    } else if (nw) {
         for (int i = 0; i < nw && !(rc && o.strict); i++)
             rc |= say_word(&sp, &o, words[i], strlen(words[i]), "<args>", i + 1);
     } else {
@@ -384,6 +568,11 @@ static int cmd_say(int argc, char **argv) {
                 continue;
             }
             const char *line = in.buf;
+            if (o.text) {
+                rc |= say_text(&sp, &o, line, len, in.name, in.line);
+                if (rc && o.strict) break;
+                continue;
+            }
             while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) len--;
             size_t start = 0;
             while (start < len && (line[start] == ' ' || line[start] == '\t')) start++;
@@ -396,10 +585,13 @@ static int cmd_say(int argc, char **argv) {
         }
     }
     cli_problems_summary(&sp.probs);
+    if (sp.noted) fprintf(stderr, "attend g2p: %ld word%s with unknown characters (noted above)\n", sp.noted,
+                          sp.noted == 1 ? "" : "s");
 done:
     free(words);
     cli_lines_close(&in);
     g2p_models_free(&sp.e);
+    g2p_lexicon_close(&sp.lex);
     free(sp.out);
     free(sp.out_len);
     free(sp.score);

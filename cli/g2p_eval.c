@@ -282,14 +282,21 @@ static int cmp_double(const void *a, const void *b) {
 
 static void bench_usage(FILE *f) {
     fprintf(f,
-            "usage: attend g2p bench [--model PATH] [--dict PATH] [--words N] [--split NAME]\n"
+            "usage: attend g2p bench [--model PATH[,PATH...]] [--dict PATH] [--words N] [--split NAME]\n"
             "\n"
             "Pronounces N words of a dictionary part (test) one at a time, batch 1, greedy,\n"
-            "with attend_g2p_pronounce (the example's call: no allocation per word), and\n"
-            "reports the latency per word (median, 90th percentile, mean) and words/s; then\n"
-            "the same words greedily in batches of 64. Run it with --threads 1 for\n"
-            "single-threaded numbers. CPU time (this thread's) is reported beside wall time:\n"
-            "it is not inflated when other processes share the cores.\n");
+            "with attend_g2p_pronounce (the example's call: no allocation per word; an\n"
+            "ensemble: attend_g2p_pronounce_ensemble), and reports the latency per word\n"
+            "(median, 90th percentile, mean) and words/s; then the same words greedily in\n"
+            "batches of 64. Run it with --threads 1 for single-threaded numbers. CPU time\n"
+            "(this thread's) is reported beside wall time: it is not inflated when other\n"
+            "processes share the cores.\n"
+            "\n"
+            "  --model LIST   the model, or an ensemble: files separated by commas (each step's\n"
+            "                 distribution is the mean of the models' log-probabilities)\n"
+            "  --dict PATH    the dictionary the words come from\n"
+            "  --words N      words to pronounce (2000)\n"
+            "  --split NAME   train, dev, test or all (test)\n");
 }
 
 int cmd_g2p_bench(int argc, char **argv) {
@@ -316,20 +323,25 @@ int cmd_g2p_bench(int argc, char **argv) {
     for (int k = 0; k < 4; k++)
         if (!strcmp(split, attend_g2p_split_name((attend_g2p_split)k))) sp = k;
     if (sp < 0) return cli_usage_error(cmd, "--split: expected train, dev, test or all, got '%s'", split);
-    char mbuf[PATH_MAX + 64], dbuf[PATH_MAX + 64];
-    const char *mpath = g2p_find_model(cmd, model, mbuf, sizeof mbuf);
-    if (!mpath) return 1;
+    g2p_models e, eb;
+    if ((rc = g2p_models_open(cmd, model, &e))) return rc;
+    if ((rc = g2p_models_open(cmd, model, &eb))) {
+        g2p_models_free(&e);
+        return rc;
+    }
+    char dbuf[PATH_MAX + 64];
     const char *dpath = g2p_find_dict(cmd, dict, dbuf, sizeof dbuf);
-    if (!dpath) return 1;
     attend_g2p_dict *d = NULL;
-    attend_model *m = NULL, *mb = NULL;
-    attend_vocab *gv = NULL, *pv = NULL, *gv2 = NULL, *pv2 = NULL;
     double *lat = NULL, *cpu = NULL;
-    if ((rc = g2p_read_dict(cmd, dpath, 0, 0, &d))) goto done;
+    if (!dpath) {
+        rc = 1;
+        goto done;
+    }
+    if ((rc = g2p_read_dict(cmd, dpath, 0, attend_g2p_vocab_has_stress(e.pv), &d))) goto done;
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
-    if ((rc = g2p_load_model(cmd, mpath, 1, in.max_word_len, 0, &m, &gv, &pv))) goto done;
-    if ((rc = g2p_load_model(cmd, mpath, 64, in.max_word_len, 0, &mb, &gv2, &pv2))) goto done;
+    if ((rc = g2p_models_load(cmd, &e, 1, in.max_word_len, 0))) goto done;
+    if ((rc = g2p_models_load(cmd, &eb, 64, in.max_word_len, 0))) goto done;
     lat = malloc((size_t)n * sizeof *lat);
     cpu = malloc((size_t)n * sizeof *cpu);
     if (!lat || !cpu) {
@@ -345,7 +357,10 @@ int cmd_g2p_bench(int argc, char **argv) {
         if (sp != ATTEND_G2P_ALL && (int)attend_g2p_split_of(word, strlen(word)) != sp) continue;
         attend_error err = {0};
         double t0 = cli_now(), c0 = cpu_now();
-        if (attend_g2p_pronounce(m, gv, pv, word, strlen(word), out, sizeof out, &err)) {
+        attend_status st = e.M == 1 ? attend_g2p_pronounce(e.ms[0], e.gv, e.pv, word, strlen(word), out, sizeof out, &err)
+                                    : attend_g2p_pronounce_ensemble(e.ms, e.M, e.gv, e.pv, word, strlen(word), out,
+                                                                    sizeof out, &err);
+        if (st) {
             rc = cli_lib_fail(cmd, &err);
             goto done;
         }
@@ -361,8 +376,15 @@ int cmd_g2p_bench(int argc, char **argv) {
     }
     qsort(lat, (size_t)k, sizeof *lat, cmp_double);
     qsort(cpu, (size_t)k, sizeof *cpu, cmp_double);
-    printf("model: %s (%zu parameters), gemm %s, isa %s, threads %d\n", cli_vis(mpath), attend_model_param_count(m),
-           attend_gemm_info(), attend_isa(), attend_threads());
+    size_t params = 0;
+    for (int j = 0; j < e.M; j++) params += attend_model_param_count(e.ms[j]);
+    if (e.M == 1) printf("model: %s", cli_vis(e.paths[0]));
+    else {
+        printf("ensemble of %d models:", e.M);
+        for (int j = 0; j < e.M; j++) printf(" %s", cli_vis(e.paths[j]));
+    }
+    printf(" (%zu parameters), gemm %s, isa %s, threads %d\n", params, attend_gemm_info(), attend_isa(),
+           attend_threads());
     printf("batch 1, greedy: %d words, wall latency median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words/s\n", k,
            1e3 * lat[k / 2], 1e3 * lat[(int)(0.9 * (k - 1))], 1e3 * total / k, k / total);
     printf("batch 1, greedy: CPU time per word median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words per CPU-second\n",
@@ -371,7 +393,7 @@ int cmd_g2p_bench(int argc, char **argv) {
     attend_g2p_counts c;
     attend_error err = {0};
     double t0 = cli_now(), c0 = cpu_now();
-    if (attend_g2p_evaluate(mb, d, (attend_g2p_split)sp, gv2, pv2, &eo, &c, &err)) {
+    if (attend_g2p_evaluate_ensemble(eb.ms, eb.M, d, (attend_g2p_split)sp, eb.gv, eb.pv, &eo, &c, &err)) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
@@ -382,12 +404,8 @@ int cmd_g2p_bench(int argc, char **argv) {
 done:
     free(lat);
     free(cpu);
-    attend_model_free(m);
-    attend_model_free(mb);
-    attend_vocab_free(gv);
-    attend_vocab_free(pv);
-    attend_vocab_free(gv2);
-    attend_vocab_free(pv2);
+    g2p_models_free(&e);
+    g2p_models_free(&eb);
     attend_g2p_dict_free(d);
     return cli_finish(cmd, rc);
 }

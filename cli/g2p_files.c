@@ -109,6 +109,25 @@ static const char *find_file(const char *cmd, const char *given, const char *env
     return NULL;
 }
 
+const char *g2p_find_shipped(const char *name, const char *rel_src, char *buf, size_t cap, char *looked,
+                             size_t looked_cap) {
+    g2p_place places[2];
+    g2p_places(name, rel_src, places);
+    if (looked && looked_cap) looked[0] = '\0';
+    for (int i = 0; i < 2; i++) {
+        if (!places[i].searched) continue;
+        if (looked && looked_cap) {
+            size_t n = strlen(looked);
+            snprintf(looked + n, looked_cap - n, "%s%s", n ? ", " : "", places[i].path);
+        }
+        if (g2p_file_exists(places[i].path) && strlen(places[i].path) < cap) {
+            memcpy(buf, places[i].path, strlen(places[i].path) + 1);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
 const char *g2p_find_model(const char *cmd, const char *given, char *buf, size_t cap) {
     return find_file(cmd, given, "ATTEND_G2P_MODEL", G2P_MODEL_NAME, "models/" G2P_MODEL_NAME, "model", buf, cap);
 }

@@ -107,5 +107,11 @@ int main(void) {
     F(attend_intervention_result, changed);
     S(attend_plot_series);
     F(attend_plot_series, label), F(attend_plot_series, n), F(attend_plot_series, x), F(attend_plot_series, y);
+    S(attend_g2p_options);
+    F(attend_g2p_options, keep_stress), F(attend_g2p_options, skip_malformed);
+    S(attend_g2p_lexicon_info);
+    F(attend_g2p_lexicon_info, words), F(attend_g2p_lexicon_info, entries), F(attend_g2p_lexicon_info, phonemes);
+    F(attend_g2p_lexicon_info, stress), F(attend_g2p_lexicon_info, bytes), F(attend_g2p_lexicon_info, source_size);
+    F(attend_g2p_lexicon_info, source_mtime_ns);
     return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "attend.h"
 #include "harness.h"
+#include "../src/io/text.h" /* at_utf8_valid: the library's one UTF-8 check */
 
 #ifndef ATTEND_G2P_SOURCE_DIR
 #define ATTEND_G2P_SOURCE_DIR ".."
@@ -410,8 +411,9 @@ static void test_evaluate_sample(void) {
 }
 
 /* An ensemble evaluation (issue 14 part 7): one model is attend_g2p_evaluate
- * exactly; two clones of it give the same counts (greedy and beam); the
- * coverage penalty and bad arguments are refused. */
+ * exactly; two clones of it give the same counts (greedy and beam) and the
+ * same pronunciations one word at a time (attend_g2p_pronounce_ensemble,
+ * issue 29); the coverage penalty and bad arguments are refused. */
 static void test_evaluate_ensemble(void) {
     attend_error err;
     attend_g2p_dict *d = NULL;
@@ -437,6 +439,24 @@ static void test_evaluate_ensemble(void) {
                    ens2.phone_errors, ens2.ref_phones);
             EXPECT(one.words == 120, "words %ld", one.words);
         }
+        /* pronouncing one word: an ensemble of two clones says what one model says */
+        const char *words[] = {"hello", "attention", "xylophone", "read", "quixotic"};
+        for (int i = 0; i < 5; i++) {
+            char one[256], two[256];
+            EXPECT(attend_g2p_pronounce(m, gv, pv, words[i], strlen(words[i]), one, sizeof one, &err) == ATTEND_OK,
+                   "%s", err.msg);
+            EXPECT(attend_g2p_pronounce_ensemble(both, 2, gv, pv, words[i], strlen(words[i]), two, sizeof two,
+                                                 &err) == ATTEND_OK,
+                   "%s", err.msg);
+            EXPECT(!strcmp(one, two) && one[0], "%s: one model '%s', two clones '%s'", words[i], one, two);
+        }
+        char buf[64];
+        attend_model *holey1[2] = {m, NULL};
+        EXPECT(attend_g2p_pronounce_ensemble(holey1, 2, gv, pv, "cat", 3, buf, sizeof buf, &err) == ATTEND_ERR_NULL &&
+                   strstr(err.msg, "model 1 is NULL"),
+               "NULL member: %s", err.msg);
+        EXPECT(attend_g2p_pronounce_ensemble(both, 0, gv, pv, "cat", 3, buf, sizeof buf, &err) == ATTEND_ERR_ARG,
+               "0 models: %s", err.msg);
         attend_g2p_eval_options eo = {3, 0, 16, 10, 0.2, 0};
         attend_g2p_counts c;
         EXPECT(attend_g2p_evaluate_ensemble(both, 2, d, ATTEND_G2P_DEV, gv, pv, &eo, &c, &err) == ATTEND_ERR_ARG &&
@@ -577,6 +597,450 @@ done:
     attend_g2p_dict_free(d);
 }
 
+/* The lexicon (issue 29): built from a parsed dictionary, looked up with case
+ * folded, alternates in order, the file form saved and loaded back byte for
+ * byte, damaged files refused, the model's phoneme set checked. */
+static void test_lexicon(void) {
+    attend_error err;
+    const char *text = "read R IY D\nread(2) R EH D\nHELLO HH AH L OW\nhello(2) HH EH L OW\na AH\na(2) EY\n"
+                       "zebra Z IY B R AH\ndon't D OW N T\n";
+    attend_g2p_dict *d = parse(text, 0, 0, &err);
+    EXPECT(d != NULL, "%s", err.msg);
+    attend_g2p_lexicon *lx = NULL, *back = NULL;
+    EXPECT(attend_g2p_lexicon_from_dict(&lx, d, &err) == ATTEND_OK, "%s", err.msg);
+    if (!lx) {
+        attend_g2p_dict_free(d);
+        return;
+    }
+    attend_g2p_lexicon_info in;
+    attend_g2p_lexicon_get_info(lx, &in);
+    EXPECT(in.words == 5 && in.entries == 8 && in.stress == 0, "info: %d words %d entries stress %d", in.words,
+           in.entries, in.stress);
+    /* sorted by strcmp: a, don't, hello, read, zebra */
+    const char *order[] = {"a", "don't", "hello", "read", "zebra"};
+    for (int w = 0; w < 5; w++)
+        EXPECT(!strcmp(attend_g2p_lexicon_word(lx, w), order[w]), "word %d: %s", w, attend_g2p_lexicon_word(lx, w));
+    char out[128];
+    int w = attend_g2p_lexicon_find(lx, "Read", 4);
+    EXPECT(w == 3 && attend_g2p_lexicon_prons(lx, w) == 2, "read: %d", w);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 0, out, sizeof out, &err) == ATTEND_OK && !strcmp(out, "R IY D"), "%s", out);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 1, out, sizeof out, &err) == ATTEND_OK && !strcmp(out, "R EH D"), "%s", out);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 2, out, sizeof out, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "'read' has 2 pronunciations, not 3"),
+           "%s", err.msg);
+    EXPECT(attend_g2p_lexicon_pron(lx, w, 0, out, 4, &err) == ATTEND_ERR_CAPACITY, "cap 4: %s", err.msg);
+    w = attend_g2p_lexicon_find(lx, "HELLO", 5);
+    EXPECT(w == 2 && attend_g2p_lexicon_pron(lx, w, 0, out, sizeof out, &err) == ATTEND_OK &&
+               !strcmp(out, "HH AH L OW"),
+           "hello: %d %s", w, out);
+    EXPECT(attend_g2p_lexicon_find(lx, "don't", 5) == 1, "don't");
+    EXPECT(attend_g2p_lexicon_find(lx, "hell", 4) < 0 && attend_g2p_lexicon_find(lx, "hello!", 6) < 0 &&
+               attend_g2p_lexicon_find(lx, "", 0) < 0 && attend_g2p_lexicon_find(NULL, "a", 1) < 0 &&
+               attend_g2p_lexicon_find(lx, "zz", 2) < 0 && attend_g2p_lexicon_find(lx, "a\0b", 3) < 0,
+           "absent words");
+    EXPECT(attend_g2p_lexicon_word(lx, 5) == NULL && attend_g2p_lexicon_prons(lx, -1) == 0, "out of range");
+    /* the file form: saved, loaded back, identical lookups */
+    char path[] = "test_g2p_lexicon.bin";
+    EXPECT(attend_g2p_lexicon_save(lx, path, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_g2p_lexicon_load(&back, path, &err) == ATTEND_OK, "%s", err.msg);
+    if (back) {
+        attend_g2p_lexicon_info ib;
+        attend_g2p_lexicon_get_info(back, &ib);
+        EXPECT(ib.words == 5 && ib.entries == 8 && ib.bytes == in.bytes, "loaded: %d %d %zu", ib.words, ib.entries,
+               ib.bytes);
+        w = attend_g2p_lexicon_find(back, "a", 1);
+        EXPECT(w == 0 && attend_g2p_lexicon_pron(back, w, 1, out, sizeof out, &err) == ATTEND_OK && !strcmp(out, "EY"),
+               "a(2): %s", out);
+    }
+    /* damaged copies: every truncation, and single flipped bytes, are refused or read consistently, never misread */
+    FILE *f = fopen(path, "rb");
+    unsigned char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    EXPECT(n == in.bytes, "file size %zu, want %zu", n, in.bytes);
+    int refused = 0;
+    for (size_t cut = 0; cut < n; cut++) {
+        f = fopen(path, "wb");
+        if (f) {
+            fwrite(buf, 1, cut, f);
+            fclose(f);
+        }
+        attend_g2p_lexicon *bad = NULL;
+        attend_status st = attend_g2p_lexicon_load(&bad, path, &err);
+        refused += st == ATTEND_ERR_FORMAT && bad == NULL && strstr(err.msg, path) != NULL;
+        attend_g2p_lexicon_free(bad);
+    }
+    EXPECT(refused == (int)n, "%d of %zu truncations refused with the path named", refused, n);
+    for (size_t at = 0; at < n; at++) { /* a flipped byte: a clean refusal, or a lexicon whose lookups stay in bounds */
+        unsigned char keep = buf[at];
+        buf[at] ^= 0x5A;
+        f = fopen(path, "wb");
+        if (f) {
+            fwrite(buf, 1, n, f);
+            fclose(f);
+        }
+        buf[at] = keep;
+        attend_g2p_lexicon *bad = NULL;
+        if (attend_g2p_lexicon_load(&bad, path, &err) == ATTEND_OK) {
+            attend_g2p_lexicon_info ibad;
+            attend_g2p_lexicon_get_info(bad, &ibad);
+            for (int k = 0; k < ibad.words; k++)
+                for (int j = 0; j < attend_g2p_lexicon_prons(bad, k); j++)
+                    (void)attend_g2p_lexicon_pron(bad, k, j, out, sizeof out, &err);
+        }
+        attend_g2p_lexicon_free(bad);
+    }
+    remove(path);
+    EXPECT(attend_g2p_lexicon_load(&back, "no/such/lexicon.bin", &err) == ATTEND_ERR_IO &&
+               strstr(err.msg, "no/such/lexicon.bin"),
+           "missing: %s", err.msg);
+    EXPECT(attend_g2p_lexicon_load(&back, SAMPLE_DICT, &err) == ATTEND_ERR_FORMAT &&
+               strstr(err.msg, "not an attend lexicon file"),
+           "text as file form: %s", err.msg);
+    /* the model's phonemes: the shipped model knows these; a strange one is named with its first word */
+    attend_model *m = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, NULL, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    if (pv) {
+        EXPECT(attend_g2p_lexicon_check_phonemes(lx, pv, "t.dict", &err) == ATTEND_OK, "%s", err.msg);
+        attend_g2p_dict *d2 = parse("ok OW K EY\nodd AA XQ D\n", 0, 0, &err);
+        attend_g2p_lexicon *l2 = NULL;
+        EXPECT(d2 && attend_g2p_lexicon_from_dict(&l2, d2, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(attend_g2p_lexicon_check_phonemes(l2, pv, "odd.dict", &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "odd.dict: phoneme 'XQ' (first in 'odd')"),
+               "%s", err.msg);
+        attend_g2p_lexicon_free(l2);
+        attend_g2p_dict_free(d2);
+        d2 = parse("ok OW1 K EY2\n", 0, 1, &err);
+        EXPECT(d2 && attend_g2p_lexicon_from_dict(&l2, d2, &err) == ATTEND_OK, "%s", err.msg);
+        attend_g2p_lexicon_get_info(l2, &in);
+        EXPECT(in.stress == 1, "stress flag");
+        EXPECT(attend_g2p_lexicon_check_phonemes(l2, pv, "s.dict", &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "stress digits"),
+               "%s", err.msg);
+        attend_g2p_lexicon_free(l2);
+        attend_g2p_dict_free(d2);
+    }
+    attend_model_free(m);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    /* reading a text file: malformed lines are path:line, or skipped */
+    char tpath[] = "test_g2p_lexicon.dict";
+    f = fopen(tpath, "w");
+    if (f) {
+        fputs("ok OW K EY\nbad(x) B AE D\n", f);
+        fclose(f);
+    }
+    attend_g2p_lexicon *l3 = NULL;
+    attend_g2p_dict_info di;
+    EXPECT(attend_g2p_lexicon_read(&l3, tpath, NULL, &di, &err) == ATTEND_ERR_FORMAT && !l3 &&
+               strstr(err.msg, "test_g2p_lexicon.dict:2:"),
+           "%s", err.msg);
+    attend_g2p_options so = {0, 1};
+    EXPECT(attend_g2p_lexicon_read(&l3, tpath, &so, &di, &err) == ATTEND_OK && di.skipped == 1, "%s", err.msg);
+    attend_g2p_lexicon_get_info(l3, &in);
+    EXPECT(in.words == 1 && in.source_size == 25 && in.source_mtime_ns > 0, "read: %d words, size %lld", in.words,
+           (long long)in.source_size);
+    attend_g2p_lexicon_free(l3);
+    remove(tpath);
+    EXPECT(attend_g2p_lexicon_from_dict(NULL, d, &err) == ATTEND_ERR_NULL, "NULL out");
+    EXPECT(attend_g2p_lexicon_from_dict(&l3, NULL, &err) == ATTEND_ERR_NULL && !l3, "NULL dict");
+    attend_g2p_lexicon_free(NULL);
+    attend_g2p_lexicon_free(back);
+    attend_g2p_lexicon_free(lx);
+    attend_g2p_dict_free(d);
+}
+
+/* IPA (issue 29): the table and the stress rule of docs/G2P.md, "IPA output",
+ * on words worked out by hand from that rule (CMUdict's stressed entries). */
+static void test_ipa(void) {
+    static const char *const cases[][2] = {
+        {"HH AH0 L OW1", "həˈloʊ"},                       /* hello: onset L */
+        {"HH AH L OW", "həloʊ"},                          /* stress-free: no marks, AH is ə */
+        {"AH0 T EH1 N SH AH0 N", "əˈtɛnʃən"},             /* attention */
+        {"AE1 B S T R AE2 K T", "ˈæbˌstɹækt"},            /* abstract: S T R is an onset, B S T R is not */
+        {"K AE1 T", "ˈkæt"},                              /* cat: a first vowel takes all consonants before it */
+        {"S T R IY1 T", "ˈstɹit"},                        /* street */
+        {"EH1 K S T R AH0", "ˈɛkstɹə"},                   /* extra: only stressed vowels are marked */
+        {"AH0 M B R EH1 L AH0", "əmˈbɹɛlə"},              /* umbrella: B R, not M B R */
+        {"EH0 K S P L OY1 T", "ɛkˈsplɔɪt"},               /* exploit: S P L (of K S P L: at most three) */
+        {"N AY1 T IH0 NG G EY2 L", "ˈnaɪtɪŋˌɡeɪl"},       /* nightingale: NG G is no onset, G is */
+        {"AH0 S EH1 N D", "əˈsɛnd"},                      /* ascend */
+        {"R IY0 AE1 K T", "ɹiˈækt"},                      /* react: no consonant between the vowels */
+        {"S IH1 NG IH0 NG", "ˈsɪŋɪŋ"},                     /* singing: NG alone is no onset */
+        {"CH ER1 CH", "ˈtʃɝtʃ"},                          /* church: ER1 */
+        {"M EH1 ZH ER0", "ˈmɛʒɚ"},                        /* measure: ER0 */
+        {"JH AH1 JH", "ˈdʒʌdʒ"},                          /* judge: AH1 is ʌ */
+        {"DH AY1", "ˈðaɪ"},                               /* thy */
+        {"TH IH1 NG K", "ˈθɪŋk"},                         /* think */
+        {"B OY1", "ˈbɔɪ"},
+        {"K AW1", "ˈkaʊ"},
+        {"G OW1", "ˈɡoʊ"},                                /* ɡ is U+0261 */
+        {"Y EH1 S", "ˈjɛs"},
+        {"W AY1", "ˈwaɪ"},
+        {"B UH1 K", "ˈbʊk"},
+        {"F AA1 DH ER0", "ˈfɑðɚ"},
+        {"TH AO1 T", "ˈθɔt"},
+        {"B EY1", "ˈbeɪ"},
+        {"B IY1", "ˈbi"},
+        {"B L UW1", "ˈblu"},
+        {"HH AW1 S", "ˈhaʊs"},
+        {"V IH1 ZH AH0 N", "ˈvɪʒən"},
+        {"IH2 N F ER0 M EY1 SH AH0 N", "ˌɪnfɚˈmeɪʃən"},   /* information: M, the one consonant before EY1 */
+        {"K AA2 N T R AH0 B Y UW1 SH AH0 N", "ˌkɑntɹəˈbjuʃən"}, /* contribution: B Y */
+        {"AH0 K W AY1 R", "əˈkwaɪɹ"},                     /* acquire: K W */
+        {"", ""},
+    };
+    attend_error err;
+    char out[256];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        EXPECT(attend_g2p_ipa(cases[k][0], out, sizeof out, &err) == ATTEND_OK, "'%s': %s", cases[k][0], err.msg);
+        EXPECT(!strcmp(out, cases[k][1]), "'%s': got '%s', want '%s'", cases[k][0], out, cases[k][1]);
+    }
+    EXPECT(attend_g2p_ipa("HH XX L", out, sizeof out, &err) == ATTEND_ERR_ARG && strstr(err.msg, "'XX' (phoneme 2)"),
+           "%s", err.msg);
+    EXPECT(attend_g2p_ipa("K1 AE T", out, sizeof out, &err) == ATTEND_ERR_ARG && strstr(err.msg, "vowels only"), "%s",
+           err.msg);
+    EXPECT(attend_g2p_ipa("AH3", out, sizeof out, &err) == ATTEND_ERR_ARG, "AH3: %s", err.msg);
+    EXPECT(attend_g2p_ipa("HH AH0 L OW1", out, 5, &err) == ATTEND_ERR_CAPACITY && out[0] == '\0', "cap: %s", err.msg);
+    EXPECT(attend_g2p_ipa(NULL, out, sizeof out, &err) == ATTEND_ERR_NULL, "NULL");
+}
+
+/* ------------------------------------------------------------ running text */
+
+/* Decodes the table's escapes (\xNN, \uXXXX, \t, \n, \\) of s into out [cap]; its length. */
+static size_t unescape(const char *s, char *out, size_t cap) {
+    size_t o = 0;
+    for (size_t i = 0; s[i] && o + 5 < cap; i++) {
+        if (s[i] != '\\' || !s[i + 1]) {
+            out[o++] = s[i];
+            continue;
+        }
+        char c = s[++i];
+        if (c == 't') out[o++] = '\t';
+        else if (c == 'n') out[o++] = '\n';
+        else if (c == '\\') out[o++] = '\\';
+        else if (c == 'x' || c == 'u') {
+            int nd = c == 'x' ? 2 : 4;
+            unsigned v = 0;
+            for (int k = 0; k < nd && s[i + 1]; k++) {
+                char h = s[++i];
+                v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+            }
+            if (c == 'x') out[o++] = (char)v;
+            else if (v < 0x80) out[o++] = (char)v;
+            else if (v < 0x800) {
+                out[o++] = (char)(0xC0 | (v >> 6));
+                out[o++] = (char)(0x80 | (v & 63));
+            } else {
+                out[o++] = (char)(0xE0 | (v >> 12));
+                out[o++] = (char)(0x80 | ((v >> 6) & 63));
+                out[o++] = (char)(0x80 | (v & 63));
+            }
+        } else out[o++] = c;
+    }
+    out[o] = '\0';
+    return o;
+}
+
+/* 1 when s has a control character (C0, DEL, C1 as UTF-8) or is not UTF-8. */
+static int has_control(const char *s) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; u[i]; i++) {
+        if (u[i] < 0x20 && u[i] != '\n') return 1; /* notes are lines */
+        if (u[i] == 0x7F) return 1;
+        if (u[i] == 0xC2 && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F) return 1;
+    }
+    return 0;
+}
+
+/* The hand-written table of tests/data/g2p/text_cases.tsv (docs/G2P.md,
+ * "Running text"): every sentence's tokens, through the library. */
+static void test_text_table(void) {
+    const char *path = ATTEND_G2P_SOURCE_DIR "/tests/data/g2p/text_cases.tsv";
+    FILE *f = fopen(path, "rb");
+    EXPECT(f != NULL, "cannot open %s", path);
+    if (!f) return;
+    attend_error err;
+    attend_g2p_lexicon *lx = NULL;
+    EXPECT(attend_g2p_lexicon_read(&lx, ATTEND_G2P_SOURCE_DIR "/tests/data/g2p/text_lexicon.dict", NULL, NULL,
+                                   &err) == ATTEND_OK, "%s", err.msg);
+    char line[4096], text[4096];
+    int cases = 0, wrong = 0, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+        if (!n || line[0] == '#') continue;
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        EXPECT(t1 && t2, "%s:%d: not three columns", path, lineno);
+        if (!t1 || !t2) continue;
+        *t1 = *t2 = '\0';
+        size_t len = unescape(t1 + 1, text, sizeof text);
+        char *out = NULL, *notes = NULL;
+        attend_g2p_text_info info;
+        attend_status st = attend_g2p_text_normalize(text, len, !strcmp(line, "x") ? lx : NULL, &out, &notes, &info,
+                                                     &err);
+        cases++;
+        EXPECT(st == ATTEND_OK, "%s:%d: %s", path, lineno, err.msg);
+        if (st == ATTEND_OK && strcmp(out, t2 + 1)) {
+            wrong++;
+            EXPECT(0, "%s:%d: '%s'\n      got  '%s'\n      want '%s'", path, lineno, t1 + 1, out, t2 + 1);
+        }
+        if (st == ATTEND_OK) {
+            EXPECT(!has_control(out) && !has_control(notes), "%s:%d: a control character in the output", path,
+                   lineno);
+            int toks = 0;
+            for (const char *p = out; *p; p++) toks += (p == out || p[-1] == ' ') && *p != ' ';
+            EXPECT(toks == info.tokens, "%s:%d: %d tokens, info says %d", path, lineno, toks, info.tokens);
+        }
+        attend_g2p_text_free(out);
+        attend_g2p_text_free(notes);
+    }
+    fclose(f);
+    attend_g2p_lexicon_free(lx);
+    printf("  running-text table: %d sentences, %d wrong\n", cases, wrong);
+    EXPECT(cases >= 200, "only %d sentences in %s", cases, path);
+}
+
+/* Unknown characters: one note per chunk, what was done with each; never a
+ * control character in the output or the notes, whatever the bytes. */
+static void test_text_notes(void) {
+    static const char *const cases[][3] = {
+        /* text, tokens, notes */
+        {"a\x01" "b c", "ab C", "'a<U+0001>b': U+0001 skipped\n"},
+        {"\xe4\xb8\xad\xe6\x96\x87 ok", "\xe4\xb8\xad\xe6\x96\x87 ok",
+         "'\xe4\xb8\xad\xe6\x96\x87': U+4E2D kept, U+6587 kept\n"},
+        {"bad\xff" "byte", "badbyte", "'bad<0xFF>byte': byte 0xFF skipped (not UTF-8)\n"},
+        {"x\x1b[31mred\x1b[0m", "X | thirty one mred | zero M",
+         "'x<U+001B>[31mred<U+001B>[0m': U+001B skipped\n"},
+        {"#tag #1", "tag number one", "'<U+0023>tag': U+0023 skipped\n"},
+        {"\xc2\xa9 2024 \xe2\x84\xa2\xe2\x84\xa2", "twenty twenty four",
+         "'<U+00A9>': U+00A9 skipped\n'<U+2122><U+2122>': U+2122 skipped\n"},
+        {"plain text", "plain text", ""},
+        {"r\xc2\x9b" "ed", "red", "'r<U+009B>ed': U+009B skipped\n"},
+    };
+    attend_error err;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *out = NULL, *notes = NULL;
+        attend_g2p_text_info info;
+        EXPECT(attend_g2p_text_normalize(cases[k][0], strlen(cases[k][0]), NULL, &out, &notes, &info, &err) ==
+                   ATTEND_OK, "case %zu: %s", k, err.msg);
+        EXPECT(out && !strcmp(out, cases[k][1]), "case %zu: tokens '%s', want '%s'", k, out ? out : "(null)",
+               cases[k][1]);
+        EXPECT(notes && !strcmp(notes, cases[k][2]), "case %zu: notes '%s', want '%s'", k, notes ? notes : "(null)",
+               cases[k][2]);
+        attend_g2p_text_free(out);
+        attend_g2p_text_free(notes);
+    }
+    /* random bytes: always OK, never a control character or bad UTF-8 out */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    int bad = 0;
+    for (int r = 0; r < 3000; r++) {
+        char buf[64];
+        size_t n = (size_t)(r % 63) + 1;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            /* mostly printable ASCII and digits, with every byte value possible */
+            unsigned v = (unsigned)(x >> 24) & 0xFF;
+            static const char pool[] = " 0123456789$,.:-'aAbBzZ%#&/\x01\x1b\xc2\x9b\xe2\x80\xae\xf0";
+            buf[i] = v < 160 ? pool[v % (sizeof pool - 1)] : (char)v;
+        }
+        char *out = NULL, *notes = NULL;
+        if (attend_g2p_text_normalize(buf, n, NULL, &out, &notes, NULL, &err) != ATTEND_OK) bad++;
+        else if (has_control(out) || has_control(notes) || strchr(out, '\n') ||
+                 !at_utf8_valid(out, strlen(out), NULL, NULL) || !at_utf8_valid(notes, strlen(notes), NULL, NULL))
+            bad++;
+        attend_g2p_text_free(out);
+        attend_g2p_text_free(notes);
+    }
+    EXPECT(bad == 0, "%d of 3000 random texts failed or printed a control character", bad);
+    char *out = (char *)1;
+    EXPECT(attend_g2p_text_normalize(NULL, 3, NULL, &out, NULL, NULL, &err) == ATTEND_ERR_NULL && out == NULL,
+           "NULL text: %s", err.msg);
+    EXPECT(attend_g2p_text_normalize("a", 1, NULL, NULL, NULL, NULL, &err) == ATTEND_ERR_NULL, "NULL out");
+    EXPECT(attend_g2p_text_normalize(NULL, 0, NULL, &out, NULL, NULL, &err) == ATTEND_OK && out && !*out,
+           "empty text: %s", err.msg);
+    attend_g2p_text_free(out);
+}
+
+/* Tokens to phonemes: letters, the lexicon, apostrophe suffixes, the model. */
+static void test_token_pronounce(void) {
+    static const char lex_text[] = "shouldn't SH UH D AH N T\ncat K AE T\nbus B AH S\ndog D AO G\nfbi EH F B IY AY\n"
+                                   "do D UW\nit IH T\nyou Y UW\nthey DH EY\ni AY\nshould SH UH D\nwe W IY\n";
+    attend_error err;
+    attend_g2p_dict *d = NULL;
+    attend_g2p_lexicon *lx = NULL;
+    EXPECT(attend_g2p_dict_parse(&d, lex_text, sizeof lex_text - 1, "lex", NULL, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_g2p_lexicon_from_dict(&lx, d, &err) == ATTEND_OK, "%s", err.msg);
+    static const char *const cases[][3] = {
+        {"shouldn't've", "SH UH D AH N T AH V", "lexicon+suffix"}, /* 've after a consonant */
+        {"cat's", "K AE T S", "lexicon+suffix"},                  /* 's after T */
+        {"bus's", "B AH S IH Z", "lexicon+suffix"},               /* after S */
+        {"dog's", "D AO G Z", "lexicon+suffix"},                  /* after G */
+        {"it'll", "IH T AH L", "lexicon+suffix"},
+        {"you'll", "Y UW L", "lexicon+suffix"},                   /* after a vowel */
+        {"they'd", "DH EY D", "lexicon+suffix"},
+        {"it'd", "IH T AH D", "lexicon+suffix"},
+        {"you're", "Y UW R", "lexicon+suffix"},
+        {"we've", "W IY V", "lexicon+suffix"},
+        {"i'm", "AY M", "lexicon+suffix"},
+        {"shouldn't", "SH UH D AH N T", "lexicon"},
+        {"fbi's", "EH F B IY AY Z", "lexicon+suffix"},
+        {"cat", "K AE T", "lexicon"},
+        {"F", "EH F", "letters"},
+        {"W", "D AH B AH L Y UW", "letters"},
+        {"I's", "AY Z", "letters"},
+        {"S's", "EH S IH Z", "letters"},
+        {"K'd", "K EY D", "letters"},
+        {"|", "", "break"},
+        {"||", "", "break"},
+    };
+    char out[256];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        attend_g2p_source src = ATTEND_G2P_SOURCE_MODEL;
+        EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, cases[k][0], strlen(cases[k][0]), out, sizeof out,
+                                          &src, &err) == ATTEND_OK, "'%s': %s", cases[k][0], err.msg);
+        EXPECT(!strcmp(out, cases[k][1]) && !strcmp(attend_g2p_source_name(src), cases[k][2]),
+               "'%s': got '%s' (%s), want '%s' (%s)", cases[k][0], out, attend_g2p_source_name(src), cases[k][1],
+               cases[k][2]);
+    }
+    attend_g2p_source src;
+    EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, "hello", 5, out, sizeof out, &src, &err) ==
+               ATTEND_ERR_ARG && strstr(err.msg, "'hello': not in the lexicon"), "no model: %s", err.msg);
+    EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, "a\x01", 2, out, sizeof out, &src, &err) ==
+               ATTEND_ERR_ARG, "control: %s", err.msg);
+    EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, "shouldn't've", 12, out, 8, &src, &err) ==
+               ATTEND_ERR_CAPACITY, "cap: %s", err.msg);
+    /* the shipped model for what the lexicon lacks, with a suffix after it */
+    attend_model *m = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = 1;
+    cap.max_src_len = ATTEND_G2P_MAX_LEN;
+    EXPECT(attend_g2p_model_load(&m, SHIPPED_MODEL, &cap, &gv, &pv, &err) == ATTEND_OK, "%s", err.msg);
+    if (m) {
+        char want[256];
+        EXPECT(attend_g2p_pronounce(m, gv, pv, "hello", 5, want, sizeof want, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(attend_g2p_token_pronounce(&m, 1, gv, pv, lx, "hello", 5, out, sizeof out, &src, &err) == ATTEND_OK &&
+                   !strcmp(out, want) && src == ATTEND_G2P_SOURCE_MODEL, "hello: '%s' (%s), want '%s'", out,
+               attend_g2p_source_name(src), want);
+        char want2[300];
+        snprintf(want2, sizeof want2, "%s Z", want); /* the model's hello ends in a vowel (OW) */
+        EXPECT(attend_g2p_token_pronounce(&m, 1, gv, pv, lx, "hello's", 7, out, sizeof out, &src, &err) ==
+                       ATTEND_OK && !strcmp(out, want2) && src == ATTEND_G2P_SOURCE_MODEL_SUFFIX,
+               "hello's: '%s' (%s), want '%s'", out, attend_g2p_source_name(src), want2);
+        EXPECT(attend_g2p_token_pronounce(&m, 1, gv, pv, lx, "cat", 3, out, sizeof out, &src, &err) == ATTEND_OK &&
+                   !strcmp(out, "K AE T") && src == ATTEND_G2P_SOURCE_LEXICON, "cat with a model: '%s'", out);
+    }
+    attend_model_free(m);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_lexicon_free(lx);
+    attend_g2p_dict_free(d);
+}
+
 int main(void) {
     RUN(test_parse_alternates);
     RUN(test_parse_comments);
@@ -589,5 +1053,10 @@ int main(void) {
     RUN(test_evaluate_sample);
     RUN(test_evaluate_ensemble);
     RUN(test_stress);
+    RUN(test_lexicon);
+    RUN(test_ipa);
+    RUN(test_text_table);
+    RUN(test_text_notes);
+    RUN(test_token_pronounce);
     return harness_summary();
 }

@@ -150,6 +150,19 @@ attend_status attend_g2p_encode_word(attend_vocab *graphemes, const char *word, 
 attend_status attend_g2p_pronounce(attend_model *m, attend_vocab *graphemes, const attend_vocab *phonemes,
                                    const char *word, size_t len, char *out, size_t cap, attend_error *err);
 
+/*
+ * As attend_g2p_pronounce with an ensemble of M models (1..64, distinct
+ * handles sharing graphemes and phonemes): greedy over the mean of the
+ * members' log-probabilities (attend_ensemble_greedy, which allocates its
+ * per-call state once per call; M = 1 is attend_g2p_pronounce exactly). The
+ * word must fit every member's max_src_len (else ATTEND_ERR_CAPACITY); the
+ * output is cut at the smallest max_tgt_len + 1. Not thread-safe on one set
+ * of models.
+ */
+attend_status attend_g2p_pronounce_ensemble(attend_model *const *models, int M, attend_vocab *graphemes,
+                                            const attend_vocab *phonemes, const char *word, size_t len, char *out,
+                                            size_t cap, attend_error *err);
+
 typedef struct {
     int beam;      /* 0 or 1: greedy decoding in batches; 2..64: beam search of that width */
     double alpha;  /* beam: length normalisation (see attend_model_beam) */
@@ -185,6 +198,142 @@ attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, c
                                            attend_g2p_split split, attend_vocab *graphemes, attend_vocab *phonemes,
                                            const attend_g2p_eval_options *opt, attend_g2p_counts *c,
                                            attend_error *err);
+
+/* ------------------------------------------------------------ lexicon */
+/*
+ * A pronunciation lexicon looked up before the model (docs/G2P.md, "Lexicon
+ * first"): a CMUdict-format dictionary in one compact read-only block (words
+ * sorted, phonemes one byte each; the same bytes are its file form, so a
+ * saved lexicon loads with one read). Lookups fold ASCII upper case, as the
+ * dictionary parser does, and cost one binary search; they allocate nothing
+ * and may run from any number of threads at once on one lexicon.
+ */
+typedef struct attend_g2p_lexicon attend_g2p_lexicon;
+
+typedef struct {
+    int words;               /* distinct words */
+    int entries;             /* pronunciations */
+    int phonemes;            /* distinct phonemes */
+    int stress;              /* 1: phonemes carry stress digits ("AH0") */
+    size_t bytes;            /* the block (= the file form's size) */
+    int64_t source_size;     /* size and modification time (ns) of the text file it was */
+    int64_t source_mtime_ns; /* read from by attend_g2p_lexicon_read (0: none): a cache's stamp */
+} attend_g2p_lexicon_info;
+
+/* A lexicon from a parsed dictionary (its first pronunciation of each word
+ * stays first). A word with more than 255 pronunciations or more than 255
+ * distinct phonemes is ATTEND_ERR_CAPACITY. *out is NULL on error. */
+attend_status attend_g2p_lexicon_from_dict(attend_g2p_lexicon **out, const attend_g2p_dict *d, attend_error *err);
+/* Reads a CMUdict-format text file (attend_g2p_dict_read with opt, so a
+ * malformed line is ATTEND_ERR_FORMAT "path:line: why", or skipped with
+ * opt->skip_malformed; keep_stress as there) into a lexicon stamped with the
+ * file's size and modification time. dict_info (may be NULL) gets the
+ * parser's counts (lines skipped, the first of them). */
+attend_status attend_g2p_lexicon_read(attend_g2p_lexicon **out, const char *path, const attend_g2p_options *opt,
+                                      attend_g2p_dict_info *dict_info, attend_error *err);
+/* Writes the file form to path (through "<path>.tmp.<pid>", renamed when
+ * complete: a reader never sees half a file; ATTEND_ERR_IO naming the path). */
+attend_status attend_g2p_lexicon_save(const attend_g2p_lexicon *lx, const char *path, attend_error *err);
+/* Reads a file written by attend_g2p_lexicon_save. Every offset, record and
+ * phoneme id is checked: a damaged or truncated file is ATTEND_ERR_FORMAT
+ * naming the path, never misread. */
+attend_status attend_g2p_lexicon_load(attend_g2p_lexicon **out, const char *path, attend_error *err);
+void attend_g2p_lexicon_free(attend_g2p_lexicon *lx); /* NULL is fine */
+void attend_g2p_lexicon_get_info(const attend_g2p_lexicon *lx, attend_g2p_lexicon_info *info);
+/* The index of word [len] (ASCII upper case folded), or -1 when the lexicon
+ * lacks it (or lx is NULL). */
+int attend_g2p_lexicon_find(const attend_g2p_lexicon *lx, const char *word, size_t len);
+/* Word w as stored (lower case; NULL out of range); its pronunciations (0 out
+ * of range). */
+const char *attend_g2p_lexicon_word(const attend_g2p_lexicon *lx, int w);
+int attend_g2p_lexicon_prons(const attend_g2p_lexicon *lx, int w);
+/* Pronunciation k (0 = the dictionary's first) of word w: phonemes joined by
+ * single spaces into out [cap] (NUL-terminated). ATTEND_ERR_ARG out of
+ * range, ATTEND_ERR_CAPACITY when cap is too small. */
+attend_status attend_g2p_lexicon_pron(const attend_g2p_lexicon *lx, int w, int k, char *out, size_t cap,
+                                      attend_error *err);
+/* Phoneme id (0..phonemes-1) as text; NULL out of range. */
+const char *attend_g2p_lexicon_phoneme(const attend_g2p_lexicon *lx, int id);
+/* Checks that the lexicon speaks the model's phoneme set: stress digits on
+ * both or neither, and every phoneme one of the vocabulary's (else
+ * ATTEND_ERR_ARG naming label, the phoneme and the first word using it). */
+attend_status attend_g2p_lexicon_check_phonemes(const attend_g2p_lexicon *lx, const attend_vocab *phonemes,
+                                                const char *label, attend_error *err);
+
+/* ------------------------------------------------------------ IPA */
+/*
+ * ARPAbet phonemes (space-separated, with or without stress digits 0-2 on the
+ * vowels) to IPA, written without separators into out [cap] (UTF-8,
+ * NUL-terminated): the table and the stress rule of docs/G2P.md, "IPA
+ * output" (ˈ for 1 and ˌ for 2 before the stressed syllable's onset: the
+ * longest legal English onset before the vowel; a word's first vowel: all
+ * the consonants before it). An unknown phoneme is ATTEND_ERR_ARG naming it
+ * and its position; a small cap is ATTEND_ERR_CAPACITY. No allocation;
+ * thread-safe.
+ */
+attend_status attend_g2p_ipa(const char *arpabet, char *out, size_t cap, attend_error *err);
+
+/* ------------------------------------------------------------ running text */
+/*
+ * Running text (docs/G2P.md, "Running text", states every rule): text [len]
+ * (UTF-8; invalid bytes are skipped and reported, never an error) becomes
+ * *out, tokens separated by single spaces: a word in lower case ("don't"),
+ * a letter to spell as one upper-case letter, perhaps with an apostrophe
+ * suffix ("F", "I's"), a minor break "|" and a sentence break "||". Numbers,
+ * currency, percent and times are read out; acronyms are spelled unless lx
+ * (may be NULL: no lexicon) has them; hyphenated compounds split unless lx
+ * has them. *notes (may be NULL: not wanted) gets one line per chunk (run of
+ * non-space characters) with unknown characters, each listed once with what
+ * was done: "'a<U+00A9>b': U+00A9 skipped", "'中文': U+4E2D kept, U+6587 kept",
+ * "byte 0xFF skipped (not UTF-8)". Neither *out nor *notes ever contains a
+ * control character (U+0000..U+001F, U+007F..U+009F) or an invalid UTF-8
+ * sequence. Both are allocated (free with attend_g2p_text_free); NULL on
+ * error (ATTEND_ERR_ALLOC, ATTEND_ERR_NULL). info (may be NULL) gets counts.
+ * Reentrant: no state outside the call; lx is only read.
+ */
+typedef struct {
+    int tokens;        /* tokens in *out (breaks included) */
+    int words;         /* word tokens */
+    int letters;       /* spelled letters */
+    int breaks;        /* | and || */
+    int noted_chunks;  /* lines of *notes */
+} attend_g2p_text_info;
+
+attend_status attend_g2p_text_normalize(const char *text, size_t len, const attend_g2p_lexicon *lx, char **out,
+                                        char **notes, attend_g2p_text_info *info, attend_error *err);
+void attend_g2p_text_free(char *s); /* NULL is fine */
+
+/* Where a token's pronunciation came from (values pinned). */
+typedef enum {
+    ATTEND_G2P_SOURCE_LEXICON = 0,        /* the lexicon's first entry */
+    ATTEND_G2P_SOURCE_MODEL = 1,          /* the model (greedy) */
+    ATTEND_G2P_SOURCE_LETTERS = 2,        /* a letter's name (and its suffix) */
+    ATTEND_G2P_SOURCE_LEXICON_SUFFIX = 3, /* a stem from the lexicon + apostrophe suffixes */
+    ATTEND_G2P_SOURCE_MODEL_SUFFIX = 4,   /* a stem from the model + apostrophe suffixes */
+    ATTEND_G2P_SOURCE_BREAK = 5,          /* "|" or "||": no phonemes */
+} attend_g2p_source;
+/* "lexicon" "model" "letters" "lexicon+suffix" "model+suffix" "break". */
+const char *attend_g2p_source_name(attend_g2p_source s);
+
+/*
+ * Pronounces one token of attend_g2p_text_normalize's output into out [cap]
+ * (phonemes joined by spaces; "" for a break) and says where it came from:
+ * a letter by its name (docs/G2P.md's table; with stress digits when the
+ * model's phonemes, or without a model the lexicon's, have them), then its
+ * suffixes; a word the lexicon has by its first entry; else apostrophe
+ * suffixes ('s 'd 'll 've 're 'm n't) are split off from the right until the
+ * stem is in the lexicon or none is left, and the stem (lexicon, else the
+ * ensemble of M models, greedy, as attend_g2p_pronounce_ensemble) is
+ * followed by each suffix's phonemes chosen by the phoneme before it. M may
+ * be 0 (models, graphemes, phonemes NULL): a word the lexicon lacks is then
+ * ATTEND_ERR_ARG. lx may be NULL. A token with white space or control
+ * characters is ATTEND_ERR_ARG; a small cap ATTEND_ERR_CAPACITY. Not
+ * thread-safe on one set of models (as attend_g2p_pronounce).
+ */
+attend_status attend_g2p_token_pronounce(attend_model *const *models, int M, attend_vocab *graphemes,
+                                         const attend_vocab *phonemes, const attend_g2p_lexicon *lx,
+                                         const char *token, size_t len, char *out, size_t cap,
+                                         attend_g2p_source *source, attend_error *err);
 
 /* 1 when some phoneme of the vocabulary ends in a stress digit ("AH0"): a
  * model trained with keep_stress, whose dictionary must be read that way. */

@@ -261,6 +261,19 @@ class PlotSeries(Structure):
     _fields_ = [("label", c_char_p), ("n", c_int), ("x", dbl_p), ("y", dbl_p)]
 
 
+class G2POptions(Structure):
+    """attend_g2p_options (include/attend/g2p.h)."""
+    _c_name_ = "attend_g2p_options"
+    _fields_ = [("keep_stress", c_int), ("skip_malformed", c_int)]
+
+
+class LexiconInfo(Structure):
+    """attend_g2p_lexicon_info (include/attend/g2p.h)."""
+    _c_name_ = "attend_g2p_lexicon_info"
+    _fields_ = [("words", c_int), ("entries", c_int), ("phonemes", c_int), ("stress", c_int), ("bytes", c_size_t),
+                ("source_size", c_int64), ("source_mtime_ns", c_int64)]
+
+
 class TsvOptions(Structure):
     _c_name_ = "attend_tsv_options"
     _fields_ = [("tokenizer", c_int), ("max_line_bytes", c_int), ("max_tokens", c_int), ("skip_malformed", c_int),
@@ -429,6 +442,21 @@ _SIGNATURES = {
     # G2P
     "attend_g2p_model_load": (st, [POINTER(P), c_char_p, POINTER(ModelConfig), POINTER(P), POINTER(P), E]),
     "attend_g2p_encode_word": (st, [P, c_char_p, c_size_t, i32_p, c_int, POINTER(c_int), E]),
+    "attend_g2p_lexicon_read": (st, [POINTER(P), c_char_p, POINTER(G2POptions), c_void_p, E]),
+    "attend_g2p_lexicon_load": (st, [POINTER(P), c_char_p, E]),
+    "attend_g2p_lexicon_save": (st, [P, c_char_p, E]),
+    "attend_g2p_lexicon_free": (None, [P]),
+    "attend_g2p_lexicon_get_info": (None, [P, POINTER(LexiconInfo)]),
+    "attend_g2p_lexicon_find": (c_int, [P, c_char_p, c_size_t]),
+    "attend_g2p_lexicon_prons": (c_int, [P, c_int]),
+    "attend_g2p_lexicon_pron": (st, [P, c_int, c_int, c_char_p, c_size_t, E]),
+    "attend_g2p_lexicon_check_phonemes": (st, [P, P, c_char_p, E]),
+    "attend_g2p_ipa": (st, [c_char_p, c_char_p, c_size_t, E]),
+    "attend_g2p_text_normalize": (st, [c_char_p, c_size_t, P, POINTER(c_void_p), POINTER(c_void_p), c_void_p, E]),
+    "attend_g2p_text_free": (None, [c_void_p]),
+    "attend_g2p_token_pronounce": (st, [POINTER(P), c_int, P, P, P, c_char_p, c_size_t, c_char_p, c_size_t,
+                                        POINTER(c_int), E]),
+    "attend_g2p_source_name": (c_char_p, [c_int]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -7,6 +7,11 @@
     for h in g.nbest("read", 3):                  # beam search, best first
         print(h.text, h.score, h.alignment.shape) # alignment [phonemes, letters]
     attend.g2p.entropy(h.alignment)               # attention entropy per phoneme (nats)
+    lx = attend.g2p.Lexicon("cmudict-en-us.dict") # a CMUdict-format lexicon (or a saved one)
+    lx.lookup("read")                             # ['R EH D', 'R IY D'] in the file's order
+    G2P(lexicon=lx).pronounce("read")             # lexicon first, the model for the rest
+    attend.g2p.normalize_text("Dr. Smith paid $3.50.")  # (['doctor', 'smith', 'paid', 'three', ...], notes)
+    G2P().pronounce_text("It's 9:05.")            # [("it's", 'IH T S', 'model+suffix'), ...]
 
 Letters the model never saw follow unknown= as everywhere in attend: "warn"
 (the default, as the command: an AttendWarning, the letters read as <unk>),
@@ -19,15 +24,17 @@ from __future__ import annotations
 
 import ctypes
 import os
+import warnings
 from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as ar
-from ._lib import ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, ModelConfig, call
+from ._lib import (ERR_ARG, G2P_MAX_LEN, UNK, AttendTypeError, AttendValueError, AttendWarning, G2POptions,
+                   LexiconInfo, ModelConfig, call, cstr, lib)
 from .model import Hypothesis, Model, Vocab, _apply_policy, _policy
 
-__all__ = ["G2P", "pronounce", "entropy", "default_model_path"]
+__all__ = ["G2P", "Lexicon", "pronounce", "to_ipa", "normalize_text", "entropy", "default_model_path"]
 
 Words = Union[str, Sequence[str]]
 
@@ -51,11 +58,78 @@ def entropy(alignment: np.ndarray) -> np.ndarray:
     return t.sum(axis=-1)
 
 
+class Lexicon:
+    """A pronunciation lexicon (attend_g2p_lexicon_*; docs/G2P.md, "Lexicon
+    first"): a CMUdict-format text file, or a file written by save(). A text
+    file's malformed line is an AttendError naming path:line unless
+    skip_malformed; stress digits are stripped unless stress=True (use the
+    model's setting: G2P checks it). lookup() folds ASCII upper case."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"], stress: bool = False,
+                 skip_malformed: bool = False) -> None:
+        self._h = None
+        path = str(path)
+        h = ctypes.c_void_p()
+        with open(path, "rb") as f:
+            file_form = f.read(6) == b"ATTLEX"
+        if file_form:
+            call("attend_g2p_lexicon_load", ctypes.byref(h), path.encode())
+        else:
+            o = G2POptions(int(bool(stress)), int(bool(skip_malformed)))
+            call("attend_g2p_lexicon_read", ctypes.byref(h), path.encode(), ctypes.byref(o), None)
+        self._h = h.value
+        self.path = path
+
+    @property
+    def info(self) -> dict:
+        """words, entries, phonemes, stress, bytes (the compact form's size)."""
+        i = LexiconInfo()
+        lib.attend_g2p_lexicon_get_info(self._h, ctypes.byref(i))
+        return {k: getattr(i, k) for k, _ in LexiconInfo._fields_}
+
+    def lookup(self, word: str) -> List[str]:
+        """The word's pronunciations in the file's order ([] when absent)."""
+        if not isinstance(word, str):
+            raise AttendTypeError(ERR_ARG, "word: expected str, got %s" % type(word).__name__)
+        b = word.encode("utf-8")
+        w = lib.attend_g2p_lexicon_find(self._h, b, len(b))
+        out = []
+        buf = ctypes.create_string_buffer(1024)
+        for k in range(lib.attend_g2p_lexicon_prons(self._h, w) if w >= 0 else 0):
+            call("attend_g2p_lexicon_pron", self._h, w, k, buf, len(buf))
+            out.append(buf.value.decode())
+        return out
+
+    def __contains__(self, word: str) -> bool:
+        b = word.encode("utf-8")
+        return lib.attend_g2p_lexicon_find(self._h, b, len(b)) >= 0
+
+    def __len__(self) -> int:
+        return self.info["words"]
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the compact form (loads with one read: Lexicon(path))."""
+        call("attend_g2p_lexicon_save", self._h, str(path).encode())
+
+    def close(self) -> None:
+        """Frees the lexicon (idempotent)."""
+        if self._h:
+            lib.attend_g2p_lexicon_free(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
 class G2P:
     """A G2P model loaded with room for any word (up to 64 letters), batches
-    and beams up to max_beam wide."""
+    and beams up to max_beam wide. With a lexicon, pronounce() looks each word
+    up there first and runs the model only for the others (align() and nbest()
+    always run the model)."""
 
-    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, max_beam: int = 16) -> None:
+    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, max_beam: int = 16,
+                 lexicon: Optional[Lexicon] = None) -> None:
+        self.lexicon = lexicon
         path = str(path or default_model_path())
         cap = ModelConfig()
         cap.max_batch = 1
@@ -74,6 +148,9 @@ class G2P:
              ctypes.byref(pv))
         self.model = Model(h.value, Vocab(gv.value, "char"), Vocab(pv.value, "space"), "char")
         self.path = path
+        if lexicon is not None:
+            call("attend_g2p_lexicon_check_phonemes", lexicon._h, self.model.tgt_vocab._handle(),
+                 lexicon.path.encode())
 
     def close(self) -> None:
         """Frees the model (idempotent)."""
@@ -121,11 +198,22 @@ class G2P:
     def pronounce(self, word: Words, unknown: str = "warn") -> Union[Optional[str], List[Optional[str]]]:
         """The greedy pronunciation as ARPAbet phonemes separated by spaces
         (what `attend g2p WORD` prints after the word); a list of words gives
-        a list, decoded in batches of max_beam. None for a skipped word."""
-        hs = self.align(word, unknown)
-        if isinstance(word, str):
-            return hs.text if hs is not None else None
-        return [h.text if h is not None else None for h in hs]
+        a list, decoded in batches of max_beam. None for a skipped word.
+        With a lexicon, a word it has gets its first entry there."""
+        one = isinstance(word, str)
+        words = [word] if one else list(word)
+        known = [self.lexicon.lookup(w) if self.lexicon is not None and isinstance(w, str) else [] for w in words]
+        rest = [w for w, k in zip(words, known) if not k]
+        hs = self.align(rest, unknown) if rest else []
+        it = iter(hs)
+        out = []
+        for k in known:
+            if k:
+                out.append(k[0])
+            else:
+                h = next(it)
+                out.append(h.text if h is not None else None)
+        return out[0] if one else out
 
     def align(self, word: Words, unknown: str = "warn") -> Union[Optional[Hypothesis], List[Optional[Hypothesis]]]:
         """The greedy pronunciation as a Hypothesis with .alignment [T,S] and
@@ -165,6 +253,49 @@ class G2P:
         return out[0] if one else out
 
 
+    def pronounce_text(self, text: str) -> List[Tuple[str, str, str]]:
+        """Running text (docs/G2P.md, "Running text"; `attend g2p --text`):
+        (token, phonemes, source) for each token of normalize_text(text,
+        self.lexicon), source one of "lexicon", "model", "letters",
+        "lexicon+suffix", "model+suffix", "break" (phonemes ""). Unknown
+        characters are an AttendWarning per word saying what was done."""
+        toks, notes = normalize_text(text, self.lexicon)
+        for n in notes:
+            warnings.warn(n, AttendWarning, stacklevel=2)
+        models = (ctypes.c_void_p * 1)(self.model._handle())
+        lx = self.lexicon._h if self.lexicon is not None else None
+        buf = ctypes.create_string_buffer(4096)
+        src = ctypes.c_int(0)
+        out = []
+        for t in toks:
+            b = t.encode("utf-8")
+            call("attend_g2p_token_pronounce", models, 1, self.model.src_vocab._handle(),
+                 self.model.tgt_vocab._handle(), lx, b, len(b), buf, len(buf), ctypes.byref(src))
+            out.append((t, buf.value.decode("utf-8"), cstr(lib.attend_g2p_source_name(src.value))))
+        return out
+
+
+def normalize_text(text: str, lexicon: Optional[Lexicon] = None) -> Tuple[List[str], List[str]]:
+    """Running text to tokens (attend_g2p_text_normalize; the rules of
+    docs/G2P.md, "Running text"): words in lower case, spelled letters in
+    upper case, "|" and "||" breaks; and the notes, one per word with
+    unknown characters ("'a<U+00A9>b': U+00A9 skipped"). Acronyms and
+    hyphenated compounds the lexicon has stay words."""
+    if not isinstance(text, str):
+        raise AttendTypeError(ERR_ARG, "text: expected str, got %s" % type(text).__name__)
+    b = text.encode("utf-8", "surrogatepass")
+    out, notes = ctypes.c_void_p(), ctypes.c_void_p()
+    call("attend_g2p_text_normalize", b, len(b), lexicon._h if lexicon is not None else None, ctypes.byref(out),
+         ctypes.byref(notes), None)
+    try:
+        toks = ctypes.string_at(out.value).decode("utf-8")
+        nts = ctypes.string_at(notes.value).decode("utf-8")
+    finally:
+        lib.attend_g2p_text_free(out.value)
+        lib.attend_g2p_text_free(notes.value)
+    return toks.split(), nts.splitlines()
+
+
 _default: Optional[G2P] = None
 
 
@@ -175,3 +306,14 @@ def pronounce(word: Words, unknown: str = "warn") -> Union[Optional[str], List[O
     if _default is None:
         _default = G2P()
     return _default.pronounce(word, unknown)
+
+
+def to_ipa(arpabet: str) -> str:
+    """ARPAbet phonemes (space-separated, stress digits optional) as IPA, as
+    `attend g2p --phones ipa` prints them (attend_g2p_ipa; docs/G2P.md, "IPA
+    output"): to_ipa("AH0 T EH1 N SH AH0 N") == "əˈtɛnʃən"."""
+    if not isinstance(arpabet, str):
+        raise AttendTypeError(ERR_ARG, "arpabet: expected str, got %s" % type(arpabet).__name__)
+    buf = ctypes.create_string_buffer(1024)
+    call("attend_g2p_ipa", arpabet.encode(), buf, len(buf))
+    return buf.value.decode("utf-8")

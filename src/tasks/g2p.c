@@ -6,12 +6,8 @@
  * and evaluating a G2P model (characters -> phonemes). docs/G2P.md describes
  * the task, the recipe and the shipped model.
  *
- * Storage of a dictionary: every string (words, pronunciations) in one
- * growing text arena addressed by offsets; entries [n] (word, pronunciation
- * offset) sorted into word order at the end so that a word's pronunciations
- * are contiguous; words [nw] (text offset, first entry, count). A hash table of
- * word ids (open addressing, linear probing, at most half full) finds a word
- * while parsing. Growth is amortised: this is data loading, not a hot loop.
+ * Storage of a dictionary: g2p_internal.h. Growth is amortised: this is
+ * data loading, not a hot loop.
  *
  * Dimension letters: S word length (characters), T pronunciation length
  * (phonemes), N words per batch, L longest output.
@@ -24,33 +20,9 @@
 
 #include "internal.h"
 #include "io/text.h"
+#include "tasks/g2p_internal.h"
 
 #define MARKER_MAX 999 /* word(N): N in 1..999 */
-
-typedef struct {
-    int word;      /* word id */
-    int order;     /* position in the file, for a stable sort */
-    int prev;      /* while parsing: the word's previous entry, or -1 */
-    size_t pron;   /* offset of the pronunciation in text */
-} g2p_entry;
-
-typedef struct {
-    size_t text;   /* offset of the word in text */
-    int first;     /* first entry (after sorting); while parsing: the newest, or -1 */
-    int count;     /* entries */
-} g2p_word;
-
-struct attend_g2p_dict {
-    char *text;            /* [text_cap]: NUL-terminated strings */
-    size_t text_len, text_cap;
-    g2p_entry *entries;    /* [entries_cap] */
-    size_t n, entries_cap;
-    g2p_word *words;       /* [words_cap] */
-    size_t nw, words_cap;
-    int32_t *slots;        /* [nslots] word id or -1 */
-    size_t nslots;
-    attend_g2p_dict_info info;
-};
 
 /* ------------------------------------------------------------ small helpers */
 
@@ -99,6 +71,8 @@ static int text_add(attend_g2p_dict *d, const char *s, size_t len, size_t *off) 
     return 1;
 }
 
+uint64_t at_g2p_hash(const char *s, size_t len) { return mix64(fnv1a(s, len)); }
+
 static int rehash(attend_g2p_dict *d, size_t nslots) {
     int32_t *s = malloc(nslots * sizeof *s);
     if (!s) return 0;
@@ -134,6 +108,16 @@ static int word_id(attend_g2p_dict *d, const char *word, size_t len) {
     d->words[d->nw].count = 0;
     d->slots[j] = (int32_t)d->nw;
     return (int)d->nw++;
+}
+
+int at_g2p_dict_find(const attend_g2p_dict *d, const char *word, size_t len) {
+    if (!d || !d->nslots) return -1;
+    size_t j = (size_t)at_g2p_hash(word, len) & (d->nslots - 1);
+    for (; d->slots[j] >= 0; j = (j + 1) & (d->nslots - 1)) {
+        const char *t = d->text + d->words[d->slots[j]].text;
+        if (strlen(t) == len && !memcmp(t, word, len)) return d->slots[j];
+    }
+    return -1;
 }
 
 /* Outcome of parsing one line. */
@@ -248,6 +232,26 @@ static int cmp_entry(const void *pa, const void *pb) {
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
+attend_g2p_dict *at_g2p_dict_new(void) { return calloc(1, sizeof(attend_g2p_dict)); }
+
+void at_g2p_dict_finish(attend_g2p_dict *d) {
+    if (d->n) qsort(d->entries, d->n, sizeof *d->entries, cmp_entry);
+    for (size_t e = d->n; e-- > 0;) d->words[d->entries[e].word].first = (int)e;
+    d->info.entries = (int)d->n;
+    d->info.words = (int)d->nw;
+    d->info.max_word_len = d->info.max_pron_len = 0;
+    for (size_t w = 0; w < d->nw; w++) {
+        int chars = 0;
+        for (const char *c = d->text + d->words[w].text; *c; c++) chars += ((unsigned char)*c & 0xC0) != 0x80;
+        if (chars > d->info.max_word_len) d->info.max_word_len = chars;
+    }
+    for (size_t e = 0; e < d->n; e++) {
+        int nph = 1;
+        for (const char *c = d->text + d->entries[e].pron; *c; c++) nph += *c == ' ';
+        if (nph > d->info.max_pron_len) d->info.max_pron_len = nph;
+    }
+}
+
 void attend_g2p_dict_free(attend_g2p_dict *d) {
     if (!d) return;
     free(d->text);
@@ -259,7 +263,7 @@ void attend_g2p_dict_free(attend_g2p_dict *d) {
 
 /* Adds one entry unless the word already has this pronunciation (found by
  * walking the word's chain of entries, newest first). */
-static int add_entry(attend_g2p_dict *d, const char *word, size_t wlen, const char *pron, size_t plen, int *dup) {
+int at_g2p_dict_add(attend_g2p_dict *d, const char *word, size_t wlen, const char *pron, size_t plen, int *dup) {
     int w = word_id(d, word, wlen);
     if (w < 0) return 0;
     *dup = 0;
@@ -292,7 +296,7 @@ attend_status attend_g2p_dict_parse(attend_g2p_dict **out, const char *text, siz
     if (!label) label = "<dictionary>";
     attend_g2p_options o = {0, 0};
     if (opt) o = *opt;
-    attend_g2p_dict *d = calloc(1, sizeof *d);
+    attend_g2p_dict *d = at_g2p_dict_new();
     CHECK(d, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
     /* a word: 64 characters of at most 4 bytes; phonemes: 64 of at most 9 bytes + spaces */
     char word[4 * ATTEND_G2P_MAX_LEN + 1], pron[10 * ATTEND_G2P_MAX_LEN + 1], why[160];
@@ -325,24 +329,16 @@ attend_status attend_g2p_dict_parse(attend_g2p_dict **out, const char *text, siz
             }
             if (d->info.skipped++ == 0)
                 snprintf(d->info.first_skipped, sizeof d->info.first_skipped, "%s:%d: %s", label, line_no, why);
-        } else if (kind == LINE_NOMEM || !add_entry(d, word, wlen, pron, plen, &dup)) {
+        } else if (kind == LINE_NOMEM || !at_g2p_dict_add(d, word, wlen, pron, plen, &dup)) {
             st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory at %s:%d", who, label, line_no);
             break;
         } else if (dup) {
             d->info.duplicates++;
-        } else {
-            int chars = 0;
-            for (size_t k = 0; k < wlen; k++) chars += ((unsigned char)word[k] & 0xC0) != 0x80;
-            if (chars > d->info.max_word_len) d->info.max_word_len = chars;
-            if (nph > d->info.max_pron_len) d->info.max_pron_len = nph;
         }
     }
     d->info.lines = line_no;
     if (st == ATTEND_OK) {
-        if (d->n) qsort(d->entries, d->n, sizeof *d->entries, cmp_entry);
-        for (size_t e = d->n; e-- > 0;) d->words[d->entries[e].word].first = (int)e;
-        d->info.entries = (int)d->n;
-        d->info.words = (int)d->nw;
+        at_g2p_dict_finish(d);
         *out = d;
         return at_ok(err);
     }
@@ -414,7 +410,7 @@ const char *attend_g2p_split_name(attend_g2p_split split) {
     return "?";
 }
 
-static int in_split(const char *word, attend_g2p_split split) {
+int at_g2p_in_split(const char *word, attend_g2p_split split) {
     return split == ATTEND_G2P_ALL || attend_g2p_split_of(word, strlen(word)) == split;
 }
 
@@ -434,7 +430,7 @@ attend_status attend_g2p_dataset(attend_dataset **out, const attend_g2p_dict *d,
     attend_status st = ATTEND_OK;
     for (size_t w = 0; st == ATTEND_OK && w < d->nw; w++) {
         const char *word = d->text + d->words[w].text;
-        if (!in_split(word, split)) continue;
+        if (!at_g2p_in_split(word, split)) continue;
         int ns = 0, nt = 0;
         st = attend_vocab_encode(graphemes, ATTEND_TOKENIZE_CHAR, grow_vocab, word, strlen(word), src,
                                  ATTEND_G2P_MAX_LEN, &ns, err);
@@ -576,24 +572,36 @@ attend_status attend_g2p_encode_word(attend_vocab *graphemes, const char *word, 
     return at_ok(err);
 }
 
-attend_status attend_g2p_pronounce(attend_model *m, attend_vocab *graphemes, const attend_vocab *phonemes,
-                                   const char *word, size_t len, char *out, size_t cap, attend_error *err) {
-    const char *who = "attend_g2p_pronounce";
-    CHECK(m && graphemes && phonemes && out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
-          !m ? "model" : !graphemes ? "graphemes" : !phonemes ? "phonemes" : "out");
+attend_status attend_g2p_pronounce_ensemble(attend_model *const *models, int M, attend_vocab *graphemes,
+                                            const attend_vocab *phonemes, const char *word, size_t len, char *out,
+                                            size_t cap, attend_error *err) {
+    const char *who = M == 1 ? "attend_g2p_pronounce" : "attend_g2p_pronounce_ensemble";
+    CHECK(models && graphemes && phonemes && out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !models ? "models" : !graphemes ? "graphemes" : !phonemes ? "phonemes" : "out");
+    CHECK(M >= 1 && M <= 64, err, ATTEND_ERR_ARG, "%s: %d models, need 1..64", who, M);
+    for (int k = 0; k < M; k++) CHECK(models[k], err, ATTEND_ERR_NULL, "%s: model %d is NULL", who, k);
     CHECK(cap >= 1, err, ATTEND_ERR_CAPACITY, "%s: output buffer of 0 bytes", who);
     out[0] = '\0';
-    const attend_model_config *cfg = attend_model_get_config(m);
     int32_t src[ATTEND_G2P_MAX_LEN], ph[ATTEND_G2P_MAX_LEN], S = 0, n_out = 0;
-    int ns = 0;
+    int ns = 0, L = ATTEND_G2P_MAX_LEN;
     TRY(attend_g2p_encode_word(graphemes, word, len, src, ATTEND_G2P_MAX_LEN, &ns, err));
-    CHECK(ns <= cfg->max_src_len, err, ATTEND_ERR_CAPACITY,
-          "%s: word of %d characters exceeds the model's max_src_len=%d (load it with a larger capacity)", who, ns,
-          cfg->max_src_len);
+    for (int k = 0; k < M; k++) {
+        const attend_model_config *cfg = attend_model_get_config(models[k]);
+        CHECK(ns <= cfg->max_src_len, err, ATTEND_ERR_CAPACITY,
+              "%s: word of %d characters exceeds %s max_src_len=%d (load it with a larger capacity)", who, ns,
+              M == 1 ? "the model's" : "a member's", cfg->max_src_len);
+        if (cfg->max_tgt_len + 1 < L) L = cfg->max_tgt_len + 1;
+    }
     S = ns;
-    int L = cfg->max_tgt_len + 1 < ATTEND_G2P_MAX_LEN ? cfg->max_tgt_len + 1 : ATTEND_G2P_MAX_LEN;
-    TRY(attend_model_greedy(m, src, &S, 1, ns, L, ph, &n_out, NULL, err));
+    if (M == 1) TRY(attend_model_greedy(models[0], src, &S, 1, ns, L, ph, &n_out, NULL, err));
+    else TRY(attend_ensemble_greedy(models, M, src, &S, 1, ns, L, ph, &n_out, NULL, err));
     return attend_vocab_decode(phonemes, ATTEND_TOKENIZE_SPACE, ph, n_out, out, cap, err);
+}
+
+attend_status attend_g2p_pronounce(attend_model *m, attend_vocab *graphemes, const attend_vocab *phonemes,
+                                   const char *word, size_t len, char *out, size_t cap, attend_error *err) {
+    if (!m) return at_fail(err, ATTEND_ERR_NULL, "attend_g2p_pronounce: model is NULL");
+    return attend_g2p_pronounce_ensemble(&m, 1, graphemes, phonemes, word, len, out, cap, err);
 }
 
 /* ---------------------------------------------------------------- evaluate */
@@ -699,7 +707,7 @@ attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, c
         nb = 0;
         while (w < d->nw && nb < B && (o.max_words <= 0 || done_words + nb < o.max_words)) {
             const char *word = d->text + d->words[w].text;
-            if (in_split(word, split)) {
+            if (at_g2p_in_split(word, split)) {
                 int ns = 0;
                 st = attend_g2p_encode_word(graphemes, word, strlen(word), src + (size_t)nb * S, S, &ns, err);
                 if (st == ATTEND_ERR_CAPACITY)

@@ -14,6 +14,9 @@ model=$src/models/g2p-cmudict.safetensors
 sample=$src/data/g2p/cmudict-sample.dict
 stress_sample=$src/data/g2p/cmudict-stress-sample.dict
 unset ATTEND_G2P_MODEL ATTEND_G2P_DICT
+# hermetic: no lexicon unless a case gives one (a machine may have CMUdict
+# installed; CI does not), and a scratch cache directory
+export ATTEND_G2P_LEXICON=none XDG_CACHE_HOME="$work/cache"
 fail() {
     echo "FAIL [$case_]: $*" >&2
     exit 1
@@ -167,6 +170,177 @@ ensemble)
     grep -q 'coverage-penalty with an ensemble' err.txt || fail "coverage penalty: $(cat err.txt)"
     expect_rc 2 "$cli" g2p eval --model "$model," --dict "$sample"
     grep -q 'an empty path in the list' err.txt || fail "empty path: $(cat err.txt)"
+    ;;
+bench)
+    # g2p bench: one model, and an ensemble (issue 29): both report batch 1 and batch 64
+    expect_rc 0 "$cli" g2p bench --dict "$sample" --words 20
+    grep -q "^model: .*g2p-cmudict.safetensors (2[0-9]* parameters)" out.txt || fail "header: $(cat out.txt)"
+    grep -q '^batch 1, greedy: 20 words, wall latency' out.txt || fail "batch 1: $(cat out.txt)"
+    grep -q '^batch 64, greedy (with scoring): 20 words in' out.txt || fail "batch 64: $(cat out.txt)"
+    p1=$(sed -n 's/.*(\([0-9]*\) parameters).*/\1/p' out.txt)
+    expect_rc 0 "$cli" g2p bench --model "$model,$model" --dict "$sample" --words 20
+    grep -q "^ensemble of 2 models: $model $model ($((2 * p1)) parameters)" out.txt || fail "ensemble header: $(cat out.txt)"
+    grep -q '^batch 1, greedy: 20 words, wall latency' out.txt || fail "ensemble batch 1: $(cat out.txt)"
+    grep -q '^batch 64, greedy (with scoring): 20 words in' out.txt || fail "ensemble batch 64: $(cat out.txt)"
+    expect_rc 1 "$cli" g2p bench --model "$model,nonexistent.safetensors" --dict "$sample" --words 5
+    grep -q 'nonexistent.safetensors' err.txt || fail "missing member: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p bench --model "$model," --dict "$sample"
+    grep -q 'an empty path in the list' err.txt || fail "empty path: $(cat err.txt)"
+    ;;
+lexicon)
+    # issue 29: the lexicon first, the model for the rest; the source marked
+    expect_rc 0 "$cli" g2p --lexicon "$sample" ai hello AEROMAR
+    printf 'ai AY\nhello HH EH L OW\nAEROMAR EH R AH M AA R\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "lexicon first"; }
+    ls cache/attend/lexicon-*.bin >/dev/null 2>&1 || fail "no cached lexicon in \$XDG_CACHE_HOME/attend"
+    # --nbest lists the lexicon's entries in its order
+    expect_rc 0 "$cli" g2p --lexicon "$sample" --nbest 3 ai
+    printf 'ai AY  # lexicon\nai(2) EY AY  # lexicon\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "lexicon n-best"; }
+    # tsv: a SOURCE column; jsonl: a "source" key
+    expect_rc 0 "$cli" g2p --lexicon "$sample" --format tsv ai hello
+    printf '1\t1\t\tai\tAY\tlexicon\n' > want.txt
+    head -1 out.txt | cmp -s - want.txt || fail "tsv lexicon row: $(head -1 out.txt)"
+    sed -n 2p out.txt | grep -q "^2	1	-[0-9.]*	hello	HH EH L OW	model\$" || fail "tsv model row: $(sed -n 2p out.txt)"
+    expect_rc 0 "$cli" g2p --lexicon "$sample" --format jsonl ai hello
+    head -1 out.txt | grep -q '"word":"ai","source":"lexicon",.*"phonemes":"AY","score":null' || fail "jsonl: $(cat out.txt)"
+    sed -n 2p out.txt | grep -q '"word":"hello","source":"model"' || fail "jsonl model: $(cat out.txt)"
+    # the cached copy: the same answers; a changed text is read again; a damaged copy is rebuilt
+    cp "$sample" my.dict
+    expect_rc 0 "$cli" g2p --lexicon my.dict ai zyzzogeton
+    grep -q '^ai AY$' out.txt || fail "my.dict: $(cat out.txt)"
+    n0=$(ls cache/attend | wc -l)
+    expect_rc 0 "$cli" g2p --lexicon my.dict ai zyzzogeton
+    [ "$(ls cache/attend | wc -l)" -eq "$n0" ] || fail "a second run wrote another cache file"
+    printf 'zyzzogeton Z IH Z AH G EH T AH N\n' >> my.dict
+    expect_rc 0 "$cli" g2p --lexicon my.dict zyzzogeton
+    [ "$(cat out.txt)" = "zyzzogeton Z IH Z AH G EH T AH N" ] || fail "a changed lexicon was not read again: $(cat out.txt)"
+    for f in cache/attend/lexicon-*.bin; do head -c 100 "$f" > cut.bin && cat cut.bin > "$f"; done
+    expect_rc 0 "$cli" g2p --lexicon my.dict zyzzogeton ai
+    printf 'zyzzogeton Z IH Z AH G EH T AH N\nai AY\n' > want.txt
+    cmp -s out.txt want.txt || fail "a damaged cache was not rebuilt: $(cat out.txt) $(cat err.txt)"
+    # the file form itself as --lexicon; a damaged one is refused, naming it
+    cp "$(ls cache/attend/lexicon-*.bin | head -1)" lex.bin
+    expect_rc 0 "$cli" g2p --lexicon lex.bin ai
+    [ "$(cat out.txt)" = "ai AY" ] || fail "file form: $(cat out.txt)"
+    head -c 200 lex.bin > bad.bin
+    expect_rc 1 "$cli" g2p --lexicon bad.bin ai
+    grep -q "bad.bin.*truncated or damaged" err.txt || fail "damaged file form: $(cat err.txt)"
+    # no cache directory: in memory, the same answer
+    XDG_CACHE_HOME=/nonexistent/dir HOME=/nonexistent expect_rc 0 "$cli" g2p --lexicon "$sample" ai
+    [ "$(cat out.txt)" = "ai AY" ] || fail "no cache directory: $(cat out.txt)"
+    # malformed lines: refused with path:line, or skipped
+    printf 'ok OW K EY\nbad(x) B AE D\n' > bad.dict
+    expect_rc 1 "$cli" g2p --lexicon bad.dict ok
+    grep -q 'bad.dict:2: .*--skip-malformed' err.txt || fail "malformed lexicon: $(cat err.txt)"
+    [ ! -s out.txt ] || fail "output despite a refused lexicon: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p --lexicon bad.dict --skip-malformed ok
+    [ "$(cat out.txt)" = "ok OW K EY" ] || fail "--skip-malformed: $(cat out.txt)"
+    grep -q 'skipped 1 malformed line (first: bad.dict:2:' err.txt || fail "skip note: $(cat err.txt)"
+    # the model's phoneme set: an unknown phoneme is refused; stress stripped for a stress-free model
+    printf 'ok OW K EY\nodd XQ D\n' > phones.dict
+    expect_rc 1 "$cli" g2p --lexicon phones.dict ok
+    grep -q "phoneme 'XQ' (first in 'odd') is not one of the model's" err.txt || fail "phoneme set: $(cat err.txt)"
+    expect_rc 0 "$cli" g2p --lexicon "$stress_sample" aardvark
+    [ "$(cat out.txt)" = "aardvark AA R D V AA R K" ] || fail "stress stripped: $(cat out.txt)"
+    stress_model=$src/models/g2p-cmudict-stress.safetensors
+    expect_rc 0 "$cli" g2p --model "$stress_model" --lexicon "$stress_sample" aardvark
+    [ "$(cat out.txt)" = "aardvark AA1 R D V AA2 R K" ] || fail "stress kept: $(cat out.txt)"
+    expect_rc 1 "$cli" g2p --model "$stress_model" --lexicon "$sample" ai
+    grep -q 'stress digits' err.txt || fail "stress-free lexicon for a stress model: $(cat err.txt)"
+    # the environment variable; --no-lexicon; both options together; a missing file
+    ATTEND_G2P_LEXICON=$sample expect_rc 0 "$cli" g2p --nbest 1 ai
+    [ "$(cat out.txt)" = "ai AY  # lexicon" ] || fail "\$ATTEND_G2P_LEXICON: $(cat out.txt)"
+    ATTEND_G2P_LEXICON=$sample expect_rc 0 "$cli" g2p --nbest 1 --no-lexicon ai
+    grep -q '^ai [A-Z ]*  # -[0-9.]*$' out.txt || fail "--no-lexicon still looked up: $(cat out.txt)"
+    expect_rc 2 "$cli" g2p --lexicon "$sample" --no-lexicon ai
+    expect_rc 1 "$cli" g2p --lexicon nonexistent.dict ai
+    grep -q 'nonexistent.dict' err.txt || fail "missing lexicon: $(cat err.txt)"
+    # no lexicon anywhere (an attend outside its build directory, nothing installed): a note, the model
+    if [ ! -f /usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict ]; then
+        mkdir -p moved && cp "$cli" moved/attend
+        (unset ATTEND_G2P_LEXICON; ATTEND_G2P_MODEL=$model expect_rc 0 moved/attend g2p ai)
+        grep -q 'note: no lexicon found (looked in /usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict' err.txt ||
+            fail "no-lexicon note: $(cat err.txt)"
+        grep -q '^ai ' out.txt || fail "no lexicon: $(cat out.txt)"
+    fi
+    # g2p eval measures the model: the lexicon variable changes nothing, and it takes no --lexicon
+    expect_rc 0 "$cli" g2p eval --dict "$sample" --split dev --beam 0
+    cp out.txt eval1.txt
+    ATTEND_G2P_LEXICON=$sample expect_rc 0 "$cli" g2p eval --dict "$sample" --split dev --beam 0
+    cut -c1-41 out.txt | cmp -s - "$(cut -c1-41 eval1.txt > e1.txt; echo e1.txt)" || fail "eval used the lexicon"
+    expect_rc 2 "$cli" g2p eval --lexicon "$sample" --dict "$sample"
+    ;;
+ipa)
+    # issue 29: --phones ipa for the model's and the lexicon's pronunciations, in every format
+    expect_rc 0 "$cli" g2p --phones ipa hello speech
+    printf 'hello hɛloʊ\nspeech spitʃ\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--phones ipa"; }
+    expect_rc 0 "$cli" g2p --phones arpabet hello
+    [ "$(cat out.txt)" = "hello HH EH L OW" ] || fail "--phones arpabet: $(cat out.txt)"
+    stress_model=$src/models/g2p-cmudict-stress.safetensors
+    expect_rc 0 "$cli" g2p --model "$stress_model" --phones ipa attention read
+    printf 'attention əˈtɛnʃən\nread ˈɹid\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "stress model in IPA"; }
+    expect_rc 0 "$cli" g2p --model "$stress_model" --lexicon "$stress_sample" --phones ipa --nbest 2 --format tsv aardvark
+    printf '1\t1\t\taardvark\tˈɑɹdˌvɑɹk\tlexicon\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "lexicon in IPA, tsv"; }
+    expect_rc 0 "$cli" g2p --phones ipa --format jsonl cat
+    grep -q '"phonemes":"kæt"' out.txt || fail "jsonl IPA: $(cat out.txt)"
+    expect_rc 2 "$cli" g2p --phones sampa hello
+    grep -q "expected arpabet or ipa, got 'sampa'" err.txt || fail "--phones sampa: $(cat err.txt)"
+    ;;
+text)
+    # issue 29 item 2: running text (docs/G2P.md, "Running text"), the lexicon
+    # of the table test for words, the shipped model for the rest
+    lex=$src/tests/data/g2p/text_lexicon.dict
+    expect_rc 0 "$cli" g2p --text --lexicon "$lex" "NASA's OK, b."
+    printf "nasa's N AE S AH Z\nok OW K EY\n|\nb B IY\n||\n\n" > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text: lexicon, suffix, breaks"; }
+    expect_rc 0 "$cli" g2p --text --lexicon "$lex" --format tsv FBI x-ray
+    printf '1\t1\t\tfbi\tEH F B IY AY\tlexicon\n1\t2\t\tx-ray\tEH K S R EY\tlexicon\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text tsv"; }
+    expect_rc 0 "$cli" g2p --text TV
+    printf 'T T IY\nV V IY\n\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text: letters"; }
+    # a word the lexicon lacks is the model's, exactly as `attend g2p WORD`
+    expect_rc 0 "$cli" g2p hello world
+    printf '\n' >> out.txt
+    mv out.txt want.txt
+    expect_rc 0 "$cli" g2p --text hello world
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text: the model's words"; }
+    expect_rc 0 "$cli" g2p --text --format jsonl "£2.50"
+    grep -q '{"index":1,"position":3,"token":"and","source":"model","phonemes":"' out.txt &&
+        [ "$(wc -l < out.txt)" -eq 5 ] || fail "--text jsonl: $(cat out.txt)"
+    # standard input: a text per line, an empty line for an empty one
+    printf 'Mr. X\n\n' | "$cli" g2p --text --format jsonl - >out.txt 2>err.txt || fail "stdin: $(cat err.txt)"
+    grep -q '{"index":1,"position":2,"token":"X","source":"letters","phonemes":"EH K S"}' out.txt &&
+        [ "$(wc -l < out.txt)" -eq 2 ] || fail "--text stdin: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p --text --lexicon "$lex" --phones ipa OK
+    printf 'ok oʊkeɪ\n\n' > want.txt
+    cmp -s out.txt want.txt || { diff want.txt out.txt; fail "--text --phones ipa"; }
+    # unknown characters: noted once per word with what was done; no control
+    # character reaches stdout or stderr, whatever the input holds
+    printf 'a\033[31mb\001c \342\200\256evil \344\270\255 caf\303\251 bad\377\n' |
+        "$cli" g2p --text --format tsv - >out.txt 2>err.txt || fail "controls: $(cat err.txt)"
+    grep -q "<stdin>:1: 'a<U+001B>\[31mb<U+0001>c': U+001B skipped, U+0001 skipped" err.txt &&
+        grep -q "<stdin>:1: '<U+202E>evil': U+202E skipped" err.txt &&
+        grep -q "<stdin>:1: '中': U+4E2D kept" err.txt &&
+        grep -q "<stdin>:1: 'bad<0xFF>': byte 0xFF skipped (not UTF-8)" err.txt &&
+        grep -q "4 words with unknown characters" err.txt || { cat err.txt; fail "notes"; }
+    grep -q "$(printf '\tcafe\t')" out.txt || fail "café: $(cat out.txt)"
+    for f in out.txt err.txt; do
+        od -An -v -tx1 "$f" | tr -s ' ' '\n' | awk '
+            /^$/ { next }
+            { b = $1 }
+            prev == "c2" && b ~ /^[89]/ { bad = 1 }
+            b != "09" && b != "0a" && (b < "20" || b == "7f") { bad = 1 }
+            { prev = b }
+            END { exit bad }' || fail "a control character in $f"
+    done
+    printf 'a\001b\n' | "$cli" g2p --text --strict - >out.txt 2>err.txt && fail "--strict with a note"
+    expect_rc 2 "$cli" g2p --text --nbest 2 hello
+    grep -q 'no --nbest' err.txt || fail "--text --nbest: $(cat err.txt)"
     ;;
 errors)
     expect_rc 2 "$cli" g2p --bogus hello
