@@ -42,6 +42,13 @@ are written the same way; only those:
 
     /usr/bin/python3 tools/ref_model.py --only dl2_
 
+Models with a transformer encoder (TRANSFORMER_MODELS, "tf_*", issue 27)
+likewise, with tests/ref/model_tf_missing.safetensors (a layer tensor left
+out) and model_tf_bad_ffn.safetensors (enc_hidden one wider than the
+tensors); only those:
+
+    /usr/bin/python3 tools/ref_model.py --only tf_
+
 It also writes tests/ref/model_bad_width.safetensors: the first model's
 tensors under a configuration whose dec_hidden is one wider, which the loader
 must reject naming 'bridge.weight'.
@@ -126,6 +133,24 @@ DEC_LAYER_MODELS = [
           dec_layers=2), 4014, 300),
 ]
 
+# (10)-(12) the transformer encoder (src/seq2seq/encoders/transformer.c, issue
+# 27): nn.TransformerEncoderLayer(emb, heads, enc_hidden, dropout=0,
+# batch_first=True, norm_first=not post_norm) layers under
+# nn.TransformerEncoder (final LayerNorm for pre-norm), positions added to the
+# embeddings, padding as src_key_padding_mask; E = emb, the bridge reads the
+# mean of the valid states. Only those: --only tf_
+TRANSFORMER_MODELS = [
+    ("tf_pre_sin_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=10, enc_layers=2, dec_hidden=7, attn=4,
+          encoder="transformer", heads=2, positions="sinusoidal", post_norm=0), 4021, 300),
+    ("tf_post_learned_lstm_luong_general",
+     dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=7, attn=4,
+          encoder="transformer", heads=3, positions="learned", post_norm=1), 4022, 300),
+    ("tf_none_gru_bahdanau_dot",
+     dict(cell="gru", decoder="bahdanau", score="dot", enc_hidden=8, enc_layers=1, dec_hidden=6, attn=4,
+          encoder="transformer", heads=1, positions="none", post_norm=0), 4023, 300),
+]
+
 CONFIG_FIELDS = ["cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                  "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len"]
 
@@ -199,8 +224,26 @@ class Seq2Seq(nn.Module):
         self.src_emb = nn.Embedding(cfg["src_vocab"], D, padding_idx=PAD)
         if not self.pointer:
             self.tgt_emb = nn.Embedding(cfg["tgt_vocab"], D, padding_idx=PAD)
-        rnn = nn.LSTM if self.lstm else nn.GRU
-        self.encoder = rnn(D, H, num_layers=L, batch_first=True, bidirectional=True)
+        self.transformer = cfg.get("encoder") == "transformer"
+        if self.transformer:
+            E = D
+            pre = not cfg.get("post_norm", 0)
+            layer = nn.TransformerEncoderLayer(D, cfg["heads"], H, dropout=0.0, batch_first=True, norm_first=pre)
+            self.encoder = nn.TransformerEncoder(layer, L, norm=nn.LayerNorm(D) if pre else None,
+                                                 enable_nested_tensor=False)
+            self.positions = cfg.get("positions", "sinusoidal")
+            if self.positions == "learned":   # U(±sqrt 3): variance 1, as attend initialises it
+                self.encoder.register_parameter("pos_emb", nn.Parameter(
+                    torch.empty(cfg["max_src_len"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+            pe = torch.zeros(cfg["max_src_len"], D, dtype=torch.float64)
+            for j in range(cfg["max_src_len"]):
+                for d in range(D):
+                    angle = j / 10000.0 ** ((d - d % 2) / D)
+                    pe[j, d] = math.cos(angle) if d % 2 else math.sin(angle)
+            self.register_buffer("pe", pe, persistent=False)
+        else:
+            rnn = nn.LSTM if self.lstm else nn.GRU
+            self.encoder = rnn(D, H, num_layers=L, batch_first=True, bidirectional=True)
         self.bridge = nn.Linear(E, Hd)
         if self.kind != "none":
             score = cfg["score"]
@@ -235,14 +278,31 @@ class Seq2Seq(nn.Module):
     def encode(self, src, src_len):
         N, S = src.shape
         x = self.src_emb(src)                                            # [N,S,D]
+        if self.transformer:
+            return self.encode_transformer(src, src_len, x)
         packed = pack_padded_sequence(x, src_len, batch_first=True, enforce_sorted=False)
         out, hn = self.encoder(packed)
         if self.lstm:
             hn = hn[0]                                                   # h_n; the cell states are unused
         enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)  # [N,S,E], zeros at padding
         fin = torch.cat([hn[-2], hn[-1]], dim=-1)                        # top layer [h_fwd; h_bwd] [N,E]
-        s0 = torch.tanh(self.bridge(fin))                                # [N,Hd]
         valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
+        return self.decoder_start(src, enc, fin, valid)
+
+    def encode_transformer(self, src, src_len, x):
+        N, S = src.shape
+        if self.positions == "sinusoidal":
+            x = x + self.pe[:S].to(x.dtype)
+        elif self.positions == "learned":
+            x = x + self.encoder.pos_emb[:S]
+        valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
+        out = self.encoder(x, src_key_padding_mask=~valid)               # training mode: the plain path
+        enc = out * valid[:, :, None]                                    # padding rows 0
+        fin = enc.sum(1) / src_len[:, None].to(enc.dtype)                # mean of the valid states [N,E]
+        return self.decoder_start(src, enc, fin, valid)
+
+    def decoder_start(self, src, enc, fin, valid):
+        s0 = torch.tanh(self.bridge(fin))                                # [N,Hd]
         st = {"s": s0}
         if self.lstm:
             st["c"] = torch.zeros_like(s0)                               # decoder cell state starts at zero
@@ -448,8 +508,12 @@ def safetensors_bytes(tensors, metadata, metadata_first=True):
 
 def config_fields(cfg):
     """The keys of attend.config in attend_model_config_to_json's order (the
-    later fields only when set)."""
-    return CONFIG_FIELDS + (["dec_layers"] if cfg.get("dec_layers", 0) else [])
+    later fields only when set: positions when not sinusoidal)."""
+    keys = CONFIG_FIELDS + (["dec_layers"] if cfg.get("dec_layers", 0) else [])
+    if cfg.get("encoder", "rnn") != "rnn":
+        keys += ["encoder", "heads"] + (["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else [])
+        keys += ["post_norm"] if cfg.get("post_norm", 0) else []
+    return keys
 
 
 def file_metadata(cfg):
@@ -474,9 +538,18 @@ def fmt_tensor(name, a, integer=False):
 def expected_names(cfg):
     """Our layout_tensors() order, written out independently of the model."""
     names = ["src_emb.weight"] + ([] if cfg["decoder"] == "pointer" else ["tgt_emb.weight"])
-    for l in range(cfg["enc_layers"]):
-        for sfx in ("", "_reverse"):
-            names += ["encoder.%s_l%d%s" % (p, l, sfx) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    if cfg.get("encoder", "rnn") == "transformer":
+        names += ["encoder.pos_emb"] if cfg.get("positions") == "learned" else []
+        for l in range(cfg["enc_layers"]):
+            names += ["encoder.layers.%d.%s" % (l, p) for p in (
+                "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                "self_attn.out_proj.bias", "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias",
+                "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias")]
+        names += [] if cfg.get("post_norm", 0) else ["encoder.norm.weight", "encoder.norm.bias"]
+    else:
+        for l in range(cfg["enc_layers"]):
+            for sfx in ("", "_reverse"):
+                names += ["encoder.%s_l%d%s" % (p, l, sfx) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
     names += ["bridge.weight", "bridge.bias"]
     if cfg["decoder"] != "none":
         names += {"general": ["attention.W"], "additive": ["attention.Wq", "attention.Wk", "attention.b",
@@ -586,8 +659,8 @@ def write(path, data):
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    first = None
-    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS:
+    first = first_tf = None
+    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS:
         if only is not None and not name.startswith(only):
             continue
         cfg, tensors, st_bytes, text, summary = make(name, arch, seed, steps)
@@ -596,6 +669,18 @@ def main():
         print("  " + summary)
         if first is None:
             first = (cfg, tensors)
+        if first_tf is None and name.startswith("tf_"):
+            first_tf = (cfg, tensors)
+    if first_tf is not None:
+        # the first transformer model's tensors without one layer tensor, and
+        # under a configuration whose feed-forward is one wider: the loader
+        # must refuse both naming the tensor
+        cfg, tensors = first_tf
+        write(os.path.join(OUT_DIR, "model_tf_missing.safetensors"),
+              safetensors_bytes([(n, a) for n, a in tensors if n != "encoder.layers.1.linear2.weight"],
+                                file_metadata(cfg)))
+        write(os.path.join(OUT_DIR, "model_tf_bad_ffn.safetensors"),
+              safetensors_bytes(tensors, file_metadata(dict(cfg, enc_hidden=cfg["enc_hidden"] + 1))))
     if only is not None:
         return
     # config wider than the tensors: dec_hidden + 1 makes bridge.weight the

@@ -42,8 +42,35 @@ typedef enum {
     ATTEND_DECODER_POINTER = 3,
 } attend_decoder_kind;
 
+/* The encoder kind (issue 27): what turns the source embeddings into the
+ * states the decoder attends over.
+ *   RNN          the bidirectional GRU/LSTM stack above: E = 2 enc_hidden
+ *   TRANSFORMER  enc_layers layers of multi-head self-attention (heads H,
+ *                key padding masked) and a position-wise feed-forward
+ *                network (emb -> enc_hidden -> emb, ReLU), each with a
+ *                residual connection and layer norm: pre-norm
+ *                x + f(LN(x)) with a final LN (nn.TransformerEncoderLayer
+ *                (norm_first=True) under nn.TransformerEncoder(norm=
+ *                LayerNorm)), or post-norm LN(x + f(x)) (post_norm = 1);
+ *                positions added to the embeddings first; E = emb, the
+ *                summary the bridge reads is the mean of the valid states */
+typedef enum {
+    ATTEND_ENCODER_RNN = 0,
+    ATTEND_ENCODER_TRANSFORMER = 1,
+} attend_encoder_kind;
+
+/* Positions added to the source embeddings by a TRANSFORMER encoder:
+ * sinusoidal (Vaswani et al. 2017: PE[j,2i] = sin(j / 10000^(2i/D)),
+ * PE[j,2i+1] = cos(same)), learned (a [max_src_len, D] table, tensor
+ * encoder.pos_emb), or none (the encoder is then blind to order, seed 002). */
+typedef enum {
+    ATTEND_POSITIONS_SINUSOIDAL = 0,
+    ATTEND_POSITIONS_LEARNED = 1,
+    ATTEND_POSITIONS_NONE = 2,
+} attend_positions;
+
 typedef struct {
-    attend_cell_kind cell;       /* encoder and decoder cells */
+    attend_cell_kind cell;       /* encoder and decoder cells (TRANSFORMER: the decoder's) */
     attend_decoder_kind decoder;
     attend_score_kind score;     /* not used by NONE; dot kinds need Hd == 2H */
     int src_vocab;               /* Vs (>= 5: four specials and one symbol) */
@@ -64,6 +91,14 @@ typedef struct {
     int copy;                    /* 1: pointer-generator output (p_gen mixes vocabulary and copy); BAHDANAU/LUONG */
     int monotonic;               /* 1: monotonic attention (expected alignments in training, hard at inference) */
     attend_normalizer normalizer; /* the score → weight map of the attention (0: softmax) */
+    /* Added in 0.3 (issue 27), the same rule: all zero is the recurrent
+     * encoder, and its JSON carries none of these keys. For a TRANSFORMER
+     * encoder enc_hidden is the feed-forward width and enc_layers the
+     * layers; the encoder width E is emb. */
+    attend_encoder_kind encoder;  /* ATTEND_ENCODER_RNN (0) or ATTEND_ENCODER_TRANSFORMER */
+    int heads;                    /* TRANSFORMER: attention heads H >= 1 dividing emb (RNN: 0) */
+    attend_positions positions;   /* TRANSFORMER: 0 sinusoidal, 1 learned, 2 none (RNN: 0) */
+    int post_norm;                /* TRANSFORMER: 1 post-norm, 0 pre-norm (RNN: 0) */
 } attend_model_config;
 
 typedef struct attend_model attend_model;
@@ -563,6 +598,15 @@ int attend_score_from_name(const char *name);
 int attend_tokenizer_from_name(const char *name);
 const char *attend_normalizer_name(attend_normalizer n);
 int attend_normalizer_from_name(const char *name);
+/* "rnn" "transformer"; "sinusoidal" "learned" "none" (issue 27). */
+const char *attend_encoder_name(attend_encoder_kind kind);
+int attend_encoder_from_name(const char *name);
+const char *attend_positions_name(attend_positions p);
+int attend_positions_from_name(const char *name);
+/* The encoder output width E of a configuration (2 enc_hidden for RNN, emb
+ * for TRANSFORMER; the width dot scores need dec_hidden to equal); 0 for
+ * NULL or an unknown encoder kind. Thread-safe. */
+int attend_model_encoder_width(const attend_model_config *cfg);
 
 /* The configuration as a JSON object string (malloc'ed; caller frees) and back
  * (every field required, values range-checked by attend_model_config_check). */

@@ -147,7 +147,8 @@ class MhaGrads(Structure):
 
 MODEL_CONFIG_FIELDS = ("cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                        "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len",
-                       "dec_layers", "coverage", "copy", "monotonic", "normalizer")
+                       "dec_layers", "coverage", "copy", "monotonic", "normalizer",
+                       "encoder", "heads", "positions", "post_norm")
 
 
 class ModelConfig(Structure):
@@ -399,6 +400,10 @@ _SIGNATURES = {
     "attend_score_from_name": (c_int, [c_char_p]),
     "attend_normalizer_name": (c_char_p, [c_int]),
     "attend_normalizer_from_name": (c_int, [c_char_p]),
+    "attend_encoder_name": (c_char_p, [c_int]),
+    "attend_encoder_from_name": (c_int, [c_char_p]),
+    "attend_positions_name": (c_char_p, [c_int]),
+    "attend_positions_from_name": (c_int, [c_char_p]),
     "attend_tokenizer_from_name": (c_int, [c_char_p]),
     # training
     "attend_optim_defaults": (OptimConfig, [c_int]),

@@ -17,8 +17,12 @@
 #include "seq2seq/linear.h"
 
 const at_encoder_ops *at_encoder_of(const attend_model_config *c) {
-    (void)c;
-    return at_encoders[0];
+    return (unsigned)c->encoder < (unsigned)at_encoder_count ? at_encoders[c->encoder] : NULL;
+}
+
+int attend_model_encoder_width(const attend_model_config *c) {
+    const at_encoder_ops *k = c ? at_encoder_of(c) : NULL;
+    return k ? k->width(c) : 0;
 }
 
 void at_encoder_layout_params(at_param_layout *L) {

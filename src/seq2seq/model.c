@@ -38,7 +38,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->enc = at_encoder_of(c);
     m->G = at_cell_gates(c->cell);
     m->Ld = c->dec_layers > 1 ? c->dec_layers : 1;
-    m->E = 2 * c->enc_hidden;
+    m->E = m->enc->width(c);
     m->dec->dims(c, m->E, &m->Din, &m->F, &m->V);
     attend_score_config sc = {c->score, c->dec_hidden, m->E, c->attn, 1, 0};
     m->score = sc;
