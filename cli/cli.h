@@ -54,6 +54,10 @@ typedef struct {
     int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
     int copy;                          /* --copy: the pointer-generator output (config copy) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
+    int encoder;                       /* --encoder: attend_encoder_kind (0: rnn) */
+    int heads;                         /* --heads: the transformer encoder's heads; 0: not given (4) */
+    int positions;                     /* --positions: attend_positions; -1: not given (sinusoidal) */
+    int post_norm;                     /* --post-norm: the transformer encoder's layer norm after the residual */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

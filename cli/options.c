@@ -17,8 +17,20 @@ static const cli_option OPTIONS[] = {
     {"--score", CLI_OPT_CHOICE, 0, 0, 0, attend_score_from_name, "dot|scaled_dot|general|additive", NULL, "NAME",
      "dot, scaled_dot, general, additive"},
     {"--emb", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "embedding width"},
-    {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N", "encoder width per direction"},
-    {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked bidirectional encoder layers"},
+    {"--encoder", CLI_OPT_CHOICE, 0, 0, 0, attend_encoder_from_name, "rnn|transformer", NULL, "NAME",
+     "rnn (bidirectional recurrent) or transformer (multi-head\n"
+     "self-attention and feed-forward layers; width --emb)"},
+    {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N",
+     "encoder width per direction (transformer: the feed-forward width)"},
+    {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked encoder layers"},
+    {"--heads", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N",
+     "the transformer encoder's attention heads; must divide --emb"},
+    {"--positions", CLI_OPT_CHOICE, 0, 0, 0, attend_positions_from_name, "sinusoidal|learned|none", NULL, "NAME",
+     "positions added to the transformer encoder's embeddings:\n"
+     "sinusoidal, learned, or none (blind to order)"},
+    {"--post-norm", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, NULL, NULL,
+     "the transformer encoder's layer norm after each residual\n"
+     "(the original Transformer's; default: before each sub-layer)"},
     {"--dec-layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N",
      "stacked decoder layers; attention reads the top one"},
     {"--dec-hidden", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "decoder width"},

@@ -46,6 +46,7 @@ void train_opts_init(train_opts *o) {
     o->max_nonfinite = 100;
     o->patience = -1;
     o->select = -1;
+    o->positions = -1;
 }
 
 static const char *const SELECT_NAMES[] = {"loss", "token", "seq"};
@@ -102,11 +103,15 @@ static void train_usage(FILE *f) {
                "                       a chosen position is masked out, so outputs are permutations;\n"
                "                       the model file keeps the choice for decoding)\n");
     opt_line(f, "--score", "additive");
+    opt_line(f, "--encoder", "rnn");
     opt_line(f, "--emb", "32");
     opt_line(f, "--hidden", "64");
     opt_line(f, "--layers", "1");
+    opt_line(f, "--heads", "4");
+    opt_line(f, "--positions", "sinusoidal");
+    opt_line(f, "--post-norm", NULL);
     opt_line(f, "--dec-layers", "1");
-    opt_line(f, "--dec-hidden", "128; 2 x --hidden for dot and scaled_dot");
+    opt_line(f, "--dec-hidden", "128; for dot and scaled_dot the encoder width: 2 x --hidden, transformer --emb");
     opt_line(f, "--attn", "64");
     opt_line(f, "--coverage", NULL);
     opt_line(f, "--monotonic", NULL);
@@ -206,7 +211,9 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--resume", &o->resume, &rc) || cli_opt(&p, "--monotonic", &o->monotonic, &rc) ||
                  cli_opt(&p, "--copy", &o->copy, &rc) || cli_opt(&p, "--coverage", &o->coverage, &rc) ||
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
-                 cli_opt(&p, "--patience", &o->patience, &rc))
+                 cli_opt(&p, "--patience", &o->patience, &rc) || cli_opt(&p, "--encoder", &o->encoder, &rc) ||
+                 cli_opt(&p, "--heads", &o->heads, &rc) || cli_opt(&p, "--positions", &o->positions, &rc) ||
+                 cli_opt(&p, "--post-norm", &o->post_norm, &rc))
             continue;
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
         else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
@@ -237,6 +244,17 @@ static int check_combination(const train_opts *o) {
     if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
+    /* the transformer encoder's options */
+    if (o->encoder != ATTEND_ENCODER_TRANSFORMER && (o->heads || o->positions >= 0 || o->post_norm))
+        return cli_usage_error("train", "%s applies to --encoder transformer, not --encoder %s",
+                               o->heads ? "--heads" : o->positions >= 0 ? "--positions" : "--post-norm",
+                               attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder == ATTEND_ENCODER_TRANSFORMER) {
+        int heads = o->heads ? o->heads : 4;
+        if (heads > o->emb || o->emb % heads)
+            return cli_usage_error("train", "--heads %d%s does not divide --emb %d (the transformer encoder's width)",
+                                   heads, o->heads ? "" : " (the default)", o->emb);
+    }
     /* what combines with what: the library's rules, in these options' words */
     attend_model_config mc;
     memset(&mc, 0, sizeof mc);
@@ -332,8 +350,15 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
 
 static void print_model(const attend_model *m, const train_opts *o) {
     const attend_model_config *c = attend_model_get_config(m);
-    printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
-           c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
+    if (c->encoder == ATTEND_ENCODER_TRANSFORMER)
+        printf("model: transformer encoder %d layers of width %d (%d heads, feed-forward %d, %s, %s positions), "
+               "%s %s decoder %d",
+               c->enc_layers, c->emb, c->heads, c->enc_hidden, c->post_norm ? "post-norm" : "pre-norm",
+               attend_positions_name(c->positions), attend_cell_name(c->cell), attend_decoder_name(c->decoder),
+               c->dec_hidden);
+    else
+        printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
+               c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
     if (c->dec_layers > 1) printf(" (%d layers)", c->dec_layers);
     if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
@@ -536,9 +561,15 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.encoder = (attend_encoder_kind)o.encoder;
+    if (o.encoder == ATTEND_ENCODER_TRANSFORMER) {
+        mc.heads = o.heads ? o.heads : 4;
+        mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
+        mc.post_norm = o.post_norm;
+    }
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
-    mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
+    mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? attend_model_encoder_width(&mc) : 128;
     mc.attn = o.attn;
     mc.coverage = o.coverage;
     mc.copy = o.copy;
@@ -547,6 +578,8 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
+    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder == ATTEND_ENCODER_TRANSFORMER)
+        mc.max_positions = mc.max_src_len; /* the learned table: as long as the longest source seen */
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
     if (attend_model_create(&m, &mc, o.seed, &err) ||
         (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err)) ||

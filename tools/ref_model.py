@@ -145,7 +145,7 @@ TRANSFORMER_MODELS = [
           encoder="transformer", heads=2, positions="sinusoidal", post_norm=0), 4021, 300),
     ("tf_post_learned_lstm_luong_general",
      dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=7, attn=4,
-          encoder="transformer", heads=3, positions="learned", post_norm=1), 4022, 300),
+          encoder="transformer", heads=3, positions="learned", post_norm=1, max_positions=8), 4022, 300),
     ("tf_none_gru_bahdanau_dot",
      dict(cell="gru", decoder="bahdanau", score="dot", enc_hidden=8, enc_layers=1, dec_hidden=6, attn=4,
           encoder="transformer", heads=1, positions="none", post_norm=0), 4023, 300),
@@ -234,7 +234,7 @@ class Seq2Seq(nn.Module):
             self.positions = cfg.get("positions", "sinusoidal")
             if self.positions == "learned":   # U(±sqrt 3): variance 1, as attend initialises it
                 self.encoder.register_parameter("pos_emb", nn.Parameter(
-                    torch.empty(cfg["max_src_len"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+                    torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
             pe = torch.zeros(cfg["max_src_len"], D, dtype=torch.float64)
             for j in range(cfg["max_src_len"]):
                 for d in range(D):
@@ -513,6 +513,7 @@ def config_fields(cfg):
     if cfg.get("encoder", "rnn") != "rnn":
         keys += ["encoder", "heads"] + (["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else [])
         keys += ["post_norm"] if cfg.get("post_norm", 0) else []
+        keys += ["max_positions"] if cfg.get("max_positions", 0) else []
     return keys
 
 

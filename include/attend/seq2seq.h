@@ -62,7 +62,8 @@ typedef enum {
 /* Positions added to the source embeddings by a TRANSFORMER encoder:
  * sinusoidal (Vaswani et al. 2017: PE[j,2i] = sin(j / 10000^(2i/D)),
  * PE[j,2i+1] = cos(same)), learned (a [max_src_len, D] table, tensor
- * encoder.pos_emb), or none (the encoder is then blind to order, seed 002). */
+ * encoder.pos_emb [max_positions, D]), or none (the encoder is then blind to
+ * order, seed 002). */
 typedef enum {
     ATTEND_POSITIONS_SINUSOIDAL = 0,
     ATTEND_POSITIONS_LEARNED = 1,
@@ -99,6 +100,9 @@ typedef struct {
     int heads;                    /* TRANSFORMER: attention heads H >= 1 dividing emb (RNN: 0) */
     attend_positions positions;   /* TRANSFORMER: 0 sinusoidal, 1 learned, 2 none (RNN: 0) */
     int post_norm;                /* TRANSFORMER: 1 post-norm, 0 pre-norm (RNN: 0) */
+    int max_positions;            /* TRANSFORMER with LEARNED positions: rows of the position table, >=
+                                     max_src_len (a capacity, which a loader may change, while the table's
+                                     size is fixed by the file); otherwise 0 */
 } attend_model_config;
 
 typedef struct attend_model attend_model;

@@ -16,7 +16,7 @@
  * Its output enc_top [N,S,E] (E = D = emb) is zero at padding rows, its
  * summary fin_cat [N,E] (the bridge's input) the mean of the valid rows.
  * Tensors (nn.TransformerEncoder's state_dict names, prefixed "encoder."):
- *   encoder.pos_emb [S_cap,D] (learned positions only), then per layer l
+ *   encoder.pos_emb [max_positions,D] (learned positions only), then per layer l
  *   encoder.layers.<l>.self_attn.in_proj_weight [3D,D], .in_proj_bias [3D],
  *   .self_attn.out_proj.weight [D,D], .out_proj.bias [D], .linear1.weight
  *   [F,D], .linear1.bias [F], .linear2.weight [D,F], .linear2.bias [D],
@@ -68,7 +68,7 @@ typedef struct {
 typedef struct {
     tf_layer_tensors t[AT_MAX_LAYERS];
     attend_real *nf_w[2], *nf_b[2]; /* [D] the final norm (pre-norm) */
-    attend_real *pos[2];            /* [S_cap,D] learned positions */
+    attend_real *pos[2];            /* [max_positions,D] learned positions (rows 0 .. S-1 used) */
     tf_layer_acts a[AT_MAX_LAYERS];
     attend_real *x[AT_MAX_LAYERS + 1]; /* [M,D] the residual stream: x[0] = emb + PE, x[l+1] layer l's output */
     attend_real *mf, *rf;              /* [M] the final norm's */
@@ -91,6 +91,7 @@ static const at_encoder_key KEYS[] = {
     {"heads", offsetof(attend_model_config, heads), NULL, NULL},
     {"positions", offsetof(attend_model_config, positions), positions_name, attend_positions_from_name},
     {"post_norm", offsetof(attend_model_config, post_norm), NULL, NULL},
+    {"max_positions", offsetof(attend_model_config, max_positions), NULL, NULL},
 };
 
 static attend_status check(const attend_model_config *c, attend_error *err) {
@@ -102,6 +103,14 @@ static attend_status check(const attend_model_config *c, attend_error *err) {
           "model config: positions=%d is not sinusoidal (0), learned (1) or none (2)", (int)c->positions);
     CHECK(c->post_norm == 0 || c->post_norm == 1, err, ATTEND_ERR_ARG, "model config: post_norm=%d, must be 0 or 1",
           c->post_norm);
+    if (c->positions == ATTEND_POSITIONS_LEARNED)
+        CHECK(c->max_positions >= c->max_src_len && c->max_positions <= 1 << 16, err, ATTEND_ERR_ARG,
+              "model config: max_src_len=%d exceeds max_positions=%d, the learned positions' rows", c->max_src_len,
+              c->max_positions);
+    else
+        CHECK(c->max_positions == 0, err, ATTEND_ERR_ARG,
+              "model config: max_positions=%d applies to learned positions, not positions=%s", c->max_positions,
+              attend_positions_name(c->positions));
     return ATTEND_OK;
 }
 
@@ -122,7 +131,7 @@ static void layout_params(at_param_layout *L) {
     char nm[80]; /* the longest name, layer 7's out_proj.weight, has 42 characters (AT_NAME_MAX 48) */
     /* learned positions: variance 1 like the embeddings (N(0,1)): U(±sqrt 3) */
     if (c->positions == ATTEND_POSITIONS_LEARNED)
-        at_param_add_init(L, at_param_slot(L, s->pos), "encoder.pos_emb", c->max_src_len, D, AT_INIT_UNIFORM,
+        at_param_add_init(L, at_param_slot(L, s->pos), "encoder.pos_emb", c->max_positions, D, AT_INIT_UNIFORM,
                           sqrt(3.0));
     for (int l = 0; l < c->enc_layers; l++) {
         tf_layer_tensors *t = &s->t[l];

@@ -1,0 +1,67 @@
+#!/bin/sh
+# transformer_test.sh — the transformer encoder through the command line
+# (issue 27): `attend train --encoder transformer` writes a model file that
+# decode (greedy, beam, alignments) and eval read; usage errors name both
+# sides (--heads not dividing --emb, the transformer's options with
+# --encoder rnn, unknown names).
+#
+#   sh tests/cli/transformer_test.sh CASE ATTEND WORK_DIR     CASE: usage | train
+set -u
+CASE=transformer_$1
+A=$2
+WORK=$3
+. "$(dirname "$0")/lib.sh"
+A=$(abs "$A")
+D=$(abs "$WORK")/$CASE
+rm -rf "$D"
+mkdir -p "$D" || exit 1
+cd "$D" || exit 1
+PASSED=0
+
+case $1 in
+usage)
+    run 2 "$A" train --task reverse --encoder transformer --emb 8 --heads 3 --steps 1
+    has err "--heads 3 does not divide --emb 8"
+    ok "--heads 3 with --emb 8"
+    run 2 "$A" train --task reverse --encoder transformer --emb 6 --steps 1
+    has err "--heads 4 \(the default\) does not divide --emb 6"
+    ok "the default --heads with --emb 6"
+    run 2 "$A" train --task reverse --heads 2 --steps 1
+    has err "--heads applies to --encoder transformer, not --encoder rnn"
+    ok "--heads with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder rnn --positions none --steps 1
+    has err "--positions applies to --encoder transformer, not --encoder rnn"
+    ok "--positions with the recurrent encoder"
+    run 2 "$A" train --task reverse --post-norm --steps 1
+    has err "--post-norm applies to --encoder transformer"
+    ok "--post-norm with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder conformer --steps 1
+    has err "conformer"
+    ok "an unknown --encoder"
+    run 2 "$A" train --task reverse --encoder transformer --positions rotary --steps 1
+    has err "rotary"
+    ok "an unknown --positions"
+    ;;
+train)
+    SMALL="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 500 --dev-count 50
+           --encoder transformer --emb 16 --heads 2 --hidden 32 --layers 2 --batch 16
+           --steps 60 --warmup 10 --decay 50"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --dec-hidden 32 --positions learned --post-norm --out tf.safetensors
+    has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, post-norm, learned positions\), gru bahdanau decoder 32"
+    has out "^dev: pairs 50 "
+    ok "train --encoder transformer --positions learned --post-norm"
+    printf 'abcd\nfed\n' >in
+    run 0 "$A" decode tf.safetensors in --align
+    has out "weight per cell"
+    run 0 "$A" decode tf.safetensors in --beam 3
+    [ "$(wc -l <out)" -ge 2 ] || fail "beam decoding printed $(wc -l <out) lines"
+    ok "decode greedy (alignments) and beam"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --score dot --steps 20 --warmup 2 --decay 18 --out dot.safetensors
+    has out "\(2 heads, feed-forward 32, pre-norm, sinusoidal positions\), gru bahdanau decoder 16, dot attention"
+    ok "--score dot: the decoder width defaults to the encoder's (--emb)"
+    ;;
+*) fail "unknown case $1" ;;
+esac
+echo "$PASSED passed, 0 failed"

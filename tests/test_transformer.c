@@ -1,0 +1,276 @@
+/*
+ * test_transformer.c — the transformer encoder kind (issue 27,
+ * src/seq2seq/encoders/transformer.c) as a user meets it: the configuration's
+ * checks and messages, its JSON (the keys only when set), the padding mask
+ * (a source decodes the same alone and beside a longer one), save/load, and
+ * training: reversal learned with a transformer encoder in a short run.
+ * PyTorch references: test_model_ref (tools/ref_model.py --only tf_);
+ * finite differences: test_transformer_f64.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attend.h"
+#include "harness.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static attend_model_config tf_config(int V, int emb, int heads, int ffn, int layers, int max_len) {
+    attend_model_config c = {.cell = ATTEND_CELL_GRU, .decoder = ATTEND_DECODER_BAHDANAU,
+                             .score = ATTEND_SCORE_ADDITIVE, .src_vocab = V, .tgt_vocab = V, .emb = emb,
+                             .enc_hidden = ffn, .enc_layers = layers, .dec_hidden = 64, .attn = 64, .max_batch = 64,
+                             .max_src_len = max_len, .max_tgt_len = max_len};
+    c.encoder = ATTEND_ENCODER_TRANSFORMER;
+    c.heads = heads;
+    return c;
+}
+
+/* a configuration refused with status want and a message holding each of the parts */
+static void refused(const attend_model_config *c, attend_status want, const char *a, const char *b) {
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_status st = attend_model_config_check(c, &err);
+    printf("  refused: %s\n", err.msg);
+    EXPECT(st == want, "status %s, expected %s (%s)", attend_status_name(st), attend_status_name(want), err.msg);
+    EXPECT(strstr(err.msg, a) && (!b || strstr(err.msg, b)), "message lacks '%s' or '%s': %s", a, b ? b : "",
+           err.msg);
+    attend_model *m = NULL;
+    EXPECT(attend_model_create(&m, c, 1, &err) == want && m == NULL, "create accepted it");
+}
+
+static void test_config_checks(void) {
+    attend_model_config c = tf_config(12, 8, 3, 16, 1, 10);
+    refused(&c, ATTEND_ERR_ARG, "heads=3", "emb=8");
+    c.heads = 0;
+    refused(&c, ATTEND_ERR_ARG, "heads=0", "transformer");
+    c.heads = 2;
+    c.positions = (attend_positions)3;
+    refused(&c, ATTEND_ERR_ARG, "positions=3", NULL);
+    c.positions = ATTEND_POSITIONS_LEARNED;
+    c.max_positions = 9; /* max_src_len 10 */
+    refused(&c, ATTEND_ERR_ARG, "max_src_len=10", "max_positions=9");
+    c.positions = ATTEND_POSITIONS_NONE;
+    c.max_positions = 10;
+    refused(&c, ATTEND_ERR_ARG, "max_positions=10", "positions=none");
+    c.max_positions = 0;
+    c.post_norm = 2;
+    refused(&c, ATTEND_ERR_ARG, "post_norm=2", NULL);
+    c.post_norm = 1;
+    c.encoder = (attend_encoder_kind)7;
+    refused(&c, ATTEND_ERR_ARG, "encoder=7", NULL);
+    /* the transformer's settings on a recurrent encoder name both */
+    c.encoder = ATTEND_ENCODER_RNN;
+    c.heads = 2;
+    c.positions = 0;
+    c.post_norm = 0;
+    refused(&c, ATTEND_ERR_ARG, "heads=2", "encoder is rnn");
+    c.heads = 0;
+    c.positions = ATTEND_POSITIONS_LEARNED;
+    refused(&c, ATTEND_ERR_ARG, "positions=1", "encoder is rnn");
+    /* dot scores need dec_hidden = E = emb for a transformer */
+    c = tf_config(12, 8, 2, 16, 1, 10);
+    c.score = ATTEND_SCORE_DOT;
+    refused(&c, ATTEND_ERR_SHAPE, "encoder width emb=8", "dec_hidden=64");
+    c.dec_hidden = 8;
+    attend_error err;
+    EXPECT(attend_model_config_check(&c, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_model_encoder_width(&c) == 8, "width %d", attend_model_encoder_width(&c));
+    c.encoder = ATTEND_ENCODER_RNN;
+    c.heads = 0;
+    EXPECT(attend_model_encoder_width(&c) == 32, "rnn width %d", attend_model_encoder_width(&c));
+}
+
+static void test_json(void) {
+    attend_model_config c = tf_config(12, 8, 2, 16, 3, 10), back;
+    c.positions = ATTEND_POSITIONS_LEARNED;
+    c.post_norm = 1;
+    c.max_positions = 12;
+    char *js = NULL;
+    attend_error err;
+    EXPECT(attend_model_config_to_json(&c, &js, &err) == ATTEND_OK, "%s", err.msg);
+    if (!js) return;
+    printf("  %s\n", js);
+    EXPECT(strstr(js, ",\"encoder\":\"transformer\",\"heads\":2,\"positions\":\"learned\",\"post_norm\":1") != NULL,
+           "JSON: %s", js);
+    EXPECT(attend_model_config_from_json(&back, js, strlen(js), &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(!memcmp(&back, &c, sizeof c), "the configuration does not survive its JSON");
+    free(js);
+    /* sinusoidal positions and pre-norm are the zeros: not written */
+    c.positions = ATTEND_POSITIONS_SINUSOIDAL;
+    c.post_norm = 0;
+    c.max_positions = 0;
+    attend_model_config_to_json(&c, &js, NULL);
+    EXPECT(js && strstr(js, "positions") == NULL && strstr(js, "post_norm") == NULL, "JSON: %s", js);
+    free(js);
+    /* a recurrent configuration has no encoder key (files before issue 27 keep their bytes) */
+    c.encoder = ATTEND_ENCODER_RNN;
+    c.heads = 0;
+    attend_model_config_to_json(&c, &js, NULL);
+    EXPECT(js && strstr(js, "encoder\"") == NULL && strstr(js, "heads") == NULL, "JSON: %s", js);
+    free(js);
+    /* unknown names and another kind's keys are refused naming them */
+    const char *bad = "{\"cell\":\"gru\",\"decoder\":\"bahdanau\",\"score\":\"additive\",\"src_vocab\":12,"
+                      "\"tgt_vocab\":12,\"emb\":8,\"enc_hidden\":16,\"enc_layers\":1,\"dec_hidden\":64,\"attn\":64,"
+                      "\"max_batch\":4,\"max_src_len\":10,\"max_tgt_len\":10,\"encoder\":\"conformer\"}";
+    EXPECT(attend_model_config_from_json(&back, bad, strlen(bad), &err) == ATTEND_ERR_FORMAT &&
+               strstr(err.msg, "'encoder'") && strstr(err.msg, "conformer"),
+           "%s", err.msg);
+    const char *rnn_heads = "{\"cell\":\"gru\",\"decoder\":\"bahdanau\",\"score\":\"additive\",\"src_vocab\":12,"
+                            "\"tgt_vocab\":12,\"emb\":8,\"enc_hidden\":16,\"enc_layers\":1,\"dec_hidden\":64,"
+                            "\"attn\":64,\"max_batch\":4,\"max_src_len\":10,\"max_tgt_len\":10,\"heads\":2}";
+    EXPECT(attend_model_config_from_json(&back, rnn_heads, strlen(rnn_heads), &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "heads=2") && strstr(err.msg, "rnn"),
+           "%s", err.msg);
+}
+
+/* The key padding mask: a source decodes to the same tokens and alignments
+ * alone and as the shorter row of a batch (its padding is never attended). */
+static void test_padding_mask(void) {
+    for (int post = 0; post < 2; post++) {
+        attend_model_config c = tf_config(12, 8, 2, 16, 2, 10);
+        c.post_norm = post;
+        c.positions = post ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
+        c.max_positions = post ? 10 : 0;
+        attend_model *m = NULL;
+        attend_error err;
+        EXPECT(attend_model_create(&m, &c, 5 + post, &err) == ATTEND_OK, "%s", err.msg);
+        if (!m) return;
+        int32_t one[10] = {4, 7, 5}, two[2 * 10] = {4, 7, 5, 0, 0, 0, 0, 0, 0, 0, 9, 8, 10, 11, 6, 5, 4, 7, 8, 9};
+        int32_t len1[1] = {3}, len2[2] = {3, 10}, out1[6], out2[2 * 6], ol1[1], ol2[2];
+        attend_real al1[6 * 3], al2[2 * 6 * 10];
+        EXPECT(attend_model_greedy(m, one, len1, 1, 3, 6, out1, ol1, al1, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(attend_model_greedy(m, two, len2, 2, 10, 6, out2, ol2, al2, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(ol1[0] == ol2[0], "length alone %d, in a batch %d", (int)ol1[0], (int)ol2[0]);
+        double worst = 0;
+        for (int t = 0; t < ol1[0] && t < 6; t++) {
+            EXPECT(out1[t] == out2[t], "step %d: token %d alone, %d in a batch", t, (int)out1[t], (int)out2[t]);
+            for (int j = 0; j < 10; j++) {
+                double a = j < 3 ? al1[t * 3 + j] : 0, b = al2[t * 10 + j];
+                if (fabs(a - b) > worst) worst = fabs(a - b);
+            }
+        }
+        printf("  %s-norm: %d tokens, alignments alone vs in a batch: worst |diff| %.2e\n", post ? "post" : "pre",
+               (int)ol1[0], worst);
+        EXPECT(worst < 1e-5, "alignments differ by %.3g", worst);
+        attend_model_free(m);
+    }
+}
+
+/* save and load: the same loss on a batch */
+static void test_save_load(void) {
+    char dir[] = "/tmp/attend_tf_XXXXXX";
+    if (!mkdtemp(dir)) {
+        EXPECT(0, "mkdtemp");
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "%s/tf.safetensors", dir);
+    attend_task_config tc = {ATTEND_TASK_REVERSE, 8, 2, 8, 64, 3};
+    attend_dataset *d = NULL;
+    attend_vocab *v = NULL;
+    attend_error err;
+    EXPECT(attend_dataset_task(&d, &v, &tc, &err) == ATTEND_OK, "%s", err.msg);
+    int V = attend_vocab_size(v);
+    attend_model_config c = tf_config(V, 8, 2, 16, 2, 8);
+    c.positions = ATTEND_POSITIONS_LEARNED;
+    c.max_positions = 8;
+    attend_model *m = NULL, *m2 = NULL;
+    EXPECT(attend_model_create(&m, &c, 9, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_model_save(m, path, v, v, ATTEND_TOKENIZE_CHAR, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_model_load(&m2, path, NULL, NULL, NULL, NULL, &err) == ATTEND_OK, "%s", err.msg);
+    if (m && m2) {
+        EXPECT(!memcmp(attend_model_get_config(m2), &c, sizeof c), "the loaded configuration differs");
+        attend_batch b;
+        attend_batch_alloc(&b, 4, 8, 9, NULL);
+        int idx[4] = {0, 1, 2, 3};
+        attend_batch_fill(&b, d, idx, 4, 0, NULL);
+        attend_tf_stats s1, s2;
+        EXPECT(attend_model_forward(m, &b, &s1, &err) == ATTEND_OK, "%s", err.msg);
+        EXPECT(attend_model_forward(m2, &b, &s2, &err) == ATTEND_OK, "%s", err.msg);
+        printf("  loss %.9g saved, %.9g loaded\n", s1.loss, s2.loss);
+        EXPECT(s1.loss == s2.loss, "loss %.9g vs %.9g", s1.loss, s2.loss);
+        attend_batch_release(&b);
+        /* the table's rows are fixed by the file: a shorter capacity loads, a longer one is refused naming both */
+        attend_model *m3 = NULL;
+        attend_model_config cap = c;
+        cap.max_src_len = 4;
+        EXPECT(attend_model_load(&m3, path, &cap, NULL, NULL, NULL, &err) == ATTEND_OK, "%s", err.msg);
+        attend_model_free(m3);
+        m3 = NULL;
+        cap.max_src_len = 9;
+        EXPECT(attend_model_load(&m3, path, &cap, NULL, NULL, NULL, &err) == ATTEND_ERR_ARG && !m3 &&
+                   strstr(err.msg, "max_src_len=9") && strstr(err.msg, "max_positions=8"),
+               "%s", err.msg);
+        printf("  capacity 9: %s\n", err.msg);
+    }
+    attend_model_free(m);
+    attend_model_free(m2);
+    attend_dataset_free(d);
+    attend_vocab_free(v);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Reversal (seed 004's task) with a transformer encoder under the Bahdanau
+ * decoder: a short run learns it. */
+static void test_reversal_learns(void) {
+    attend_task_config tc = {ATTEND_TASK_REVERSE, 10, 3, 8, 20000, 11};
+    attend_dataset *train = NULL, *dev = NULL;
+    attend_vocab *v = NULL, *dv = NULL;
+    attend_error err;
+    EXPECT(attend_dataset_task(&train, &v, &tc, &err) == ATTEND_OK, "%s", err.msg);
+    tc.seed = 12;
+    tc.count = 300;
+    attend_dataset_task(&dev, &dv, &tc, NULL);
+    attend_vocab_free(dv);
+    int V = attend_vocab_size(v);
+    attend_model_config c = tf_config(V, 32, 4, 64, 2, 8);
+    attend_model *m = NULL;
+    attend_trainer *tr = NULL;
+    EXPECT(attend_model_create(&m, &c, 27, &err) == ATTEND_OK, "%s", err.msg);
+    attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
+    oc.lr = 3e-3;
+    oc.clip_norm = 1.0;
+    oc.warmup_steps = 30;
+    EXPECT(m && attend_trainer_create(&tr, m, &oc, train, 32, 28, &err) == ATTEND_OK, "%s", err.msg);
+    if (tr) {
+        double t0 = now();
+        int steps = 400;
+        for (int i = 0; i < steps; i++) {
+            attend_step_report r;
+            if (attend_trainer_step(tr, &r, &err)) {
+                EXPECT(0, "step %d: %s", i, err.msg);
+                break;
+            }
+        }
+        double secs = now() - t0;
+        attend_eval_stats es;
+        EXPECT(attend_model_evaluate(m, dev, 64, 0, &es, &err) == ATTEND_OK, "%s", err.msg);
+        printf("  reversal L=3..8, transformer encoder (2 layers, 4 heads, width 32), %d steps of 32 in %.1f s: "
+               "greedy seq acc %.4f, token acc %.4f\n",
+               steps, secs, es.greedy_seq_acc, es.greedy_token_acc);
+        EXPECT(es.greedy_seq_acc >= 0.9, "greedy full-sequence accuracy %.4f < 0.9", es.greedy_seq_acc);
+    }
+    attend_trainer_free(tr);
+    attend_model_free(m);
+    attend_dataset_free(train);
+    attend_dataset_free(dev);
+    attend_vocab_free(v);
+}
+
+int main(void) {
+    RUN(test_config_checks);
+    RUN(test_json);
+    RUN(test_padding_mask);
+    RUN(test_save_load);
+    RUN(test_reversal_learns);
+    return harness_summary();
+}
