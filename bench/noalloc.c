@@ -65,7 +65,9 @@ static void expect_none(const char *what, long before) {
     }
 }
 
-static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+/* transformer: 0 the recurrent encoder, 1 a pre-norm transformer encoder
+ * (sinusoidal positions), 2 a post-norm one (learned positions) */
+static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int transformer) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
     c.cell = cell;
@@ -80,6 +82,14 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
     c.max_batch = 16;
     c.max_src_len = 9;
     c.max_tgt_len = 9;
+    if (transformer) {
+        c.encoder = ATTEND_ENCODER_TRANSFORMER;
+        c.heads = 2;
+        c.enc_layers = 2;
+        c.post_norm = transformer == 2;
+        c.positions = transformer == 2 ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
+        c.max_positions = transformer == 2 ? 9 : 0;
+    }
     attend_task_config tc = {ATTEND_TASK_REVERSE, 6, 3, 9, 64, 1};
     attend_dataset *d;
     attend_vocab *v;
@@ -91,7 +101,8 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
     oc.clip_norm = 1.0;
     MUST(attend_trainer_create(&tr, m, &oc, d, 16, 3, ERR));
     char label[96];
-    snprintf(label, sizeof label, "%s/%s/%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score));
+    snprintf(label, sizeof label, "%s/%s/%s%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score),
+             transformer == 1 ? " (transformer encoder, pre-norm)" : transformer == 2 ? " (transformer encoder, post-norm)" : "");
     printf("%s\n", label);
 
     attend_step_report rep;
@@ -161,6 +172,10 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
 }
 
 /* A pointer model (a sort task) and an ensemble of two: greedy and beam. */
+static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+    run_kind(cell, dec, score, 0);
+}
+
 static void run_pointer(void) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
@@ -214,6 +229,8 @@ int main(void) {
     run(ATTEND_CELL_GRU, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL);
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_SCALED_DOT);
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 1);
+    run_kind(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 2);
     run_pointer();
     /* the counters do see the library: creation and warm-up allocate */
     printf("allocations counted in total (creation, warm-up): %ld\n", n_alloc);

@@ -58,6 +58,7 @@ typedef struct {
     int heads;                         /* --heads: the transformer encoder's heads; 0: not given (4) */
     int positions;                     /* --positions: attend_positions; -1: not given (sinusoidal) */
     int post_norm;                     /* --post-norm: the transformer encoder's layer norm after the residual */
+    int kernel;                        /* --kernel: the conv encoder's kernel width; 0: not given (3) */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

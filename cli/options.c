@@ -17,16 +17,18 @@ static const cli_option OPTIONS[] = {
     {"--score", CLI_OPT_CHOICE, 0, 0, 0, attend_score_from_name, "dot|scaled_dot|general|additive", NULL, "NAME",
      "dot, scaled_dot, general, additive"},
     {"--emb", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "embedding width"},
-    {"--encoder", CLI_OPT_CHOICE, 0, 0, 0, attend_encoder_from_name, "rnn|transformer", NULL, "NAME",
-     "rnn (bidirectional recurrent) or transformer (multi-head\n"
-     "self-attention and feed-forward layers; width --emb)"},
+    {"--encoder", CLI_OPT_CHOICE, 0, 0, 0, attend_encoder_from_name, "rnn|transformer|conv", NULL, "NAME",
+     "rnn (bidirectional recurrent), transformer (multi-head\n"
+     "self-attention and feed-forward layers) or conv (ConvS2S:\n"
+     "gated convolutions); the last two have width --emb"},
+    {"--kernel", CLI_OPT_INT, 1, 1025, 0, NULL, NULL, NULL, "K", "the conv encoder's kernel width (odd)"},
     {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N",
      "encoder width per direction (transformer: the feed-forward width)"},
     {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked encoder layers"},
     {"--heads", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N",
      "the transformer encoder's attention heads; must divide --emb"},
     {"--positions", CLI_OPT_CHOICE, 0, 0, 0, attend_positions_from_name, "sinusoidal|learned|none", NULL, "NAME",
-     "positions added to the transformer encoder's embeddings:\n"
+     "positions added to the transformer or conv encoder's\nembeddings: "
      "sinusoidal, learned, or none (blind to order)"},
     {"--post-norm", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, NULL, NULL,
      "the transformer encoder's layer norm after each residual\n"

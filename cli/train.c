@@ -110,6 +110,7 @@ static void train_usage(FILE *f) {
     opt_line(f, "--heads", "4");
     opt_line(f, "--positions", "sinusoidal");
     opt_line(f, "--post-norm", NULL);
+    opt_line(f, "--kernel", "3");
     opt_line(f, "--dec-layers", "1");
     opt_line(f, "--dec-hidden", "128; for dot and scaled_dot the encoder width: 2 x --hidden, transformer --emb");
     opt_line(f, "--attn", "64");
@@ -213,7 +214,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
                  cli_opt(&p, "--patience", &o->patience, &rc) || cli_opt(&p, "--encoder", &o->encoder, &rc) ||
                  cli_opt(&p, "--heads", &o->heads, &rc) || cli_opt(&p, "--positions", &o->positions, &rc) ||
-                 cli_opt(&p, "--post-norm", &o->post_norm, &rc))
+                 cli_opt(&p, "--post-norm", &o->post_norm, &rc) || cli_opt(&p, "--kernel", &o->kernel, &rc))
             continue;
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
         else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
@@ -245,10 +246,17 @@ static int check_combination(const train_opts *o) {
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
     /* the transformer encoder's options */
-    if (o->encoder != ATTEND_ENCODER_TRANSFORMER && (o->heads || o->positions >= 0 || o->post_norm))
+    if (o->encoder != ATTEND_ENCODER_TRANSFORMER && (o->heads || o->post_norm))
         return cli_usage_error("train", "%s applies to --encoder transformer, not --encoder %s",
-                               o->heads ? "--heads" : o->positions >= 0 ? "--positions" : "--post-norm",
+                               o->heads ? "--heads" : "--post-norm", attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder == ATTEND_ENCODER_RNN && o->positions >= 0)
+        return cli_usage_error("train", "--positions applies to --encoder transformer or conv, not --encoder rnn");
+    if (o->encoder != ATTEND_ENCODER_CONV && o->kernel)
+        return cli_usage_error("train", "--kernel applies to --encoder conv, not --encoder %s",
                                attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder == ATTEND_ENCODER_CONV && o->kernel && o->kernel % 2 == 0)
+        return cli_usage_error("train", "--kernel %d: the conv encoder's kernel width must be odd ('same' padding)",
+                               o->kernel);
     if (o->encoder == ATTEND_ENCODER_TRANSFORMER) {
         int heads = o->heads ? o->heads : 4;
         if (heads > o->emb || o->emb % heads)
@@ -356,6 +364,10 @@ static void print_model(const attend_model *m, const train_opts *o) {
                c->enc_layers, c->emb, c->heads, c->enc_hidden, c->post_norm ? "post-norm" : "pre-norm",
                attend_positions_name(c->positions), attend_cell_name(c->cell), attend_decoder_name(c->decoder),
                c->dec_hidden);
+    else if (c->encoder == ATTEND_ENCODER_CONV)
+        printf("model: conv encoder %d layers of width %d (kernel %d, GLU, %s positions), %s %s decoder %d",
+               c->enc_layers, c->emb, c->kernel, attend_positions_name(c->positions), attend_cell_name(c->cell),
+               attend_decoder_name(c->decoder), c->dec_hidden);
     else
         printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
                c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
@@ -567,6 +579,10 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
         mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
         mc.post_norm = o.post_norm;
     }
+    if (o.encoder == ATTEND_ENCODER_CONV) {
+        mc.kernel = o.kernel ? o.kernel : 3;
+        mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
+    }
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? attend_model_encoder_width(&mc) : 128;
@@ -578,7 +594,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
-    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder == ATTEND_ENCODER_TRANSFORMER)
+    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder != ATTEND_ENCODER_RNN)
         mc.max_positions = mc.max_src_len; /* the learned table: as long as the longest source seen */
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
     if (attend_model_create(&m, &mc, o.seed, &err) ||

@@ -288,6 +288,16 @@ static void test_transformer_bad_files(void) {
     attend_model_free(m);
 }
 
+/* The conv encoder (issue 27): tests/ref/model_cv_*, from
+ * /usr/bin/python3 tools/ref_model.py --only cv_ — ConvS2S layers
+ * (nn.Conv1d + GLU + scaled residual, padding zeroed before every
+ * convolution): kernel 3 with two layers and sinusoidal positions, kernel 5
+ * (wider than the shorter sources) with learned positions. */
+static void test_conv_encoder(void) {
+    run_model("cv_k3_sin_gru_bahdanau_additive");
+    run_model("cv_k5_learned_lstm_luong_general");
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(g_dir, sizeof g_dir, "%s/attend_model_ref_XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -304,6 +314,7 @@ int main(void) {
     RUN(test_config_width_mismatch);
     RUN(test_transformer_encoder);
     RUN(test_transformer_bad_files);
+    RUN(test_conv_encoder);
     rmdir(g_dir);
     return harness_summary();
 }

@@ -49,6 +49,10 @@ tensors); only those:
 
     /usr/bin/python3 tools/ref_model.py --only tf_
 
+Models with a convolutional encoder (CONV_MODELS, "cv_*") likewise:
+
+    /usr/bin/python3 tools/ref_model.py --only cv_
+
 It also writes tests/ref/model_bad_width.safetensors: the first model's
 tensors under a configuration whose dec_hidden is one wider, which the loader
 must reject naming 'bridge.weight'.
@@ -151,6 +155,19 @@ TRANSFORMER_MODELS = [
           encoder="transformer", heads=1, positions="none", post_norm=0), 4023, 300),
 ]
 
+# (13)-(14) the convolutional encoder (src/seq2seq/encoders/conv.c, ConvS2S's):
+# per layer x' = sqrt(1/2) (x + glu(nn.Conv1d(emb, 2 emb, kernel,
+# padding=kernel//2)(x with padding positions zeroed))); the Conv1d weight
+# [2D, D, k] is written as [2D, D*k] in its memory order. Only those: --only cv_
+CONV_MODELS = [
+    ("cv_k3_sin_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=8, enc_layers=2, dec_hidden=7, attn=4,
+          encoder="conv", kernel=3, positions="sinusoidal"), 4031, 300),
+    ("cv_k5_learned_lstm_luong_general",
+     dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=7, attn=4,
+          encoder="conv", kernel=5, positions="learned", max_positions=7), 4032, 300),
+]
+
 CONFIG_FIELDS = ["cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                  "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len"]
 
@@ -211,6 +228,21 @@ class DotAttention(nn.Module):
         return (kp @ q[:, :, None]).squeeze(-1) * self.scale
 
 
+def sinusoid_table(S, D):
+    """PE[j, 2i] = sin(j / 10000^(2i/D)), PE[j, 2i+1] = cos(same)."""
+    pe = torch.zeros(S, D, dtype=torch.float64)
+    for j in range(S):
+        for d in range(D):
+            angle = j / 10000.0 ** ((d - d % 2) / D)
+            pe[j, d] = math.cos(angle) if d % 2 else math.sin(angle)
+    return pe
+
+
+def flat2(a):
+    """A tensor as our files keep it: a 3-D Conv1d weight [O, I, k] as [O, I*k] (same memory order)."""
+    return a.reshape(a.shape[0], -1) if a.ndim > 2 else a
+
+
 class Seq2Seq(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -225,7 +257,18 @@ class Seq2Seq(nn.Module):
         if not self.pointer:
             self.tgt_emb = nn.Embedding(cfg["tgt_vocab"], D, padding_idx=PAD)
         self.transformer = cfg.get("encoder") == "transformer"
-        if self.transformer:
+        self.conv = cfg.get("encoder") == "conv"
+        if self.conv:
+            E = D
+            self.encoder = nn.Module()
+            self.positions = cfg.get("positions", "sinusoidal")
+            if self.positions == "learned":
+                self.encoder.register_parameter("pos_emb", nn.Parameter(
+                    torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+            self.encoder.convs = nn.ModuleList(
+                [nn.Conv1d(D, 2 * D, cfg["kernel"], padding=cfg["kernel"] // 2) for _ in range(L)])
+            self.register_buffer("pe", sinusoid_table(cfg["max_src_len"], D), persistent=False)
+        elif self.transformer:
             E = D
             pre = not cfg.get("post_norm", 0)
             layer = nn.TransformerEncoderLayer(D, cfg["heads"], H, dropout=0.0, batch_first=True, norm_first=pre)
@@ -235,12 +278,7 @@ class Seq2Seq(nn.Module):
             if self.positions == "learned":   # U(±sqrt 3): variance 1, as attend initialises it
                 self.encoder.register_parameter("pos_emb", nn.Parameter(
                     torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
-            pe = torch.zeros(cfg["max_src_len"], D, dtype=torch.float64)
-            for j in range(cfg["max_src_len"]):
-                for d in range(D):
-                    angle = j / 10000.0 ** ((d - d % 2) / D)
-                    pe[j, d] = math.cos(angle) if d % 2 else math.sin(angle)
-            self.register_buffer("pe", pe, persistent=False)
+            self.register_buffer("pe", sinusoid_table(cfg["max_src_len"], D), persistent=False)
         else:
             rnn = nn.LSTM if self.lstm else nn.GRU
             self.encoder = rnn(D, H, num_layers=L, batch_first=True, bidirectional=True)
@@ -280,6 +318,8 @@ class Seq2Seq(nn.Module):
         x = self.src_emb(src)                                            # [N,S,D]
         if self.transformer:
             return self.encode_transformer(src, src_len, x)
+        if self.conv:
+            return self.encode_conv(src, src_len, x)
         packed = pack_padded_sequence(x, src_len, batch_first=True, enforce_sorted=False)
         out, hn = self.encoder(packed)
         if self.lstm:
@@ -299,6 +339,20 @@ class Seq2Seq(nn.Module):
         out = self.encoder(x, src_key_padding_mask=~valid)               # training mode: the plain path
         enc = out * valid[:, :, None]                                    # padding rows 0
         fin = enc.sum(1) / src_len[:, None].to(enc.dtype)                # mean of the valid states [N,E]
+        return self.decoder_start(src, enc, fin, valid)
+
+    def encode_conv(self, src, src_len, x):
+        N, S = src.shape
+        if self.positions == "sinusoidal":
+            x = x + self.pe[:S].to(x.dtype)
+        elif self.positions == "learned":
+            x = x + self.encoder.pos_emb[:S]
+        valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
+        for conv in self.encoder.convs:
+            z = conv((x * valid[:, :, None]).transpose(1, 2)).transpose(1, 2)  # [N,S,2D], padding zeroed first
+            x = (x + F.glu(z, dim=-1)) * math.sqrt(0.5)
+        enc = x * valid[:, :, None]
+        fin = enc.sum(1) / src_len[:, None].to(enc.dtype)
         return self.decoder_start(src, enc, fin, valid)
 
     def decoder_start(self, src, enc, fin, valid):
@@ -510,9 +564,12 @@ def config_fields(cfg):
     """The keys of attend.config in attend_model_config_to_json's order (the
     later fields only when set: positions when not sinusoidal)."""
     keys = CONFIG_FIELDS + (["dec_layers"] if cfg.get("dec_layers", 0) else [])
-    if cfg.get("encoder", "rnn") != "rnn":
+    if cfg.get("encoder", "rnn") == "transformer":
         keys += ["encoder", "heads"] + (["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else [])
         keys += ["post_norm"] if cfg.get("post_norm", 0) else []
+        keys += ["max_positions"] if cfg.get("max_positions", 0) else []
+    elif cfg.get("encoder", "rnn") == "conv":
+        keys += ["encoder", "kernel"] + (["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else [])
         keys += ["max_positions"] if cfg.get("max_positions", 0) else []
     return keys
 
@@ -539,7 +596,11 @@ def fmt_tensor(name, a, integer=False):
 def expected_names(cfg):
     """Our layout_tensors() order, written out independently of the model."""
     names = ["src_emb.weight"] + ([] if cfg["decoder"] == "pointer" else ["tgt_emb.weight"])
-    if cfg.get("encoder", "rnn") == "transformer":
+    if cfg.get("encoder", "rnn") == "conv":
+        names += ["encoder.pos_emb"] if cfg.get("positions") == "learned" else []
+        for l in range(cfg["enc_layers"]):
+            names += ["encoder.convs.%d.weight" % l, "encoder.convs.%d.bias" % l]
+    elif cfg.get("encoder", "rnn") == "transformer":
         names += ["encoder.pos_emb"] if cfg.get("positions") == "learned" else []
         for l in range(cfg["enc_layers"]):
             names += ["encoder.layers.%d.%s" % (l, p) for p in (
@@ -579,9 +640,9 @@ def make(name, arch, seed, steps):
     assert [n for n, _ in params] == expected_names(cfg), [n for n, _ in params]
     assert torch.all(model.src_emb.weight[PAD] == 0)
 
-    tensors = [(n, p.detach().numpy().astype(np.float32)) for n, p in params]
+    tensors = [(n, flat2(p.detach().numpy()).astype(np.float32)) for n, p in params]
     for (_, a), (_, p) in zip(tensors, params):
-        assert np.array_equal(a.astype(np.float64), p.detach().numpy())   # exactly float32
+        assert np.array_equal(a.astype(np.float64), flat2(p.detach().numpy()))   # exactly float32
     st_bytes = safetensors_bytes(tensors, file_metadata(cfg))
 
     # the fixed batch: random targets (not the task's), so the loss is far from 0
@@ -639,7 +700,7 @@ def make(name, arch, seed, steps):
     parts.append(fmt_tensor("correct_seqs", np.array([seqs_ok]), True))
     parts.append(fmt_tensor("attn_entropy", np.array([ent])))
     for n, p in params:
-        parts.append(fmt_tensor("grad." + n, p.grad.numpy()))
+        parts.append(fmt_tensor("grad." + n, flat2(p.grad.numpy())))
     parts.append(fmt_tensor("greedy_src", gsrc, True))
     parts.append(fmt_tensor("greedy_src_len", np.array(GREEDY_SRC_LEN), True))
     parts.append(fmt_tensor("greedy_max_len", np.array([GREEDY_MAX_LEN]), True))
@@ -661,7 +722,7 @@ def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     first = first_tf = None
-    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS:
+    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS + CONV_MODELS:
         if only is not None and not name.startswith(only):
             continue
         cfg, tensors, st_bytes, text, summary = make(name, arch, seed, steps)

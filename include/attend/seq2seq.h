@@ -53,10 +53,18 @@ typedef enum {
  *                (norm_first=True) under nn.TransformerEncoder(norm=
  *                LayerNorm)), or post-norm LN(x + f(x)) (post_norm = 1);
  *                positions added to the embeddings first; E = emb, the
- *                summary the bridge reads is the mean of the valid states */
+ *                summary the bridge reads is the mean of the valid states
+ *   CONV         ConvS2S's encoder (Gehring et al. 2017): enc_layers layers
+ *                x' = sqrt(1/2) (x + GLU(conv_k(x))), a 1-D convolution of
+ *                width k (kernel, odd; 'same' padding, padding positions
+ *                zeroed before every convolution) to 2 emb channels and a
+ *                gated linear unit back to emb; positions as TRANSFORMER's;
+ *                E = emb, the summary the mean of the valid states
+ *                (enc_hidden unused: 0 or any value) */
 typedef enum {
     ATTEND_ENCODER_RNN = 0,
     ATTEND_ENCODER_TRANSFORMER = 1,
+    ATTEND_ENCODER_CONV = 2,
 } attend_encoder_kind;
 
 /* Positions added to the source embeddings by a TRANSFORMER encoder:
@@ -103,6 +111,7 @@ typedef struct {
     int max_positions;            /* TRANSFORMER with LEARNED positions: rows of the position table, >=
                                      max_src_len (a capacity, which a loader may change, while the table's
                                      size is fixed by the file); otherwise 0 */
+    int kernel;                   /* CONV: the convolutions' width k (odd, >= 1); otherwise 0 */
 } attend_model_config;
 
 typedef struct attend_model attend_model;
@@ -602,13 +611,13 @@ int attend_score_from_name(const char *name);
 int attend_tokenizer_from_name(const char *name);
 const char *attend_normalizer_name(attend_normalizer n);
 int attend_normalizer_from_name(const char *name);
-/* "rnn" "transformer"; "sinusoidal" "learned" "none" (issue 27). */
+/* "rnn" "transformer" "conv"; "sinusoidal" "learned" "none" (issue 27). */
 const char *attend_encoder_name(attend_encoder_kind kind);
 int attend_encoder_from_name(const char *name);
 const char *attend_positions_name(attend_positions p);
 int attend_positions_from_name(const char *name);
 /* The encoder output width E of a configuration (2 enc_hidden for RNN, emb
- * for TRANSFORMER; the width dot scores need dec_hidden to equal); 0 for
+ * for TRANSFORMER and CONV; the width dot scores need dec_hidden to equal); 0 for
  * NULL or an unknown encoder kind. Thread-safe. */
 int attend_model_encoder_width(const attend_model_config *cfg);
 

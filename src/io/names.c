@@ -13,7 +13,7 @@ static const char *const DECODER_NAMES[] = {"bahdanau", "luong", "none", "pointe
 static const char *const SCORE_NAMES[] = {"dot", "scaled_dot", "general", "additive"};
 static const char *const TOKENIZER_NAMES[] = {"char", "space"};
 static const char *const NORMALIZER_NAMES[] = {"softmax", "sparsemax", "entmax15"};
-static const char *const ENCODER_NAMES[] = {"rnn", "transformer"};
+static const char *const ENCODER_NAMES[] = {"rnn", "transformer", "conv"};
 static const char *const POSITIONS_NAMES[] = {"sinusoidal", "learned", "none"};
 
 static int index_of(const char *const *names, int n, const char *name) {
@@ -33,7 +33,7 @@ int attend_score_from_name(const char *name) { return index_of(SCORE_NAMES, 4, n
 int attend_tokenizer_from_name(const char *name) { return index_of(TOKENIZER_NAMES, 2, name); }
 const char *attend_normalizer_name(attend_normalizer k) { return (unsigned)k < 3 ? NORMALIZER_NAMES[k] : "unknown"; }
 int attend_normalizer_from_name(const char *name) { return index_of(NORMALIZER_NAMES, 3, name); }
-const char *attend_encoder_name(attend_encoder_kind k) { return (unsigned)k < 2 ? ENCODER_NAMES[k] : "unknown"; }
-int attend_encoder_from_name(const char *name) { return index_of(ENCODER_NAMES, 2, name); }
+const char *attend_encoder_name(attend_encoder_kind k) { return (unsigned)k < 3 ? ENCODER_NAMES[k] : "unknown"; }
+int attend_encoder_from_name(const char *name) { return index_of(ENCODER_NAMES, 3, name); }
 const char *attend_positions_name(attend_positions p) { return (unsigned)p < 3 ? POSITIONS_NAMES[p] : "unknown"; }
 int attend_positions_from_name(const char *name) { return index_of(POSITIONS_NAMES, 3, name); }

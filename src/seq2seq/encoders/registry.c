@@ -7,7 +7,7 @@
 #include "seq2seq/encoders/encoder_kind.h"
 
 /* X(the kind's at_encoder_ops) */
-#define AT_ENCODER_KINDS(X) X(at_encoder_rnn) X(at_encoder_transformer)
+#define AT_ENCODER_KINDS(X) X(at_encoder_rnn) X(at_encoder_transformer) X(at_encoder_conv)
 
 #define AT_DECLARE(ops) extern const at_encoder_ops ops;
 AT_ENCODER_KINDS(AT_DECLARE)

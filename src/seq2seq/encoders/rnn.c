@@ -238,10 +238,11 @@ static int backward(attend_model *m, int N, int S) {
 
 /* The recurrent encoder has no settings of its own: the other kinds' are 0. */
 static attend_status check(const attend_model_config *c, attend_error *err) {
-    CHECK(c->heads == 0 && c->positions == 0 && c->post_norm == 0 && c->max_positions == 0, err, ATTEND_ERR_ARG,
-          "model config: %s=%d is a transformer encoder's setting, but encoder is rnn",
-          c->heads ? "heads" : c->positions ? "positions" : c->post_norm ? "post_norm" : "max_positions",
-          c->heads ? c->heads : c->positions ? (int)c->positions : c->post_norm ? c->post_norm : c->max_positions);
+    CHECK(c->heads == 0 && c->positions == 0 && c->post_norm == 0 && c->max_positions == 0 && c->kernel == 0, err,
+          ATTEND_ERR_ARG, "model config: %s=%d is a %s encoder's setting, but encoder is rnn",
+          c->heads ? "heads" : c->positions ? "positions" : c->post_norm ? "post_norm" : c->max_positions ? "max_positions" : "kernel",
+          c->heads ? c->heads : c->positions ? (int)c->positions : c->post_norm ? c->post_norm : c->max_positions ? c->max_positions : c->kernel,
+          c->kernel && !c->heads && !c->positions && !c->post_norm && !c->max_positions ? "conv" : "transformer");
     return ATTEND_OK;
 }
 

@@ -34,6 +34,7 @@
 
 #include "core/layernorm.h"
 #include "core/mha.h"
+#include "seq2seq/encoders/common.h"
 #include "seq2seq/encoders/encoder_kind.h"
 #include "seq2seq/extension.h"
 #include "seq2seq/linear.h"
@@ -99,18 +100,11 @@ static attend_status check(const attend_model_config *c, attend_error *err) {
           "model config: heads=%d, a transformer encoder needs 1 <= heads <= emb=%d", c->heads, c->emb);
     CHECK(c->emb % c->heads == 0, err, ATTEND_ERR_ARG,
           "model config: heads=%d does not divide emb=%d (the transformer encoder's width)", c->heads, c->emb);
-    CHECK((unsigned)c->positions <= ATTEND_POSITIONS_NONE, err, ATTEND_ERR_ARG,
-          "model config: positions=%d is not sinusoidal (0), learned (1) or none (2)", (int)c->positions);
     CHECK(c->post_norm == 0 || c->post_norm == 1, err, ATTEND_ERR_ARG, "model config: post_norm=%d, must be 0 or 1",
           c->post_norm);
-    if (c->positions == ATTEND_POSITIONS_LEARNED)
-        CHECK(c->max_positions >= c->max_src_len && c->max_positions <= 1 << 16, err, ATTEND_ERR_ARG,
-              "model config: max_src_len=%d exceeds max_positions=%d, the learned positions' rows", c->max_src_len,
-              c->max_positions);
-    else
-        CHECK(c->max_positions == 0, err, ATTEND_ERR_ARG,
-              "model config: max_positions=%d applies to learned positions, not positions=%s", c->max_positions,
-              attend_positions_name(c->positions));
+    CHECK(c->kernel == 0, err, ATTEND_ERR_ARG, "model config: kernel=%d is a conv encoder's setting, but encoder is "
+          "transformer", c->kernel);
+    TRY(at_enc_positions_check(c, err));
     return ATTEND_OK;
 }
 
@@ -129,10 +123,7 @@ static void layout_params(at_param_layout *L) {
     tf_state *s = st(L->m);
     int D = c->emb, F = c->enc_hidden;
     char nm[80]; /* the longest name, layer 7's out_proj.weight, has 42 characters (AT_NAME_MAX 48) */
-    /* learned positions: variance 1 like the embeddings (N(0,1)): U(±sqrt 3) */
-    if (c->positions == ATTEND_POSITIONS_LEARNED)
-        at_param_add_init(L, at_param_slot(L, s->pos), "encoder.pos_emb", c->max_positions, D, AT_INIT_UNIFORM,
-                          sqrt(3.0));
+    at_enc_positions_layout(L, s->pos);
     for (int l = 0; l < c->enc_layers; l++) {
         tf_layer_tensors *t = &s->t[l];
 #define NAME(part) (snprintf(nm, sizeof nm, "encoder.layers.%d.%s", l, part), nm)
@@ -199,15 +190,6 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
 
 /* ----------------------------------------------------------------- forward */
 
-/* PE [S_cap,D]: PE[j,2i] = sin(j / 10000^(2i/D)), PE[j,2i+1] = cos(j / 10000^(2i/D)) */
-static void sinusoid_table(attend_real *pe, int S, int D) {
-    for (int j = 0; j < S; j++)
-        for (int d = 0; d < D; d++) {
-            double angle = j / pow(10000.0, (double)(d - d % 2) / D);
-            pe[(size_t)j * D + d] = (attend_real)(d % 2 ? cos(angle) : sin(angle));
-        }
-}
-
 static attend_mha_params mha_params(const tf_layer_tensors *t, int D) {
     attend_mha_params p = {t->in_w[0],         t->in_w[0] + (size_t)D * D, t->in_w[0] + 2 * (size_t)D * D,
                            t->in_b[0],         t->in_b[0] + D,             t->in_b[0] + 2 * D,
@@ -248,20 +230,7 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
     int D = c->emb, F = c->enc_hidden, M = N * S;
     attend_mha_config mc = mha_cfg(c);
     /* x_0 = emb + positions */
-    memcpy(s->x[0], A->emb_src, (size_t)M * D * sizeof(attend_real));
-    const attend_real *pos = NULL;
-    if (c->positions == ATTEND_POSITIONS_SINUSOIDAL) {
-        if (!s->pe_ready) {
-            sinusoid_table(s->pe, c->max_src_len, D);
-            s->pe_ready = 1;
-        }
-        pos = s->pe;
-    } else if (c->positions == ATTEND_POSITIONS_LEARNED) {
-        pos = s->pos[0];
-    }
-    if (pos)
-        for (int n = 0; n < N; n++)
-            for (size_t k = 0; k < (size_t)S * D; k++) s->x[0][(size_t)n * S * D + k] += pos[k];
+    at_enc_positions_forward(m, s->x[0], A->emb_src, s->pe, &s->pe_ready, s->pos, N, S);
     for (int l = 0; l < c->enc_layers; l++) {
         const tf_layer_tensors *t = &s->t[l];
         tf_layer_acts *a = &s->a[l];
@@ -290,20 +259,7 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
     if (!c->post_norm) at_layernorm_forward(s->out, s->mf, s->rf, top, s->nf_w[0], s->nf_b[0], M, D);
     else memcpy(s->out, top, (size_t)M * D * sizeof(attend_real));
     /* padding rows 0; the summary is the mean of the valid rows */
-    for (int n = 0; n < N; n++) {
-        attend_real *fin = A->fin_cat + (size_t)n * D;
-        memset(fin, 0, (size_t)D * sizeof *fin);
-        for (int j = 0; j < S; j++) {
-            attend_real *o = s->out + ((size_t)n * S + j) * D;
-            if (j >= src_len[n]) {
-                memset(o, 0, (size_t)D * sizeof *o);
-                continue;
-            }
-            for (int d = 0; d < D; d++) fin[d] += o[d];
-        }
-        attend_real inv = (attend_real)(1.0 / src_len[n]);
-        for (int d = 0; d < D; d++) fin[d] *= inv;
-    }
+    at_enc_mean_forward(s->out, A->fin_cat, src_len, N, S, D);
 }
 
 /* ---------------------------------------------------------------- backward */
@@ -330,17 +286,9 @@ static int backward(attend_model *m, int N, int S) {
     int D = c->emb, F = c->enc_hidden, M = N * S;
     size_t MD = (size_t)M * D;
     attend_mha_config mc = mha_cfg(c);
-    const int32_t *src_len = m->fwd_src_len;
     /* forward: out = x_L masked (padding rows 0), fin = mean of the valid rows of out */
     attend_real *dout = s->dh;
-    for (int n = 0; n < N; n++) {
-        attend_real inv = (attend_real)(1.0 / src_len[n]);
-        for (int j = 0; j < S; j++) {
-            attend_real *d = dout + ((size_t)n * S + j) * D;
-            const attend_real *de = A->denc + ((size_t)n * S + j) * D, *df = A->dfin + (size_t)n * D;
-            for (int k = 0; k < D; k++) d[k] = j < src_len[n] ? de[k] + df[k] * inv : 0;
-        }
-    }
+    at_enc_mean_backward(dout, A->denc, A->dfin, m->fwd_src_len, N, S, D);
     attend_real *dx = s->dx, *dnext = s->dx2;
     if (!c->post_norm) { /* forward: out = LNf(x_L) */
         memset(dx, 0, MD * sizeof *dx);
@@ -386,9 +334,7 @@ static int backward(attend_model *m, int N, int S) {
     }
     /* forward: x_0 = emb + pos  ⇒ demb = dx_0, dpos[j] += Σ_n dx_0[n,j] */
     memcpy(A->demb, dx, MD * sizeof *dx);
-    if (c->positions == ATTEND_POSITIONS_LEARNED)
-        for (int n = 0; n < N; n++)
-            for (size_t k = 0; k < (size_t)S * D; k++) s->pos[1][k] += dx[(size_t)n * S * D + k];
+    at_enc_positions_backward(m, s->pos, dx, N, S);
     return 1;
 }
 

@@ -1,13 +1,13 @@
 #!/bin/sh
-# transformer_test.sh — the transformer encoder through the command line
-# (issue 27): `attend train --encoder transformer` writes a model file that
-# decode (greedy, beam, alignments) and eval read; usage errors name both
-# sides (--heads not dividing --emb, the transformer's options with
-# --encoder rnn, unknown names).
+# encoders_test.sh — the transformer and conv encoders through the command
+# line (issue 27): `attend train --encoder transformer|conv` writes a model
+# file that decode (greedy, beam, alignments) and quantize read; usage errors
+# name both sides (--heads not dividing --emb, one kind's options with
+# another, unknown names).
 #
-#   sh tests/cli/transformer_test.sh CASE ATTEND WORK_DIR     CASE: usage | train
+#   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR     CASE: usage | train
 set -u
-CASE=transformer_$1
+CASE=encoders_$1
 A=$2
 WORK=$3
 . "$(dirname "$0")/lib.sh"
@@ -30,11 +30,20 @@ usage)
     has err "--heads applies to --encoder transformer, not --encoder rnn"
     ok "--heads with the recurrent encoder"
     run 2 "$A" train --task reverse --encoder rnn --positions none --steps 1
-    has err "--positions applies to --encoder transformer, not --encoder rnn"
+    has err "--positions applies to --encoder transformer or conv, not --encoder rnn"
     ok "--positions with the recurrent encoder"
     run 2 "$A" train --task reverse --post-norm --steps 1
     has err "--post-norm applies to --encoder transformer"
     ok "--post-norm with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder conv --heads 2 --steps 1
+    has err "--heads applies to --encoder transformer, not --encoder conv"
+    ok "--heads with the conv encoder"
+    run 2 "$A" train --task reverse --encoder transformer --kernel 3 --steps 1
+    has err "--kernel applies to --encoder conv, not --encoder transformer"
+    ok "--kernel with the transformer encoder"
+    run 2 "$A" train --task reverse --encoder conv --kernel 4 --steps 1
+    has err "--kernel 4: the conv encoder's kernel width must be odd"
+    ok "an even --kernel"
     run 2 "$A" train --task reverse --encoder conformer --steps 1
     has err "conformer"
     ok "an unknown --encoder"
@@ -44,10 +53,10 @@ usage)
     ;;
 train)
     SMALL="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 500 --dev-count 50
-           --encoder transformer --emb 16 --heads 2 --hidden 32 --layers 2 --batch 16
-           --steps 60 --warmup 10 --decay 50"
+           --emb 16 --layers 2 --batch 16 --steps 60 --warmup 10 --decay 50"
+    TF="--encoder transformer --heads 2 --hidden 32"
     # shellcheck disable=SC2086
-    run 0 "$A" train $SMALL --dec-hidden 32 --positions learned --post-norm --out tf.safetensors
+    run 0 "$A" train $SMALL $TF --dec-hidden 32 --positions learned --post-norm --out tf.safetensors
     has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, post-norm, learned positions\), gru bahdanau decoder 32"
     has out "^dev: pairs 50 "
     ok "train --encoder transformer --positions learned --post-norm"
@@ -57,10 +66,20 @@ train)
     run 0 "$A" decode tf.safetensors in --beam 3
     [ "$(wc -l <out)" -ge 2 ] || fail "beam decoding printed $(wc -l <out) lines"
     ok "decode greedy (alignments) and beam"
+    run 0 "$A" quantize tf.safetensors --to int8 --out tf8.safetensors
+    run 0 "$A" decode tf8.safetensors in
+    [ "$(wc -l <out)" -eq 2 ] || fail "the int8 model decoded $(wc -l <out) lines"
+    ok "quantize --to int8 and decode"
     # shellcheck disable=SC2086
-    run 0 "$A" train $SMALL --score dot --steps 20 --warmup 2 --decay 18 --out dot.safetensors
+    run 0 "$A" train $SMALL $TF --score dot --steps 20 --warmup 2 --decay 18 --out dot.safetensors
     has out "\(2 heads, feed-forward 32, pre-norm, sinusoidal positions\), gru bahdanau decoder 16, dot attention"
     ok "--score dot: the decoder width defaults to the encoder's (--emb)"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --encoder conv --kernel 5 --positions learned --out cv.safetensors
+    has out "^model: conv encoder 2 layers of width 16 \(kernel 5, GLU, learned positions\), gru bahdanau decoder 128"
+    run 0 "$A" decode cv.safetensors in --beam 2 --align
+    has out "weight per cell"
+    ok "train --encoder conv --kernel 5 --positions learned, decode"
     ;;
 *) fail "unknown case $1" ;;
 esac

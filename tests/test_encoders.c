@@ -1,11 +1,11 @@
 /*
- * test_transformer.c — the transformer encoder kind (issue 27,
- * src/seq2seq/encoders/transformer.c) as a user meets it: the configuration's
+ * test_encoders.c — the transformer and conv encoder kinds (issue 27,
+ * src/seq2seq/encoders/transformer.c, conv.c) as a user meets them: the configuration's
  * checks and messages, its JSON (the keys only when set), the padding mask
  * (a source decodes the same alone and beside a longer one), save/load, and
- * training: reversal learned with a transformer encoder in a short run.
- * PyTorch references: test_model_ref (tools/ref_model.py --only tf_);
- * finite differences: test_transformer_f64.
+ * training: reversal learned with each in a short run.
+ * PyTorch references: test_model_ref (tools/ref_model.py --only tf_, cv_);
+ * finite differences: test_encoders_f64.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -75,6 +75,23 @@ static void test_config_checks(void) {
     c.heads = 0;
     c.positions = ATTEND_POSITIONS_LEARNED;
     refused(&c, ATTEND_ERR_ARG, "positions=1", "encoder is rnn");
+    /* the conv encoder: an odd kernel, no transformer settings */
+    c = tf_config(12, 8, 0, 16, 1, 10);
+    c.encoder = ATTEND_ENCODER_CONV;
+    c.kernel = 4;
+    refused(&c, ATTEND_ERR_ARG, "kernel=4", "odd");
+    c.kernel = 0;
+    refused(&c, ATTEND_ERR_ARG, "kernel=0", "conv");
+    c.kernel = 3;
+    c.heads = 2;
+    refused(&c, ATTEND_ERR_ARG, "heads=2", "encoder is conv");
+    c.heads = 0;
+    c.encoder = ATTEND_ENCODER_TRANSFORMER;
+    c.heads = 2;
+    refused(&c, ATTEND_ERR_ARG, "kernel=3", "encoder is transformer");
+    c.encoder = ATTEND_ENCODER_RNN;
+    c.heads = 0;
+    refused(&c, ATTEND_ERR_ARG, "kernel=3", "conv");
     /* dot scores need dec_hidden = E = emb for a transformer */
     c = tf_config(12, 8, 2, 16, 1, 10);
     c.score = ATTEND_SCORE_DOT;
@@ -134,9 +151,14 @@ static void test_json(void) {
 /* The key padding mask: a source decodes to the same tokens and alignments
  * alone and as the shorter row of a batch (its padding is never attended). */
 static void test_padding_mask(void) {
-    for (int post = 0; post < 2; post++) {
+    for (int post = 0; post < 3; post++) { /* pre-norm, post-norm, conv (kernel 5) */
         attend_model_config c = tf_config(12, 8, 2, 16, 2, 10);
-        c.post_norm = post;
+        c.post_norm = post == 1;
+        if (post == 2) {
+            c.encoder = ATTEND_ENCODER_CONV;
+            c.heads = 0;
+            c.kernel = 5;
+        }
         c.positions = post ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
         c.max_positions = post ? 10 : 0;
         attend_model *m = NULL;
@@ -157,7 +179,8 @@ static void test_padding_mask(void) {
                 if (fabs(a - b) > worst) worst = fabs(a - b);
             }
         }
-        printf("  %s-norm: %d tokens, alignments alone vs in a batch: worst |diff| %.2e\n", post ? "post" : "pre",
+        printf("  %s: %d tokens, alignments alone vs in a batch: worst |diff| %.2e\n",
+               post == 2 ? "conv k5" : post ? "post-norm" : "pre-norm",
                (int)ol1[0], worst);
         EXPECT(worst < 1e-5, "alignments differ by %.3g", worst);
         attend_model_free(m);
@@ -221,7 +244,7 @@ static void test_save_load(void) {
 
 /* Reversal (seed 004's task) with a transformer encoder under the Bahdanau
  * decoder: a short run learns it. */
-static void test_reversal_learns(void) {
+static void reversal_learns(attend_encoder_kind kind) {
     attend_task_config tc = {ATTEND_TASK_REVERSE, 10, 3, 8, 20000, 11};
     attend_dataset *train = NULL, *dev = NULL;
     attend_vocab *v = NULL, *dv = NULL;
@@ -233,6 +256,11 @@ static void test_reversal_learns(void) {
     attend_vocab_free(dv);
     int V = attend_vocab_size(v);
     attend_model_config c = tf_config(V, 32, 4, 64, 2, 8);
+    if (kind == ATTEND_ENCODER_CONV) { /* two layers of kernel 5: a receptive field of 9 >= 8 positions */
+        c.encoder = kind;
+        c.heads = 0;
+        c.kernel = 5;
+    }
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
     EXPECT(attend_model_create(&m, &c, 27, &err) == ATTEND_OK, "%s", err.msg);
@@ -254,9 +282,10 @@ static void test_reversal_learns(void) {
         double secs = now() - t0;
         attend_eval_stats es;
         EXPECT(attend_model_evaluate(m, dev, 64, 0, &es, &err) == ATTEND_OK, "%s", err.msg);
-        printf("  reversal L=3..8, transformer encoder (2 layers, 4 heads, width 32), %d steps of 32 in %.1f s: "
+        printf("  reversal L=3..8, %s encoder (2 layers, %s, width 32), %d steps of 32 in %.1f s: "
                "greedy seq acc %.4f, token acc %.4f\n",
-               steps, secs, es.greedy_seq_acc, es.greedy_token_acc);
+               attend_encoder_name(kind), kind == ATTEND_ENCODER_CONV ? "kernel 5" : "4 heads", steps, secs,
+               es.greedy_seq_acc, es.greedy_token_acc);
         EXPECT(es.greedy_seq_acc >= 0.9, "greedy full-sequence accuracy %.4f < 0.9", es.greedy_seq_acc);
     }
     attend_trainer_free(tr);
@@ -266,11 +295,15 @@ static void test_reversal_learns(void) {
     attend_vocab_free(v);
 }
 
+static void test_reversal_learns_transformer(void) { reversal_learns(ATTEND_ENCODER_TRANSFORMER); }
+static void test_reversal_learns_conv(void) { reversal_learns(ATTEND_ENCODER_CONV); }
+
 int main(void) {
     RUN(test_config_checks);
     RUN(test_json);
     RUN(test_padding_mask);
     RUN(test_save_load);
-    RUN(test_reversal_learns);
+    RUN(test_reversal_learns_transformer);
+    RUN(test_reversal_learns_conv);
     return harness_summary();
 }

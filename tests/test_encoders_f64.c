@@ -1,9 +1,9 @@
 /*
- * test_transformer_f64.c — the transformer encoder kind (issue 27,
- * src/seq2seq/encoders/transformer.c) in double precision: the analytic
+ * test_encoders_f64.c — the transformer and conv encoder kinds (issue 27,
+ * src/seq2seq/encoders/transformer.c, conv.c) in double precision: the analytic
  * gradient of the teacher-forced loss against central finite differences
- * over every parameter, for pre-norm and post-norm, sinusoidal, learned and
- * no positions, one and two layers, under the recurrent decoders, on the
+ * over every parameter, for pre-norm and post-norm, kernels 1, 3 and 5,
+ * sinusoidal, learned and no positions, one and two layers, under the recurrent decoders, on the
  * tiny batch of fd_check.h (two sources of different lengths: the key
  * padding mask and the padding rows); and with dropout between the layers
  * (a fixed mask per key, so the loss is a smooth function of the weights).
@@ -15,20 +15,23 @@
 #include "fd_check.h"
 #include "harness.h"
 
+/* heads > 0: a transformer encoder; heads < 0: a conv encoder of kernel width -heads */
 static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers, int heads,
                   attend_positions pos, int post_norm, double dropout) {
     /* emb 4 = E, feed-forward 5, dec_hidden 4 (dot scores need Hd = E) */
     attend_model_config cfg = {.cell = cell, .decoder = dec, .score = score, .src_vocab = 7, .tgt_vocab = 7,
                                .emb = 4, .enc_hidden = 5, .enc_layers = layers, .dec_hidden = 4, .attn = 3,
                                .max_batch = 2, .max_src_len = 4, .max_tgt_len = 4};
-    cfg.encoder = ATTEND_ENCODER_TRANSFORMER;
-    cfg.heads = heads;
+    cfg.encoder = heads > 0 ? ATTEND_ENCODER_TRANSFORMER : ATTEND_ENCODER_CONV;
+    cfg.heads = heads > 0 ? heads : 0;
+    cfg.kernel = heads < 0 ? -heads : 0;
     cfg.positions = pos;
     cfg.post_norm = post_norm;
     cfg.max_positions = pos == ATTEND_POSITIONS_LEARNED ? 6 : 0; /* more rows than the sources use */
     char what[160];
-    snprintf(what, sizeof what, "%s/%s/%s L%d H%d %s %s%s", attend_cell_name(cell), attend_decoder_name(dec),
-             attend_score_name(score), layers, heads, attend_positions_name(pos), post_norm ? "post" : "pre",
+    snprintf(what, sizeof what, "%s %s/%s/%s L%d %s%d %s %s%s", heads > 0 ? "transformer" : "conv",
+             attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score), layers, heads > 0 ? "H" : "k",
+             heads > 0 ? heads : -heads, attend_positions_name(pos), heads < 0 ? "" : post_norm ? "post" : "pre",
              dropout > 0 ? " dropout" : "");
     attend_model *m = NULL;
     attend_error err;
@@ -85,7 +88,17 @@ static void test_dropout(void) {
     check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 2, 2, ATTEND_POSITIONS_LEARNED, 1, 0.3);
 }
 
+/* the conv encoder: kernels 1 (no neighbours), 3 and 5 (wider than the shorter source: padding and the edges) */
+static void test_conv(void) {
+    check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 2, -3, ATTEND_POSITIONS_SINUSOIDAL, 0, 0);
+    check(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 1, -5, ATTEND_POSITIONS_LEARNED, 0, 0);
+    check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_DOT, 1, -1, ATTEND_POSITIONS_NONE, 0, 0);
+    check(ATTEND_CELL_GRU, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, 2, -3, ATTEND_POSITIONS_LEARNED, 0, 0);
+    check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 2, -3, ATTEND_POSITIONS_SINUSOIDAL, 0, 0.3);
+}
+
 int main(void) {
+    RUN(test_conv);
     RUN(test_pre_norm);
     RUN(test_post_norm);
     RUN(test_other_decoders);
