@@ -66,7 +66,8 @@ static void expect_none(const char *what, long before) {
 }
 
 /* transformer: 0 the recurrent encoder, 1 a pre-norm transformer encoder
- * (sinusoidal positions), 2 a post-norm one (learned positions) */
+ * (sinusoidal positions), 2 a post-norm one (learned positions), 3 a conv
+ * encoder (kernel 3) */
 static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int transformer) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
@@ -82,7 +83,11 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
     c.max_batch = 16;
     c.max_src_len = 9;
     c.max_tgt_len = 9;
-    if (transformer) {
+    if (transformer == 3) {
+        c.encoder = ATTEND_ENCODER_CONV;
+        c.kernel = 3;
+        c.enc_layers = 2;
+    } else if (transformer) {
         c.encoder = ATTEND_ENCODER_TRANSFORMER;
         c.heads = 2;
         c.enc_layers = 2;
@@ -102,7 +107,10 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
     MUST(attend_trainer_create(&tr, m, &oc, d, 16, 3, ERR));
     char label[96];
     snprintf(label, sizeof label, "%s/%s/%s%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score),
-             transformer == 1 ? " (transformer encoder, pre-norm)" : transformer == 2 ? " (transformer encoder, post-norm)" : "");
+             transformer == 1   ? " (transformer encoder, pre-norm)"
+             : transformer == 2 ? " (transformer encoder, post-norm)"
+             : transformer == 3 ? " (conv encoder)"
+                                : "");
     printf("%s\n", label);
 
     attend_step_report rep;
@@ -231,6 +239,7 @@ int main(void) {
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE);
     run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 1);
     run_kind(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 2);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 3);
     run_pointer();
     /* the counters do see the library: creation and warm-up allocate */
     printf("allocations counted in total (creation, warm-up): %ld\n", n_alloc);

@@ -296,6 +296,16 @@ static void test_transformer_bad_files(void) {
 static void test_conv_encoder(void) {
     run_model("cv_k3_sin_gru_bahdanau_additive");
     run_model("cv_k5_learned_lstm_luong_general");
+    /* a file whose kernel is two wider than its tensors: refused naming the first convolution */
+    attend_model *m = NULL;
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_status st = attend_model_load(&m, "ref/model_cv_bad_kernel.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  kernel 5 over kernel-3 tensors: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'encoder.convs.0.weight'") && strstr(err.msg, "[12,18]") && strstr(err.msg, "[12,30]"),
+           "message does not name the tensor and both shapes: %s", err.msg);
+    attend_model_free(m);
 }
 
 int main(void) {

@@ -49,7 +49,9 @@ tensors); only those:
 
     /usr/bin/python3 tools/ref_model.py --only tf_
 
-Models with a convolutional encoder (CONV_MODELS, "cv_*") likewise:
+Models with a convolutional encoder (CONV_MODELS, "cv_*") likewise, with
+tests/ref/model_cv_bad_kernel.safetensors (kernel two wider than the
+tensors):
 
     /usr/bin/python3 tools/ref_model.py --only cv_
 
@@ -721,7 +723,7 @@ def write(path, data):
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    first = first_tf = None
+    first = first_tf = first_cv = None
     for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS + CONV_MODELS:
         if only is not None and not name.startswith(only):
             continue
@@ -733,6 +735,13 @@ def main():
             first = (cfg, tensors)
         if first_tf is None and name.startswith("tf_"):
             first_tf = (cfg, tensors)
+        if first_cv is None and name.startswith("cv_"):
+            first_cv = (cfg, tensors)
+    if first_cv is not None:
+        # the first conv model's tensors under a configuration whose kernel is 2 wider
+        cfg, tensors = first_cv
+        write(os.path.join(OUT_DIR, "model_cv_bad_kernel.safetensors"),
+              safetensors_bytes(tensors, file_metadata(dict(cfg, kernel=cfg["kernel"] + 2))))
     if first_tf is not None:
         # the first transformer model's tensors without one layer tensor, and
         # under a configuration whose feed-forward is one wider: the loader

@@ -21,7 +21,9 @@ extern "C" {
 /*
  * The encoder–decoder of seed 004: source embedding → bidirectional recurrent
  * encoder (E = 2He) → bridge tanh(W [h_fwd; h_bwd] + b) → attentive recurrent
- * decoder → logits. Decoder kinds:
+ * decoder → logits. The encoder may instead be a Transformer or a ConvS2S
+ * encoder (attend_encoder_kind below: E = emb, the bridge reads the mean of
+ * the valid states). Decoder kinds:
  *   BAHDANAU  query s_{t-1};  s_t = cell([E(y_{t-1}); c_t], s_{t-1});  logits = W_o [s_t; c_t] + b_o
  *   LUONG     s_t = cell([E(y_{t-1}); h̃_{t-1}], s_{t-1}) (input feeding, h̃_0 = 0);
  *             query s_t;  h̃_t = tanh(W_c [c_t; s_t]);  logits = W_s h̃_t + b_s

@@ -34,6 +34,7 @@ attend_status attend_model_config_to_json(const attend_model_config *c, char **j
         n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"dec_layers\":%d", c->dec_layers);
     /* the encoder kind (added in 0.3) and its keys, when not the recurrent one */
     const at_encoder_ops *enc = at_encoder_of(c);
+    CHECK(enc, err, ATTEND_ERR_ARG, "attend_model_config_to_json: encoder=%d is unknown", (int)c->encoder);
     if (n > 0 && (size_t)n < sizeof buf && c->encoder && enc) {
         n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"encoder\":\"%s\"", attend_encoder_name(c->encoder));
         for (int k = 0; k < enc->nkeys; k++) {
