@@ -59,6 +59,7 @@ typedef struct {
     int positions;                     /* --positions: attend_positions; -1: not given (sinusoidal) */
     int post_norm;                     /* --post-norm: the transformer encoder's layer norm after the residual */
     int kernel;                        /* --kernel: the conv encoder's kernel width; 0: not given (3) */
+    int conv_relu;                     /* --conv-relu: the conv encoder's ReLU in place of the GLU */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

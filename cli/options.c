@@ -22,6 +22,8 @@ static const cli_option OPTIONS[] = {
      "self-attention and feed-forward layers) or conv (ConvS2S:\n"
      "gated convolutions); the last two have width --emb"},
     {"--kernel", CLI_OPT_INT, 1, 1025, 0, NULL, NULL, NULL, "K", "the conv encoder's kernel width (odd)"},
+    {"--conv-relu", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, NULL, NULL,
+     "the conv encoder's layers end in a ReLU (emb channels) in\nplace of the gated linear unit (2 emb channels)"},
     {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N",
      "encoder width per direction (transformer: the feed-forward width)"},
     {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked encoder layers"},

@@ -111,6 +111,7 @@ static void train_usage(FILE *f) {
     opt_line(f, "--positions", "sinusoidal");
     opt_line(f, "--post-norm", NULL);
     opt_line(f, "--kernel", "3");
+    opt_line(f, "--conv-relu", NULL);
     opt_line(f, "--dec-layers", "1");
     opt_line(f, "--dec-hidden", "128; for dot and scaled_dot the encoder width: 2 x --hidden, transformer --emb");
     opt_line(f, "--attn", "64");
@@ -214,7 +215,8 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
                  cli_opt(&p, "--patience", &o->patience, &rc) || cli_opt(&p, "--encoder", &o->encoder, &rc) ||
                  cli_opt(&p, "--heads", &o->heads, &rc) || cli_opt(&p, "--positions", &o->positions, &rc) ||
-                 cli_opt(&p, "--post-norm", &o->post_norm, &rc) || cli_opt(&p, "--kernel", &o->kernel, &rc))
+                 cli_opt(&p, "--post-norm", &o->post_norm, &rc) || cli_opt(&p, "--kernel", &o->kernel, &rc) ||
+                 cli_opt(&p, "--conv-relu", &o->conv_relu, &rc))
             continue;
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
         else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
@@ -251,9 +253,9 @@ static int check_combination(const train_opts *o) {
                                o->heads ? "--heads" : "--post-norm", attend_encoder_name((attend_encoder_kind)o->encoder));
     if (o->encoder == ATTEND_ENCODER_RNN && o->positions >= 0)
         return cli_usage_error("train", "--positions applies to --encoder transformer or conv, not --encoder rnn");
-    if (o->encoder != ATTEND_ENCODER_CONV && o->kernel)
-        return cli_usage_error("train", "--kernel applies to --encoder conv, not --encoder %s",
-                               attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder != ATTEND_ENCODER_CONV && (o->kernel || o->conv_relu))
+        return cli_usage_error("train", "%s applies to --encoder conv, not --encoder %s",
+                               o->kernel ? "--kernel" : "--conv-relu", attend_encoder_name((attend_encoder_kind)o->encoder));
     if (o->encoder == ATTEND_ENCODER_CONV && o->kernel && o->kernel % 2 == 0)
         return cli_usage_error("train", "--kernel %d: the conv encoder's kernel width must be odd ('same' padding)",
                                o->kernel);
@@ -365,8 +367,9 @@ static void print_model(const attend_model *m, const train_opts *o) {
                attend_positions_name(c->positions), attend_cell_name(c->cell), attend_decoder_name(c->decoder),
                c->dec_hidden);
     else if (c->encoder == ATTEND_ENCODER_CONV)
-        printf("model: conv encoder %d layers of width %d (kernel %d, GLU, %s positions), %s %s decoder %d",
-               c->enc_layers, c->emb, c->kernel, attend_positions_name(c->positions), attend_cell_name(c->cell),
+        printf("model: conv encoder %d layers of width %d (kernel %d, %s, %s positions), %s %s decoder %d",
+               c->enc_layers, c->emb, c->kernel, c->conv_relu ? "ReLU" : "GLU", attend_positions_name(c->positions),
+               attend_cell_name(c->cell),
                attend_decoder_name(c->decoder), c->dec_hidden);
     else
         printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
@@ -581,6 +584,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     }
     if (o.encoder == ATTEND_ENCODER_CONV) {
         mc.kernel = o.kernel ? o.kernel : 3;
+        mc.conv_relu = o.conv_relu;
         mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
     }
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;

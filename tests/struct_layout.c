@@ -47,6 +47,7 @@ int main(void) {
     F(attend_model_config, copy), F(attend_model_config, monotonic), F(attend_model_config, normalizer);
     F(attend_model_config, encoder), F(attend_model_config, heads), F(attend_model_config, positions);
     F(attend_model_config, post_norm), F(attend_model_config, max_positions), F(attend_model_config, kernel);
+    F(attend_model_config, conv_relu);
     S(attend_model_tensor);
     F(attend_model_tensor, name), F(attend_model_tensor, ndim), F(attend_model_tensor, shape);
     F(attend_model_tensor, numel), F(attend_model_tensor, data), F(attend_model_tensor, grad);

@@ -83,7 +83,17 @@ static void test_config_checks(void) {
     c.kernel = 0;
     refused(&c, ATTEND_ERR_ARG, "kernel=0", "conv");
     c.kernel = 3;
+    c.conv_relu = 2;
+    refused(&c, ATTEND_ERR_ARG, "conv_relu=2", NULL);
+    c.conv_relu = 1;
+    EXPECT(attend_model_config_check(&c, NULL) == ATTEND_OK, "conv_relu=1 refused");
+    c.encoder = ATTEND_ENCODER_TRANSFORMER;
+    c.kernel = 0;
     c.heads = 2;
+    refused(&c, ATTEND_ERR_ARG, "conv_relu=1", "encoder is transformer");
+    c.encoder = ATTEND_ENCODER_CONV;
+    c.kernel = 3;
+    c.conv_relu = 0;
     refused(&c, ATTEND_ERR_ARG, "heads=2", "encoder is conv");
     c.heads = 0;
     c.encoder = ATTEND_ENCODER_TRANSFORMER;

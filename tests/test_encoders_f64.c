@@ -26,12 +26,14 @@ static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_k
     cfg.heads = heads > 0 ? heads : 0;
     cfg.kernel = heads < 0 ? -heads : 0;
     cfg.positions = pos;
-    cfg.post_norm = post_norm;
+    cfg.post_norm = heads > 0 ? post_norm : 0;
+    cfg.conv_relu = heads < 0 ? post_norm : 0; /* a conv encoder: 1 the ReLU variant */
     cfg.max_positions = pos == ATTEND_POSITIONS_LEARNED ? 6 : 0; /* more rows than the sources use */
     char what[160];
     snprintf(what, sizeof what, "%s %s/%s/%s L%d %s%d %s %s%s", heads > 0 ? "transformer" : "conv",
              attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score), layers, heads > 0 ? "H" : "k",
-             heads > 0 ? heads : -heads, attend_positions_name(pos), heads < 0 ? "" : post_norm ? "post" : "pre",
+             heads > 0 ? heads : -heads, attend_positions_name(pos),
+             heads < 0 ? (post_norm ? "relu" : "glu") : post_norm ? "post" : "pre",
              dropout > 0 ? " dropout" : "");
     attend_model *m = NULL;
     attend_error err;
@@ -95,6 +97,9 @@ static void test_conv(void) {
     check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_DOT, 1, -1, ATTEND_POSITIONS_NONE, 0, 0);
     check(ATTEND_CELL_GRU, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, 2, -3, ATTEND_POSITIONS_LEARNED, 0, 0);
     check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 2, -3, ATTEND_POSITIONS_SINUSOIDAL, 0, 0.3);
+    /* the ReLU variant (post_norm carries conv_relu here) */
+    check(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 2, -3, ATTEND_POSITIONS_LEARNED, 1, 0);
+    check(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 1, -5, ATTEND_POSITIONS_NONE, 1, 0);
 }
 
 int main(void) {

@@ -296,6 +296,7 @@ static void test_transformer_bad_files(void) {
 static void test_conv_encoder(void) {
     run_model("cv_k3_sin_gru_bahdanau_additive");
     run_model("cv_k5_learned_lstm_luong_general");
+    run_model("cv_k3_relu_none_gru_bahdanau_additive"); /* the ReLU variant, no positions */
     /* a file whose kernel is two wider than its tensors: refused naming the first convolution */
     attend_model *m = NULL;
     attend_error err;

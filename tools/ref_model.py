@@ -159,8 +159,9 @@ TRANSFORMER_MODELS = [
 
 # (13)-(14) the convolutional encoder (src/seq2seq/encoders/conv.c, ConvS2S's):
 # per layer x' = sqrt(1/2) (x + glu(nn.Conv1d(emb, 2 emb, kernel,
-# padding=kernel//2)(x with padding positions zeroed))); the Conv1d weight
-# [2D, D, k] is written as [2D, D*k] in its memory order. Only those: --only cv_
+# padding=kernel//2)(x with padding positions zeroed))) (conv_relu: relu of a
+# Conv1d to emb channels); the Conv1d weight [C, D, k] is written as [C, D*k]
+# in its memory order. Only those: --only cv_
 CONV_MODELS = [
     ("cv_k3_sin_gru_bahdanau_additive",
      dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=8, enc_layers=2, dec_hidden=7, attn=4,
@@ -168,6 +169,9 @@ CONV_MODELS = [
     ("cv_k5_learned_lstm_luong_general",
      dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=7, attn=4,
           encoder="conv", kernel=5, positions="learned", max_positions=7), 4032, 300),
+    ("cv_k3_relu_none_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=8, enc_layers=2, dec_hidden=7, attn=4,
+          encoder="conv", kernel=3, conv_relu=1, positions="none"), 4033, 300),
 ]
 
 CONFIG_FIELDS = ["cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
@@ -267,8 +271,10 @@ class Seq2Seq(nn.Module):
             if self.positions == "learned":
                 self.encoder.register_parameter("pos_emb", nn.Parameter(
                     torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+            self.relu = cfg.get("conv_relu", 0)
+            C = D if self.relu else 2 * D
             self.encoder.convs = nn.ModuleList(
-                [nn.Conv1d(D, 2 * D, cfg["kernel"], padding=cfg["kernel"] // 2) for _ in range(L)])
+                [nn.Conv1d(D, C, cfg["kernel"], padding=cfg["kernel"] // 2) for _ in range(L)])
             self.register_buffer("pe", sinusoid_table(cfg["max_src_len"], D), persistent=False)
         elif self.transformer:
             E = D
@@ -352,7 +358,7 @@ class Seq2Seq(nn.Module):
         valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
         for conv in self.encoder.convs:
             z = conv((x * valid[:, :, None]).transpose(1, 2)).transpose(1, 2)  # [N,S,2D], padding zeroed first
-            x = (x + F.glu(z, dim=-1)) * math.sqrt(0.5)
+            x = (x + (F.relu(z) if self.relu else F.glu(z, dim=-1))) * math.sqrt(0.5)
         enc = x * valid[:, :, None]
         fin = enc.sum(1) / src_len[:, None].to(enc.dtype)
         return self.decoder_start(src, enc, fin, valid)
@@ -571,7 +577,8 @@ def config_fields(cfg):
         keys += ["post_norm"] if cfg.get("post_norm", 0) else []
         keys += ["max_positions"] if cfg.get("max_positions", 0) else []
     elif cfg.get("encoder", "rnn") == "conv":
-        keys += ["encoder", "kernel"] + (["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else [])
+        keys += ["encoder", "kernel"] + (["conv_relu"] if cfg.get("conv_relu", 0) else [])
+        keys += ["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else []
         keys += ["max_positions"] if cfg.get("max_positions", 0) else []
     return keys
 

@@ -60,7 +60,8 @@ typedef enum {
  *                x' = sqrt(1/2) (x + GLU(conv_k(x))), a 1-D convolution of
  *                width k (kernel, odd; 'same' padding, padding positions
  *                zeroed before every convolution) to 2 emb channels and a
- *                gated linear unit back to emb; positions as TRANSFORMER's;
+ *                gated linear unit back to emb (or, conv_relu = 1, to emb
+ *                channels and a ReLU); positions as TRANSFORMER's;
  *                E = emb, the summary the mean of the valid states
  *                (enc_hidden unused: 0 or any value) */
 typedef enum {
@@ -114,6 +115,7 @@ typedef struct {
                                      max_src_len (a capacity, which a loader may change, while the table's
                                      size is fixed by the file); otherwise 0 */
     int kernel;                   /* CONV: the convolutions' width k (odd, >= 1); otherwise 0 */
+    int conv_relu;                /* CONV: 1 ReLU (a convolution to emb channels) in place of the GLU; otherwise 0 */
 } attend_model_config;
 
 typedef struct attend_model attend_model;

@@ -148,7 +148,7 @@ class MhaGrads(Structure):
 MODEL_CONFIG_FIELDS = ("cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                        "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len",
                        "dec_layers", "coverage", "copy", "monotonic", "normalizer",
-                       "encoder", "heads", "positions", "post_norm", "max_positions", "kernel")
+                       "encoder", "heads", "positions", "post_norm", "max_positions", "kernel", "conv_relu")
 
 
 class ModelConfig(Structure):

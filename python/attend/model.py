@@ -58,7 +58,7 @@ def _name_to_int(field, value):
 
 # Fields added in 0.2 and 0.3: like the model file's JSON, a dict has them only when not zero.
 _OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer", "encoder", "heads", "positions",
-                    "post_norm", "max_positions", "kernel")
+                    "post_norm", "max_positions", "kernel", "conv_relu")
 
 
 def config_to_dict(c: ModelConfig) -> Dict[str, Any]:

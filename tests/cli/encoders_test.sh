@@ -41,6 +41,9 @@ usage)
     run 2 "$A" train --task reverse --encoder transformer --kernel 3 --steps 1
     has err "--kernel applies to --encoder conv, not --encoder transformer"
     ok "--kernel with the transformer encoder"
+    run 2 "$A" train --task reverse --conv-relu --steps 1
+    has err "--conv-relu applies to --encoder conv, not --encoder rnn"
+    ok "--conv-relu with the recurrent encoder"
     run 2 "$A" train --task reverse --encoder conv --kernel 4 --steps 1
     has err "--kernel 4: the conv encoder's kernel width must be odd"
     ok "an even --kernel"
@@ -80,6 +83,10 @@ train)
     run 0 "$A" decode cv.safetensors in --beam 2 --align
     has out "weight per cell"
     ok "train --encoder conv --kernel 5 --positions learned, decode"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --encoder conv --conv-relu --steps 10 --warmup 2 --decay 8 --out relu.safetensors
+    has out "^model: conv encoder 2 layers of width 16 \(kernel 3, ReLU, sinusoidal positions\)"
+    ok "train --encoder conv --conv-relu"
     ;;
 *) fail "unknown case $1" ;;
 esac

@@ -4,17 +4,18 @@
  * layer, a path of O(T/k) between two positions): the source embeddings
  * plus positions, then enc_layers layers of
  *
- *   z = conv_k(mask(x)) = W * window(x) + b      (2D channels, width k, 'same' padding)
+ *   z = conv_k(mask(x)) = W * window(x) + b      (C = 2D channels, width k, 'same' padding)
  *   x' = sqrt(1/2) · (x + z[:, :D] ⊙ σ(z[:, D:]))   (gated linear unit, residual)
+ *   (conv_relu = 1: C = D channels and x' = sqrt(1/2) · (x + relu(z)))
  *
  * where mask zeroes the padding positions before every convolution (so no
  * padding reaches a valid position's window; fairseq's masked_fill). Its
  * output enc_top [N,S,E] (E = D = emb) is zero at padding rows, its summary
  * fin_cat the mean of the valid rows (common.c). Tensors:
  *   encoder.pos_emb [max_positions,D] (learned positions only), then per
- *   layer l encoder.convs.<l>.weight [2D, D·k] (nn.Conv1d(D, 2D, k)'s
- *   weight [2D, D, k] in its memory order: element (o, i, t) at o·D·k + i·k
- *   + t) and encoder.convs.<l>.bias [2D].
+ *   layer l encoder.convs.<l>.weight [C, D·k] (nn.Conv1d(D, C, k)'s
+ *   weight [C, D, k] in its memory order: element (o, i, t) at o·D·k + i·k
+ *   + t) and encoder.convs.<l>.bias [C].
  * Between layers an extension may transform the input of layer l >= 1
  * (AT_SITE_ENC_LAYER + l: dropout).
  *
@@ -32,16 +33,16 @@
 #define CONV_RES_SCALE 0.70710678118654752440 /* sqrt(1/2) */
 
 typedef struct {
-    attend_real *w[AT_MAX_LAYERS][2]; /* [2D, D·k] */
-    attend_real *b[AT_MAX_LAYERS][2]; /* [2D] */
+    attend_real *w[AT_MAX_LAYERS][2]; /* [C, D·k] (C = 2D for the GLU, D for the ReLU) */
+    attend_real *b[AT_MAX_LAYERS][2]; /* [C] */
     attend_real *pos[2];              /* [max_positions,D] learned positions */
     attend_real *x[AT_MAX_LAYERS + 1]; /* [M,D] x[0] = emb + PE, x[l+1] layer l's output */
     attend_real *cols[AT_MAX_LAYERS]; /* [M, D·k] layer l's windows of mask(x_l) */
-    attend_real *z[AT_MAX_LAYERS];    /* [M, 2D] the convolution's output */
+    attend_real *z[AT_MAX_LAYERS];    /* [M, C] the convolution's output */
     attend_real *pe;                  /* [max_src_len, D] the sinusoidal table */
     attend_real *out;                 /* [M,D] enc_top */
     attend_real *dx, *dx2;            /* [M,D] the stream's gradient (ping-pong) */
-    attend_real *dz;                  /* [M,2D] */
+    attend_real *dz;                  /* [M,C] */
     attend_real *dcols;               /* [M, D·k] */
     int pe_ready;
 } conv_state;
@@ -54,6 +55,7 @@ static const char *positions_name(int v) { return attend_positions_name((attend_
 
 static const at_encoder_key KEYS[] = {
     {"kernel", offsetof(attend_model_config, kernel), NULL, NULL},
+    {"conv_relu", offsetof(attend_model_config, conv_relu), NULL, NULL},
     {"positions", offsetof(attend_model_config, positions), positions_name, attend_positions_from_name},
     {"max_positions", offsetof(attend_model_config, max_positions), NULL, NULL},
 };
@@ -61,6 +63,8 @@ static const at_encoder_key KEYS[] = {
 static attend_status check(const attend_model_config *c, attend_error *err) {
     CHECK(c->kernel >= 1 && c->kernel % 2 == 1 && c->kernel <= 1025, err, ATTEND_ERR_ARG,
           "model config: kernel=%d, a conv encoder needs an odd kernel width in [1, 1025]", c->kernel);
+    CHECK(c->conv_relu == 0 || c->conv_relu == 1, err, ATTEND_ERR_ARG, "model config: conv_relu=%d, must be 0 or 1",
+          c->conv_relu);
     CHECK(c->heads == 0 && c->post_norm == 0, err, ATTEND_ERR_ARG,
           "model config: %s=%d is a transformer encoder's setting, but encoder is conv", c->heads ? "heads" : "post_norm",
           c->heads ? c->heads : c->post_norm);
@@ -71,8 +75,11 @@ static attend_status check(const attend_model_config *c, attend_error *err) {
 
 static int width(const attend_model_config *c) { return c->emb; }
 
-/* one layer: 2D · D·k weights */
-static double min_params(const attend_model_config *c) { return 2.0 * c->emb * c->emb * c->kernel; }
+/* the convolution's output channels: 2D for the GLU, D for the ReLU */
+static int channels(const attend_model_config *c) { return c->conv_relu ? c->emb : 2 * c->emb; }
+
+/* one layer: C · D·k weights */
+static double min_params(const attend_model_config *c) { return (double)channels(c) * c->emb * c->kernel; }
 
 /* ------------------------------------------------------------------ layout */
 
@@ -85,26 +92,27 @@ static void layout_params(at_param_layout *L) {
     for (int l = 0; l < c->enc_layers; l++) {
         /* nn.Conv1d: weight and bias U(±1/sqrt(D·k)) (AT_INIT_LINEAR: fan_in = the second dimension) */
         snprintf(nm, sizeof nm, "encoder.convs.%d.weight", l);
-        at_param_add(L, at_param_slot(L, s->w[l]), nm, 2 * D, D * k);
+        at_param_add(L, at_param_slot(L, s->w[l]), nm, channels(c), D * k);
         snprintf(nm, sizeof nm, "encoder.convs.%d.bias", l);
-        at_param_add(L, at_param_slot(L, s->b[l]), nm, 2 * D, 0);
+        at_param_add(L, at_param_slot(L, s->b[l]), nm, channels(c), 0);
     }
 }
 
 static void layout_acts(attend_model *m, at_act_layout *L) {
     const attend_model_config *c = &m->cfg;
     conv_state *s = st(m);
-    size_t M = (size_t)c->max_batch * (size_t)c->max_src_len, D = (size_t)c->emb, k = (size_t)c->kernel;
+    size_t M = (size_t)c->max_batch * (size_t)c->max_src_len, D = (size_t)c->emb, k = (size_t)c->kernel,
+           C = (size_t)channels(c);
     for (int l = 0; l <= c->enc_layers; l++) s->x[l] = at_act_take(L, M * D);
     for (int l = 0; l < c->enc_layers; l++) {
         s->cols[l] = at_act_take(L, M * D * k);
-        s->z[l] = at_act_take(L, M * 2 * D);
+        s->z[l] = at_act_take(L, M * C);
     }
     s->pe = at_act_take(L, (size_t)c->max_src_len * D);
     s->out = at_act_take(L, M * D);
     s->dx = at_act_take(L, M * D);
     s->dx2 = at_act_take(L, M * D);
-    s->dz = at_act_take(L, M * 2 * D);
+    s->dz = at_act_take(L, M * C);
     s->dcols = at_act_take(L, M * D * k);
     s->pe_ready = 0;
     m->acts.enc_top = s->out;
@@ -148,22 +156,23 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
     const attend_model_config *c = &m->cfg;
     at_acts *A = &m->acts;
     conv_state *s = st(m);
-    int D = c->emb, k = c->kernel, M = N * S, Dk = D * k;
+    int D = c->emb, k = c->kernel, M = N * S, Dk = D * k, C = channels(c);
     at_enc_positions_forward(m, s->x[0], A->emb_src, s->pe, &s->pe_ready, s->pos, N, S);
     for (int l = 0; l < c->enc_layers; l++) {
         attend_real *x = s->x[l], *y = s->x[l + 1], *z = s->z[l];
         if (l > 0) at_ext_site(m, x, N, S, D, 1, AT_SITE_ENC_LAYER + l);
-        /* z [M,2D] = cols W_lᵀ + b_l */
+        /* z [M,C] = cols W_lᵀ + b_l */
         im2col(s->cols[l], x, src_len, N, S, D, k);
-        at_model_linear(m, M, 2 * D, Dk, s->cols[l], Dk, s->w[l][0], Dk, 0, z, 2 * D);
-        at_rows_add(z, s->b[l][0], (size_t)M, 2 * D);
-        /* y = sqrt(1/2) (x + a ⊙ σ(g)), z = [a, g] */
+        at_model_linear(m, M, C, Dk, s->cols[l], Dk, s->w[l][0], Dk, 0, z, C);
+        at_rows_add(z, s->b[l][0], (size_t)M, C);
+        /* GLU: y = sqrt(1/2) (x + a ⊙ σ(g)), z = [a, g];  ReLU: y = sqrt(1/2) (x + relu(z)) */
         for (int r = 0; r < M; r++) {
-            const attend_real *zr = z + (size_t)r * 2 * D, *xr = x + (size_t)r * D;
+            const attend_real *zr = z + (size_t)r * C, *xr = x + (size_t)r * D;
             attend_real *yr = y + (size_t)r * D;
             for (int i = 0; i < D; i++) {
-                double g = 1.0 / (1.0 + exp(-(double)zr[D + i]));
-                yr[i] = (attend_real)(CONV_RES_SCALE * ((double)xr[i] + (double)zr[i] * g));
+                double f = c->conv_relu ? (zr[i] > 0 ? (double)zr[i] : 0)
+                                        : (double)zr[i] / (1.0 + exp(-(double)zr[D + i]));
+                yr[i] = (attend_real)(CONV_RES_SCALE * ((double)xr[i] + f));
             }
         }
     }
@@ -177,7 +186,7 @@ static int backward(attend_model *m, int N, int S) {
     const attend_model_config *c = &m->cfg;
     at_acts *A = &m->acts;
     conv_state *s = st(m);
-    int D = c->emb, k = c->kernel, M = N * S, Dk = D * k;
+    int D = c->emb, k = c->kernel, M = N * S, Dk = D * k, C = channels(c);
     size_t MD = (size_t)M * D;
     const int32_t *src_len = m->fwd_src_len;
     /* forward: out = x_L masked, fin = mean of its valid rows */
@@ -185,21 +194,27 @@ static int backward(attend_model *m, int N, int S) {
     at_enc_mean_backward(dx, A->denc, A->dfin, src_len, N, S, D);
     for (int l = c->enc_layers - 1; l >= 0; l--) {
         const attend_real *z = s->z[l];
-        /* forward: y = s (x + a σ(g))  ⇒  dx = s dy, da = s dy σ(g), dg = s dy a σ(g)(1 - σ(g)) */
+        /* forward: y = s (x + a σ(g))  ⇒  dx = s dy, da = s dy σ(g), dg = s dy a σ(g)(1 - σ(g));
+         * forward: y = s (x + relu(z))  ⇒  dx = s dy, dz = s dy [z > 0] */
         for (int r = 0; r < M; r++) {
-            const attend_real *zr = z + (size_t)r * 2 * D, *dyr = dx + (size_t)r * D;
-            attend_real *dzr = s->dz + (size_t)r * 2 * D, *dxr = dnext + (size_t)r * D;
+            const attend_real *zr = z + (size_t)r * C, *dyr = dx + (size_t)r * D;
+            attend_real *dzr = s->dz + (size_t)r * C, *dxr = dnext + (size_t)r * D;
             for (int i = 0; i < D; i++) {
-                double g = 1.0 / (1.0 + exp(-(double)zr[D + i])), dy = CONV_RES_SCALE * (double)dyr[i];
+                double dy = CONV_RES_SCALE * (double)dyr[i];
                 dxr[i] = (attend_real)dy;
+                if (c->conv_relu) {
+                    dzr[i] = zr[i] > 0 ? (attend_real)dy : 0;
+                    continue;
+                }
+                double g = 1.0 / (1.0 + exp(-(double)zr[D + i]));
                 dzr[i] = (attend_real)(dy * g);
                 dzr[D + i] = (attend_real)(dy * (double)zr[i] * g * (1 - g));
             }
         }
         /* forward: z = cols Wᵀ + b  ⇒  dW += dzᵀ cols, db += Σ dz, dcols = dz W */
-        at_gemm(1, 0, 2 * D, Dk, M, 1, s->dz, 2 * D, s->cols[l], Dk, 1, s->w[l][1], Dk);
-        at_rows_sum(s->b[l][1], s->dz, (size_t)M, 2 * D);
-        at_model_linear_dx(m, M, 2 * D, Dk, s->dz, 2 * D, s->w[l][0], Dk, 0, s->dcols, Dk);
+        at_gemm(1, 0, C, Dk, M, 1, s->dz, C, s->cols[l], Dk, 1, s->w[l][1], Dk);
+        at_rows_sum(s->b[l][1], s->dz, (size_t)M, C);
+        at_model_linear_dx(m, M, C, Dk, s->dz, C, s->w[l][0], Dk, 0, s->dcols, Dk);
         /* forward: cols = im2col(mask(x)) */
         col2im(dnext, s->dcols, src_len, N, S, D, k);
         /* forward: x = site(x_l) (layers l >= 1) */

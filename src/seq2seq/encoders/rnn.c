@@ -238,6 +238,8 @@ static int backward(attend_model *m, int N, int S) {
 
 /* The recurrent encoder has no settings of its own: the other kinds' are 0. */
 static attend_status check(const attend_model_config *c, attend_error *err) {
+    CHECK(c->conv_relu == 0, err, ATTEND_ERR_ARG, "model config: conv_relu=%d is a conv encoder's setting, but "
+          "encoder is rnn", c->conv_relu);
     CHECK(c->heads == 0 && c->positions == 0 && c->post_norm == 0 && c->max_positions == 0 && c->kernel == 0, err,
           ATTEND_ERR_ARG, "model config: %s=%d is a %s encoder's setting, but encoder is rnn",
           c->heads ? "heads" : c->positions ? "positions" : c->post_norm ? "post_norm" : c->max_positions ? "max_positions" : "kernel",

@@ -102,8 +102,9 @@ static attend_status check(const attend_model_config *c, attend_error *err) {
           "model config: heads=%d does not divide emb=%d (the transformer encoder's width)", c->heads, c->emb);
     CHECK(c->post_norm == 0 || c->post_norm == 1, err, ATTEND_ERR_ARG, "model config: post_norm=%d, must be 0 or 1",
           c->post_norm);
-    CHECK(c->kernel == 0, err, ATTEND_ERR_ARG, "model config: kernel=%d is a conv encoder's setting, but encoder is "
-          "transformer", c->kernel);
+    CHECK(c->kernel == 0 && c->conv_relu == 0, err, ATTEND_ERR_ARG,
+          "model config: %s=%d is a conv encoder's setting, but encoder is transformer",
+          c->kernel ? "kernel" : "conv_relu", c->kernel ? c->kernel : c->conv_relu);
     TRY(at_enc_positions_check(c, err));
     return ATTEND_OK;
 }
