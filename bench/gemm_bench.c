@@ -62,6 +62,10 @@ static const shape shapes[] = {
     {"g2p beam 5: 5 x 1152 from 384", 0, 1, 5, 1152, 384, 1},
     {"g2p word: 8 x 1152 from 384", 0, 1, 8, 1152, 384, 1},
     {"g2p N=1: 1 x 1152 from 384", 0, 1, 1, 1152, 384, 1},
+    /* the scaled-dot kernel row of bench/run.sh: T = S = 512, D = 64, per batch entry */
+    {"sdot scores: T x S from D=64", 0, 1, 512, 512, 64, 0},
+    {"sdot context: T x D from S=512", 0, 0, 512, 64, 512, 0},
+    {"sdot dK: S x D over T (A^T)", 1, 0, 512, 64, 512, 0},
 };
 
 static double now_s(void) {

@@ -51,12 +51,12 @@ static int show(const analysis *a, const int32_t *out, int len, const attend_rea
     char text[4096];
     const char **labels = malloc((size_t)(len > 0 ? len : 1) * sizeof *labels);
     if (!labels) {
-        fprintf(stderr, "attend align: out of memory\n");
+        cli_oom("align", "the output labels");
         return 1;
     }
     for (int t = 0; t < len; t++) labels[t] = analysis_out_label(a, out[t]);
     if (score) printf("score %.6f  ", *score);
-    printf("output: %s\n", analysis_out_text(a, out, len, text, sizeof text));
+    printf("output: %s\n", cli_vis(analysis_out_text(a, out, len, text, sizeof text)));
     int rc = 0;
     char *s = NULL;
     if (len == 0) printf("(empty output: no alignment)\n");
@@ -70,14 +70,14 @@ static int show(const analysis *a, const int32_t *out, int len, const attend_rea
         else rc = analysis_write_file("align", svg_path, s);
         free(s);
         s = NULL;
-        if (!rc) printf("wrote %s\n", svg_path);
+        if (!rc) printf("wrote %s\n", cli_vis(svg_path));
     }
     if (!rc && len > 0 && html_path) {
         if (attend_render_heatmap_html(&s, align, len, a->S, a->src_tok, labels, title, &err))
             rc = cli_lib_fail("align", &err);
         else rc = analysis_write_file("align", html_path, s);
         free(s);
-        if (!rc) printf("wrote %s\n", html_path);
+        if (!rc) printf("wrote %s\n", cli_vis(html_path));
     }
     free(labels);
     return rc;
@@ -122,7 +122,7 @@ static int write_files(const analysis *a, const int32_t *out, int len, const att
     int rc = 0;
     const char **labels = malloc((size_t)(len > 0 ? len : 1) * sizeof *labels);
     if (!labels) {
-        fprintf(stderr, "attend align: out of memory\n");
+        cli_oom("align", "the output labels");
         return 1;
     }
     for (int t = 0; t < len; t++) labels[t] = analysis_out_label(a, out[t]);
@@ -135,13 +135,14 @@ static int write_files(const analysis *a, const int32_t *out, int len, const att
         if (st) rc = cli_lib_fail("align", &err);
         else rc = analysis_write_file("align", paths[k], s);
         free(s);
-        if (!rc) fprintf(stderr, "wrote %s\n", paths[k]);
+        if (!rc) fprintf(stderr, "wrote %s\n", cli_vis(paths[k]));
     }
     free(labels);
     return rc;
 }
 
 int cmd_align(int argc, char **argv) {
+    cli_set_oom_hint("use a shorter TEXT, or lower --max-len or --beam"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
     int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT;
     double alpha = 0, cov_pen = 0;
@@ -155,8 +156,8 @@ int cmd_align(int argc, char **argv) {
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 10, &alpha);
         else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &cov_pen);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
-        else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg);
-        else if (cli_is(&p, "--html")) rc = cli_string(&p, &html);
+        else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg);
+        else if (cli_is(&p, "--html")) rc = cli_path(&p, &html);
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) model = p.arg;
@@ -179,6 +180,8 @@ int cmd_align(int argc, char **argv) {
                                         {svg, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL},
                                         {html, "--html", 1, ATTEND_OUTPUT_ALLOW_SPECIAL}};
         if (cli_check_outputs("align", uses, 3, NULL)) return 1;
+        const char *outs[] = {svg, html}; /* one of them /dev/stdout: the text report goes to stderr */
+        if (cli_stdout_claim("align", outs, 2)) return 1;
     }
 
     analysis a;
@@ -193,7 +196,7 @@ int cmd_align(int argc, char **argv) {
         score = malloc((size_t)K * sizeof *score);
         align = malloc((size_t)K * L * a.S * sizeof *align);
         if (!out || !out_len || !score || !align) {
-            fprintf(stderr, "attend align: out of memory\n");
+            cli_oom("align", "the beam's outputs and alignments");
             rc = 1;
         }
     }
@@ -242,7 +245,7 @@ int cmd_align(int argc, char **argv) {
         const attend_model_config *c = attend_model_get_config(a.m);
         if (c->decoder == ATTEND_DECODER_NONE)
             printf("note: decoder 'none' has no attention (a fixed context): the weights below are all 0\n");
-        printf("source: %s  (%d tokens)\n", text, a.S);
+        printf("source: %s  (%d tokens)\n", cli_vis(text), a.S);
         if (beam) printf("beam %d, %d of %d hypotheses\n", beam, got, nbest);
     }
     for (int h = 0; !rc && h < got; h++) {

@@ -2,38 +2,51 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "cli.h"
 #include "copy_label.h"
+#include "outputs.h"
 
 int analysis_open(analysis *a, const char *cmd, const char *path, const char *text, int batch, int max_len) {
     memset(a, 0, sizeof *a);
     attend_error err = {0};
-    /* first load: the vocabulary and the trained capacities */
-    int rc = cli_load_model(cmd, path, 0, 0, 0, &a->m, &a->sv, &a->tv, &a->tok);
+    /* the trained capacities from the file's configuration, then a first load
+     * at the smallest capacities for the vocabulary (the file's own may ask
+     * for far more memory than one text needs) */
+    attend_model_config trained;
+    memset(&trained, 0, sizeof trained);
+    {
+        attend_st_file *f = NULL;
+        if (attend_st_open(&f, path, 0, &err)) return cli_lib_fail(cmd, &err);
+        const char *cj = attend_st_metadata(f, "attend.config");
+        if (cj && attend_model_config_from_json(&trained, cj, strlen(cj), &err)) memset(&trained, 0, sizeof trained);
+        attend_st_close(f);
+    }
+    int rc = cli_load_model(cmd, path, 1, 1, 1, &a->m, &a->sv, &a->tv, &a->tok);
     if (rc) return rc;
-    const attend_model_config *c = attend_model_get_config(a->m);
-    a->pointer = c->decoder == ATTEND_DECODER_POINTER;
+    const attend_model_config *c = &trained;
+    a->pointer = attend_model_get_config(a->m)->decoder == ATTEND_DECODER_POINTER;
     int trained_tgt = c->max_tgt_len;
     size_t n = strlen(text);
     int cap = (int)(n < 4096 ? n : 4096) + 1;
     a->src = malloc((size_t)cap * sizeof *a->src);
     a->src_tok = malloc((size_t)cap * sizeof *a->src_tok);
     if (!a->src || !a->src_tok) {
-        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        cli_oom(cmd, "the source text's tokens");
         return 1;
     }
     if (attend_vocab_encode(a->sv, a->tok, 0, text, n, a->src, cap, &a->S, &err)) return cli_lib_fail(cmd, &err);
     if (a->S == 0) {
-        fprintf(stderr, "attend %s: the source text has no tokens\n", cmd);
+        cli_error(cmd, "the source text has no tokens");
         return 2;
     }
     for (int j = 0; j < a->S; j++) a->src_tok[j] = attend_vocab_token(a->sv, a->src[j]);
     a->text = text;
     a->raw = calloc((size_t)a->S, COPY_LABEL_BYTES); /* a copy model's outputs name source tokens */
     if (!a->raw) {
-        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        cli_oom(cmd, "the source tokens' labels");
         return 1;
     }
     for (int j = 0; j < a->S; j++) {
@@ -45,14 +58,13 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
     char shown[160];
     a->unknown = cli_unknown_symbols(text, n, a->tok, a->src, a->S, shown, sizeof shown);
     if (a->unknown)
-        fprintf(stderr, "attend %s: %d of %d source symbols unknown to the model%s%s%s, read as <unk>; %s\n", cmd,
+        cli_error(cmd, "%d of %d source symbols unknown to the model%s%s%s, read as <unk>; %s",
                 a->unknown, a->S, shown[0] ? " (" : "", shown, shown[0] ? ")" : "",
                 a->tok == ATTEND_TOKENIZE_CHAR ? "the model reads every character as a symbol, spaces included"
                                                : "the model reads space-separated tokens");
     if (a->S > c->max_src_len)
-        fprintf(stderr, "attend %s: %d source tokens, longer than the model's training sources (up to %d): expect "
-                        "mistakes\n",
-                cmd, a->S, c->max_src_len);
+        cli_error(cmd, "%d source tokens, longer than the model's training sources (up to %d): expect "
+                        "mistakes", a->S, c->max_src_len);
     a->max_len = max_len ? max_len : (a->pointer ? a->S : (trained_tgt > 2 * a->S ? trained_tgt : 2 * a->S));
     if (a->pointer && a->max_len < a->S) a->max_len = a->S;
     /* second load, sized for this source */
@@ -65,11 +77,9 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
     mcap.max_src_len = a->S;
     mcap.max_tgt_len = a->max_len;
     attend_status st = attend_model_load(&a->m, path, &mcap, &sv2, &tv2, NULL, &err);
-    if (st == ATTEND_ERR_ALLOC)
-        fprintf(stderr,
-                "attend %s: not enough memory for a source of %d tokens, outputs of up to %d and %d rows: use a "
-                "shorter text, a lower --max-len or --beam (%s)\n",
-                cmd, a->S, a->max_len, batch, err.msg);
+    if (st == ATTEND_ERR_ALLOC) /* the command's hint (cli_set_oom_hint) names its own options */
+        cli_error(cmd, "not enough memory for a source of %d tokens, outputs of up to %d and %d rows (%s): %s", a->S,
+                  a->max_len, batch, err.msg, cli_get_oom_hint() ? cli_get_oom_hint() : "use a shorter text");
     else if (st) cli_lib_fail(cmd, &err);
     rc = st ? 1 : 0;
     attend_vocab_free(sv2);
@@ -112,14 +122,11 @@ const char *analysis_out_text(const analysis *a, const int32_t *out, int len, ch
 }
 
 int analysis_write_file(const char *cmd, const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "attend %s: cannot write %s\n", cmd, path);
-        return 1;
-    }
-    size_t n = strlen(text);
-    int bad = fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad) fprintf(stderr, "attend %s: error writing %s\n", cmd, path);
-    return bad;
+    attend_error err = {0};
+    struct stat sb;
+    int had = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (attend_file_write(cli_write_path(path), text, strlen(text), ATTEND_OUTPUT_ALLOW_SPECIAL, &err) == ATTEND_OK)
+        return 0;
+    cli_error(cmd, "%s%s%s%s", err.msg, had ? " (the previous " : "", had ? path : "", had ? " is unchanged)" : "");
+    return 1;
 }

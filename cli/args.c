@@ -25,6 +25,15 @@ int cli_next(cli_parser *p) {
     if (++p->i >= p->argc) return 0;
     p->arg = p->argv[p->i];
     p->value = NULL;
+    if (!p->operands && !strcmp(p->arg, "--")) { /* the end of the options */
+        p->operands = 1;
+        if (++p->i >= p->argc) return 0;
+        p->arg = p->argv[p->i];
+    }
+    if (p->operands) {
+        p->opt[0] = '\0'; /* matches no option */
+        return 1;
+    }
     const char *eq = p->arg[0] == '-' && p->arg[1] == '-' ? strchr(p->arg, '=') : NULL;
     size_t n = eq ? (size_t)(eq - p->arg) : strlen(p->arg);
     if (n >= sizeof p->opt) n = sizeof p->opt - 1;
@@ -36,18 +45,76 @@ int cli_next(cli_parser *p) {
 
 int cli_is(const cli_parser *p, const char *name) { return !strcmp(p->opt, name); }
 
-int cli_positional(const cli_parser *p) { return p->arg[0] != '-' || !strcmp(p->arg, "-"); }
+int cli_positional(const cli_parser *p) { return p->operands || p->arg[0] != '-' || !strcmp(p->arg, "-"); }
 
 int cli_is_help(const cli_parser *p) { return cli_is(p, "--help") || cli_is(p, "-h"); }
+
+/* ------------------------------------------------------------ messages */
+
+/* "attend CMD: " + fmt's text, escaped, + newline, on stderr. */
+static void verror(const char *cmd, const char *fmt, va_list ap) {
+    char small[1024], *text = small;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) vsnprintf(text, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    if (!text) text = small; /* out of memory: the truncated message */
+    size_t len = n < 0 ? 0 : text == small && n >= (int)sizeof small ? sizeof small - 1 : (size_t)n;
+    fprintf(stderr, "attend %s: %s\n", cmd, cli_vis_n(text, len));
+    if (text != small) free(text);
+}
+
+void cli_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    verror(cmd, fmt, ap);
+    va_end(ap);
+}
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "attend %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    verror(cmd, fmt, ap);
     va_end(ap);
     return 2;
+}
+
+#define VIS_SLOTS 8
+static char *vis_buf[VIS_SLOTS];
+static size_t vis_cap[VIS_SLOTS];
+static int vis_next;
+
+const char *cli_vis_n(const char *s, size_t n) {
+    if (!s) return "(null)";
+    size_t need = attend_text_visible(NULL, 0, s, n);
+    int k = vis_next;
+    vis_next = (vis_next + 1) % VIS_SLOTS;
+    if (vis_cap[k] < need + 1) {
+        char *b = realloc(vis_buf[k], need + 1);
+        if (!b) return "(text not shown: out of memory)";
+        vis_buf[k] = b;
+        vis_cap[k] = need + 1;
+    }
+    attend_text_visible(vis_buf[k], vis_cap[k], s, n);
+    return vis_buf[k];
+}
+
+const char *cli_vis(const char *s) {
+    if (!s) return "(null)";
+    size_t n = strlen(s);
+    return attend_text_visible(NULL, 0, s, n) == n ? s : cli_vis_n(s, n); /* escaping only ever lengthens */
+}
+
+static const char *oom_hint;
+
+void cli_set_oom_hint(const char *hint) { oom_hint = hint; }
+const char *cli_get_oom_hint(void) { return oom_hint; }
+
+int cli_oom(const char *cmd, const char *what) {
+    cli_error(cmd, "out of memory (%s): %s", what,
+              oom_hint ? oom_hint : "no option of this command lowers it: give the process more memory");
+    return 1;
 }
 
 int cli_string(cli_parser *p, const char **out) {
@@ -57,6 +124,12 @@ int cli_string(cli_parser *p, const char **out) {
     }
     if (p->i + 1 >= p->argc) return cli_usage_error(p->cmd, "%s needs a value", p->opt);
     *out = p->argv[++p->i];
+    return 0;
+}
+
+int cli_path(cli_parser *p, const char **out) {
+    if (cli_string(p, out)) return 2;
+    if (!**out) return cli_usage_error(p->cmd, "%s: the file name is empty", p->opt);
     return 0;
 }
 
@@ -172,14 +245,20 @@ int cli_unknown(const cli_parser *p) {
 }
 
 int cli_lib_fail(const char *cmd, const attend_error *err) {
-    fprintf(stderr, "attend %s: %s\n", cmd, err->msg[0] ? err->msg : attend_status_name(err->status));
+    const char *msg = err->msg[0] ? err->msg : attend_status_name(err->status);
+    if (err->status == ATTEND_ERR_ALLOC) /* what would lower it, in this command's own options */
+        cli_error(cmd, "%s: %s", msg,
+                  oom_hint ? oom_hint : "no option of this command lowers it: give the process more memory");
+    else cli_error(cmd, "%s", msg);
     return 1;
 }
 
 int cli_finish(const char *cmd, int rc) {
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "attend %s: error writing the output\n", cmd);
-        return 1;
+        cli_error(cmd, "error writing the output: %s", errno ? strerror(errno) : "write error");
+        clearerr(stdout); /* said once: main's final check stays quiet */
+        return rc == 2 ? 2 : 1;
     }
     return rc;
 }
@@ -236,8 +315,8 @@ int cli_data_option(cli_parser *p, cli_data_opts *d, const char *tsv_name) {
         d->given_task_opts = d->have_data_seed = 1;
         return cli_u64(p, &d->data_seed);
     }
-    if (cli_is(p, tsv_name)) return cli_string(p, &d->tsv);
-    if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev")) return cli_string(p, &d->dev);
+    if (cli_is(p, tsv_name)) return cli_path(p, &d->tsv);
+    if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev")) return cli_path(p, &d->dev);
     if (!strcmp(tsv_name, "--train") && cli_is(p, "--dev-count"))
         {
         d->given_task_opts = 1;
@@ -263,11 +342,11 @@ int cli_read_tsv_copy(const char *cmd, attend_dataset **out, const char *path, a
     int skipped = 0;
     if (attend_dataset_read_tsv(out, path, src_vocab, tgt_vocab, grow, &o, &skipped, &err) != ATTEND_OK)
         return cli_lib_fail(cmd, &err);
-    if (skip_malformed) printf("%s: %d malformed line%s skipped\n", path, skipped, skipped == 1 ? "" : "s");
+    if (skip_malformed) printf("%s: %d malformed line%s skipped\n", cli_vis(path), skipped, skipped == 1 ? "" : "s");
     if (attend_dataset_size(*out) == 0) {
         attend_dataset_free(*out);
         *out = NULL;
-        fprintf(stderr, "attend %s: %s: no usable pairs\n", cmd, path);
+        cli_error(cmd, "%s: no usable pairs", path);
         return 1;
     }
     return 0;
@@ -335,12 +414,12 @@ int cli_lines_open(cli_lines *r, const char *cmd, const char *path) {
     r->name = std ? "<stdin>" : path;
     r->f = std ? stdin : fopen(path, "rb");
     if (!r->f) {
-        fprintf(stderr, "attend %s: %s: %s\n", cmd, path, strerror(errno));
+        cli_error(cmd, "%s: %s", path, strerror(errno));
         return 1;
     }
     r->buf = malloc(CLI_MAX_LINE + 1);
     if (!r->buf) {
-        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        cli_oom(cmd, "the line buffer");
         cli_lines_close(r);
         return 1;
     }
@@ -447,6 +526,7 @@ void cli_tsv_field(FILE *f, const char *s, size_t len) {
         else if (c == '\n') fputs("\\n", f);
         else if (c == '\r') fputs("\\r", f);
         else if (c == '\\') fputs("\\\\", f);
+        else if ((unsigned char)c < 0x20 || c == 0x7F) fprintf(f, "\\x%02x", (unsigned char)c); /* as attend_text_visible */
         else putc(c, f);
     }
 }
@@ -501,15 +581,14 @@ int cli_problem(cli_problems *p, cli_problem_kind kind, const char *name, long l
     p->count[kind]++;
     int error = p->strict;
     if (error || p->shown < CLI_PROBLEMS_SHOWN) {
+        char what[1024];
         va_list ap;
         va_start(ap, fmt);
-        fprintf(stderr, "attend %s: %s:%ld: ", p->cmd, name, line);
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "%s\n", error ? " (an error with --strict)" : "");
+        vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
+        cli_error(p->cmd, "%s:%ld: %s%s", name, line, what, error ? " (an error with --strict)" : "");
         if (++p->shown == CLI_PROBLEMS_SHOWN && !error)
-            fprintf(stderr, "attend %s: further per-line messages left out; the summary at the end counts them\n",
-                    p->cmd);
+            cli_error(p->cmd, "further per-line messages left out; the summary at the end counts them");
     }
     return error;
 }
@@ -521,15 +600,17 @@ void cli_problems_summary(const cli_problems *p) {
     for (int k = 0; k < CLI_PROBLEM_KINDS; k++) any += p->count[k];
     if (!any) return;
     const char *unit = p->unit ? p->unit : "input line";
-    fprintf(stderr, "attend %s: %ld %s%s:", p->cmd, p->lines, unit, p->lines == 1 ? "" : "s");
+    char text[512];
+    size_t u = (size_t)snprintf(text, sizeof text, "%ld %s%s:", p->lines, unit, p->lines == 1 ? "" : "s");
     const char *sep = " ";
-    for (int k = 0; k < CLI_PROBLEM_KINDS; k++) {
+    for (int k = 0; k < CLI_PROBLEM_KINDS && u < sizeof text; k++) {
         if (!p->count[k]) continue;
-        fprintf(stderr, "%s%ld %s", sep, p->count[k], what[k]);
-        if (k == CLI_PROBLEM_UNKNOWN) fprintf(stderr, " (%ld symbols)", p->unknown_symbols);
+        u += (size_t)snprintf(text + u, sizeof text - u, "%s%ld %s", sep, p->count[k], what[k]);
+        if (k == CLI_PROBLEM_UNKNOWN && u < sizeof text)
+            u += (size_t)snprintf(text + u, sizeof text - u, " (%ld symbols)", p->unknown_symbols);
         sep = ", ";
     }
-    fprintf(stderr, "\n");
+    cli_error(p->cmd, "%s", text);
 }
 
 /* ------------------------------------------- schedules from --steps */

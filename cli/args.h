@@ -13,7 +13,8 @@
 
 #include "attend.h"
 
-/* Walks argv[1..argc). Options are "--name value" or "--name=value". */
+/* Walks argv[1..argc). Options are "--name value" or "--name=value"; "--"
+ * ends the options (every later argument is an operand, "-x" included). */
 typedef struct {
     const char *cmd;   /* the subcommand, for messages ("train") */
     int argc;
@@ -22,6 +23,7 @@ typedef struct {
     const char *arg;   /* the current argument as written */
     char opt[64];      /* its option name without "=value" ("--steps") */
     const char *value; /* the "=value" part, or NULL */
+    int operands;      /* after "--": every argument is an operand */
 } cli_parser;
 
 void cli_init(cli_parser *p, const char *cmd, int argc, char **argv);
@@ -29,7 +31,8 @@ void cli_init(cli_parser *p, const char *cmd, int argc, char **argv);
 int cli_next(cli_parser *p);
 /* The current argument is option `name`. */
 int cli_is(const cli_parser *p, const char *name);
-/* The current argument is a positional one (does not start with '-', or is "-"). */
+/* The current argument is a positional one (does not start with '-', is "-",
+ * or comes after "--"). */
 int cli_positional(const cli_parser *p);
 /* The current argument is --help or -h. */
 int cli_is_help(const cli_parser *p);
@@ -46,6 +49,8 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
 
 /* Values of the current option (the next argument, or after '='). */
 int cli_string(cli_parser *p, const char **out);
+/* A file name: as cli_string, but an empty one is a usage error. */
+int cli_path(cli_parser *p, const char **out);
 int cli_int(cli_parser *p, long lo, long hi, int *out);
 int cli_u64(cli_parser *p, uint64_t *out);
 int cli_double(cli_parser *p, double lo, double hi, double *out);
@@ -63,8 +68,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* Prints "attend CMD: <library message>" on stderr; returns 1. */
+/* Prints "attend CMD: <library message>" on stderr; returns 1. A status of
+ * ATTEND_ERR_ALLOC adds the command's out-of-memory hint (cli_set_oom_hint). */
 int cli_lib_fail(const char *cmd, const attend_error *err);
+
+/* Every message of the command goes through this: prints "attend CMD: " and the
+ * formatted text on stderr, one line, with control characters made visible
+ * (attend_text_visible: "\x1b"), so a word, token or file name cannot reach
+ * the terminal raw. */
+void cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* s with control characters made visible (attend_text_visible): s itself when
+ * it has none, else a copy in one of 8 buffers reused in turn (so up to 8 may
+ * appear in one printf). For user text echoed on stdout or stderr. */
+const char *cli_vis(const char *s);
+/* The same for s [n] (may hold NUL bytes). */
+const char *cli_vis_n(const char *s, size_t n);
+
+/* The options of the running command that lower its memory use, named when
+ * an allocation fails ("lower --batch or --beam"); NULL: none. */
+void cli_set_oom_hint(const char *hint);
+const char *cli_get_oom_hint(void);
+/* An allocation of the command itself failed: "attend CMD: out of memory
+ * (WHAT)" and the hint; returns 1. */
+int cli_oom(const char *cmd, const char *what);
 
 /* Flushes stdout; 1 with a message if the output could not be written, else rc. */
 int cli_finish(const char *cmd, int rc);
@@ -158,7 +188,8 @@ int cli_format_from_name(const char *name); /* text tsv jsonl */
 /* Writes s [len] as a JSON string (quotes included): ", \ and control
  * characters escaped, invalid UTF-8 bytes as U+FFFD. */
 void cli_json_string(FILE *f, const char *s, size_t len);
-/* Writes s [len] for a TSV field: TAB, newline, CR and backslash as \t \n \r \\. */
+/* Writes s [len] for a TSV field: TAB, newline, CR and backslash as \t \n \r \\, other control
+ * characters as \x1b (attend_text_visible). */
 void cli_tsv_field(FILE *f, const char *s, size_t len);
 
 /* The unknown symbols of a source: given text [len] and its ids [n] as the

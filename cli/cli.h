@@ -43,6 +43,8 @@ typedef struct {
     int write_special;                 /* --write-special: --out may be a device or FIFO, written in place */
     int pointer_repeat;                /* --pointer-repeat: a pointer model may choose a position twice */
     int resume_anyway;                 /* --resume-anyway: resume despite a different data/options fingerprint */
+    int overwrite;                     /* --overwrite: replace an existing --checkpoint, or another run's --out
+                                          of a --select run */
     int dec_layers;                    /* --dec-layers: stacked decoder layers (0: one) */
     int grad_shards;                   /* --grad-shards: gradient shards per step (cli/mpirun.h); 0: one per rank */
     int coverage;                      /* --coverage: the coverage input of the additive score (model flag) */

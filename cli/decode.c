@@ -48,7 +48,8 @@ static void decode_usage(FILE *f) {
             "Several models make an ensemble: each step's distribution is the mean of the\n"
             "models' log-probabilities (as OpenNMT and Marian average them), in greedy and beam\n"
             "search; the models must have the same tokenizer and source and target\n"
-            "vocabularies (token by token), and none may be a pointer model. A positional\n"
+            "vocabularies (token by token), and be all pointer models (their distributions\n"
+            "are over source positions) or none. A positional\n"
             "argument that is a model file (safetensors) is one more model; the first that is\n"
             "not is the input. --align shows each model's own alignment in turn.\n"
             "\n"
@@ -70,7 +71,8 @@ static void decode_usage(FILE *f) {
             "                       defaults to N); text: score<TAB>output lines\n"
             "  --alpha A            length normalisation: score = log p / (length+1)^A (0)\n"
             "  --coverage-penalty B beam: add B * sum_j log(min(total attention on source j, 1))\n"
-            "                       to a finished hypothesis's score (Wu et al. 2016) (0)\n"
+            "                       to a finished hypothesis's score (Wu et al. 2016); with an\n"
+            "                       ensemble, of the members' mean attention (0)\n"
             "  --rescore MODEL      re-rank the n-best by (1-w) x score + w x MODEL's log-probability\n"
             "                       of the hypothesis per output token, EOS counted (log p / (length\n"
             "                       + 1)); the printed score is the combined one. MODEL reads the\n"
@@ -123,7 +125,7 @@ static int decode_parse(decode_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &o->format);
         else if (cli_is(&p, "--strict")) rc = cli_flag(&p, &o->strict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip_malformed);
-        else if (cli_is(&p, "--rescore")) rc = cli_string(&p, &o->rescore);
+        else if (cli_is(&p, "--rescore")) rc = cli_path(&p, &o->rescore);
         else if (cli_is(&p, "--rescore-weight")) rc = cli_double(&p, 0, 1, &o->rescore_weight);
         else if (cli_is(&p, "--rescore-reverse")) rc = cli_flag(&p, &o->rescore_reverse);
         else if (cli_positional(&p) && !o->input && (npos == 0 || cli_is_model_file(p.arg))) {
@@ -219,7 +221,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
             break;
         }
         if (got == -2) {
-            fprintf(stderr, "attend decode: %s: read error in line %ld: %s\n", dc->in.name, dc->in.line + 1,
+            cli_error("decode", "%s: read error in line %ld: %s", dc->in.name, dc->in.line + 1,
                     strerror(dc->in.err));
             return 1;
         }
@@ -229,9 +231,8 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
         l->index = dc->in.line;
         if (got == -1) {
             if (!o->skip_malformed) {
-                fprintf(stderr,
-                        "attend decode: %s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
-                        "such lines)\n",
+                cli_error("decode", "%s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
+                        "such lines)",
                         dc->in.name, dc->in.line, CLI_MAX_LINE);
                 return 1;
             }
@@ -239,7 +240,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
                             "longer than the %d bytes a line may have: skipped", CLI_MAX_LINE))
                 return 1;
             if (cli_lines_skip_rest(&dc->in)) {
-                fprintf(stderr, "attend decode: %s: read error in line %ld: %s\n", dc->in.name, dc->in.line,
+                cli_error("decode", "%s: read error in line %ld: %s", dc->in.name, dc->in.line,
                         strerror(dc->in.err));
                 return 1;
             }
@@ -252,7 +253,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
         if (tab) len = (size_t)(tab - line);
         l->text = malloc(len + 1);
         if (!l->text) {
-            fprintf(stderr, "attend decode: out of memory\n");
+            cli_oom("decode", "a line's text");
             return 1;
         }
         memcpy(l->text, line, len);
@@ -264,7 +265,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
         int n = 0;
         if (attend_vocab_encode(dc->sv, dc->tok, 0, line, len, dc->scratch, CLI_MAX_LINE + 1, &n, &err)) {
             if (!o->skip_malformed) {
-                fprintf(stderr, "attend decode: %s:%ld: %s (--skip-malformed skips such lines)\n", dc->in.name,
+                cli_error("decode", "%s:%ld: %s (--skip-malformed skips such lines)", dc->in.name,
                         dc->in.line, err.msg);
                 return 1;
             }
@@ -302,7 +303,7 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
         }
         l->ids = malloc((size_t)n * sizeof *l->ids);
         if (!l->ids) {
-            fprintf(stderr, "attend decode: out of memory\n");
+            cli_oom("decode", "a line's tokens");
             return 1;
         }
         memcpy(l->ids, dc->scratch, (size_t)n * sizeof *l->ids);
@@ -325,7 +326,7 @@ static int output_text(decoder *dc, const src_line *l, const int32_t *src, int S
     if (dc->pointer) {
         int32_t *picked = malloc((size_t)(len + 1) * sizeof *picked);
         if (!picked) {
-            fprintf(stderr, "attend decode: out of memory\n");
+            cli_oom("decode", "the pointer outputs");
             return 1;
         }
         for (int t = 0; t < len; t++) picked[t] = out[t] >= 0 && out[t] < S ? src[out[t]] : ATTEND_UNK;
@@ -407,9 +408,9 @@ static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int r
     if (score) printf("%.6f\t", *score);
     if (dc->pointer) {
         for (int t = 0; t < len; t++) printf("%s%d", t ? " " : "", (int)out[t]);
-        printf("\t%s\n", dc->text);
+        printf("\t%s\n", cli_vis(dc->text));
     } else {
-        printf("%s\n", dc->text);
+        printf("%s\n", cli_vis(dc->text));
     }
     if (o->align && align) {
         for (int j = 0; j < S; j++) dc->src_tok[j] = attend_vocab_token(dc->sv, src[j]);
@@ -420,7 +421,7 @@ static int print_hyp(decoder *dc, const decode_opts *o, const src_line *l, int r
             dc->out_tok[t] = tk ? tk : "?";
         }
         for (int k = 0; k < dc->M; k++) {
-            if (dc->M > 1) printf("model %d (%s):\n", k + 1, o->models[k]);
+            if (dc->M > 1) printf("model %d (%s):\n", k + 1, cli_vis(o->models[k]));
             heatmap_print(stdout, align + (size_t)k * astride, len, S, dc->src_tok, dc->out_tok,
                           (heatmap_style)o->align_style);
             printf("\n");
@@ -560,13 +561,18 @@ static int decode_beam(decoder *dc, const decode_opts *o) {
             int L = line_limit(dc, o, l->n);
             attend_error err = {0};
             attend_beam_options bo = {o->alpha, o->coverage_penalty};
-            if (dc->M > 1 && o->coverage_penalty > 0)
-                return cli_usage_error("decode", "--coverage-penalty with an ensemble: one model only");
-            if (dc->M > 1 ? attend_ensemble_beam(dc->ms, dc->M, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out,
-                                                 dc->out_len, dc->score, dc->align, &got, &err)
-                          : attend_model_beam_opts(dc->m, l->ids, l->n, o->beam, nbest, L, &bo, dc->out, dc->out_len,
-                                                   dc->score, dc->align, &got, &err))
-                return cli_lib_fail("decode", &err);
+            attend_decode_options dopt = ATTEND_OPTIONS_INIT(attend_decode_options);
+            dopt.beam = o->beam, dopt.nbest = nbest, dopt.max_len = L, dopt.alpha = o->alpha;
+            dopt.coverage_penalty = o->coverage_penalty; /* an ensemble's: on the members' mean attention */
+            attend_status st =
+                dc->M > 1 && o->coverage_penalty > 0
+                    ? attend_decode(dc->ms, dc->M, l->ids, NULL, 1, l->n, &dopt, dc->out, dc->out_len, dc->score,
+                                    dc->align, &got, &err)
+                : dc->M > 1 ? attend_ensemble_beam(dc->ms, dc->M, l->ids, l->n, o->beam, nbest, L, o->alpha, dc->out,
+                                                   dc->out_len, dc->score, dc->align, &got, &err)
+                            : attend_model_beam_opts(dc->m, l->ids, l->n, o->beam, nbest, L, &bo, dc->out,
+                                                     dc->out_len, dc->score, dc->align, &got, &err);
+            if (st != ATTEND_OK) return cli_lib_fail("decode", &err);
             for (int h = 0; h < got; h++) dc->order[h] = h;
             if (dc->rm && (rc = rescore(dc, o, l, L, got))) return rc;
             int show_score = o->nbest || o->format != CLI_FORMAT_TEXT;
@@ -601,9 +607,8 @@ static int load_sized(decoder *dc, const decode_opts *o) {
         st = attend_model_load(&dc->rm, o->rescore, &cap, NULL, NULL, NULL, &err);
     }
     if (st == ATTEND_ERR_ALLOC) {
-        fprintf(stderr,
-                "attend decode: not enough memory for batches of %d lines of up to %d source and %d output tokens: "
-                "lower --batch, --max-src-len or --max-len (%s)\n",
+        cli_error("decode", "not enough memory for batches of %d lines of up to %d source and %d output tokens: "
+                "lower --batch, --max-src-len or --max-len (%s)",
                 dc->B, dc->S_cap, dc->L_cap, err.msg);
         return 1;
     }
@@ -634,13 +639,14 @@ static int decoder_alloc(decoder *dc, const decode_opts *o) {
     if (!dc->text || !dc->src_tok || !dc->out_tok || !dc->copy_lab || !dc->src || !dc->src_len || !dc->which ||
         !dc->out || !dc->out_len || !dc->score || (o->align && !dc->align) || !dc->order ||
         (o->rescore && (!dc->rsrc || !dc->rhyp || !dc->rscore))) {
-        fprintf(stderr, "attend decode: out of memory\n");
+        cli_oom("decode", "the batch buffers");
         return 1;
     }
     return 0;
 }
 
 int cmd_decode(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch, --max-src-len, --max-len or --beam"); /* the options of this command that lower its memory */
     decode_opts o;
     memset(&o, 0, sizeof o);
     o.batch = 64;
@@ -689,7 +695,7 @@ int cmd_decode(int argc, char **argv) {
                 rc = cli_usage_error("decode", "--rescore: pointer models score positions, not output tokens (%s)",
                                      dc.pointer ? o.model : o.rescore);
             else if (r.tok != dc.tok) {
-                fprintf(stderr, "attend decode: --rescore %s: tokenizer %s, model 1 (%s) has %s\n", o.rescore,
+                cli_error("decode", "--rescore %s: tokenizer %s, model 1 (%s) has %s", o.rescore,
                         attend_tokenizer_name(r.tok), o.model, attend_tokenizer_name(dc.tok));
                 rc = 1;
             }
@@ -703,7 +709,7 @@ int cmd_decode(int argc, char **argv) {
     dc.lines = calloc((size_t)want, sizeof *dc.lines);
     dc.scratch = malloc((CLI_MAX_LINE + 1) * sizeof *dc.scratch);
     if (!dc.lines || !dc.scratch) {
-        fprintf(stderr, "attend decode: out of memory\n");
+        cli_oom("decode", "the line buffers");
         rc = 1;
         goto done;
     }
@@ -793,6 +799,7 @@ static void eval_usage(FILE *f) {
 }
 
 int cmd_eval(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch (or, for --task, --max-len)"); /* the options of this command that lower its memory */
     cli_parser p;
     cli_init(&p, "eval", argc, argv);
     cli_data_opts d;

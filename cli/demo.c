@@ -129,6 +129,7 @@ done:
 }
 
 int cmd_demo(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     train_opts o;
     train_opts_init(&o);
     o.data.task = ATTEND_TASK_REVERSE;

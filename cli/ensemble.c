@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ensemble.h"
 
+#include "args.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,31 +45,30 @@ static int vocab_check(const char *cmd, const char *side, const cli_member *a, c
     if (id < 0) return 0;
     const char *x = attend_vocab_token(va, id), *y = attend_vocab_token(vb, id);
     if (!y)
-        fprintf(stderr, "attend %s: model %d (%s): %s vocabulary has %d ids, model 1 (%s) has %d (id %d is '%s')\n",
-                cmd, nb, b->path, side, attend_vocab_size(vb), a->path, attend_vocab_size(va), id, show(x));
+        cli_error(cmd, "model %d (%s): %s vocabulary has %d ids, model 1 (%s) has %d (id %d is '%s')", nb, b->path, side, attend_vocab_size(vb), a->path, attend_vocab_size(va), id, show(x));
     else if (!x)
-        fprintf(stderr, "attend %s: model %d (%s): %s vocabulary has %d ids, model 1 (%s) has %d (id %d is '%s')\n",
-                cmd, nb, b->path, side, attend_vocab_size(vb), a->path, attend_vocab_size(va), id, y);
+        cli_error(cmd, "model %d (%s): %s vocabulary has %d ids, model 1 (%s) has %d (id %d is '%s')", nb, b->path, side, attend_vocab_size(vb), a->path, attend_vocab_size(va), id, y);
     else
-        fprintf(stderr, "attend %s: model %d (%s): %s vocabulary id %d is '%s', model 1 (%s) has '%s'\n", cmd, nb,
+        cli_error(cmd, "model %d (%s): %s vocabulary id %d is '%s', model 1 (%s) has '%s'", nb,
                 b->path, side, id, y, a->path, x);
     return 1;
 }
 
 int cli_ensemble_check(const char *cmd, const cli_member *a, const cli_member *b, int nb) {
     int pa = a->cfg.decoder == ATTEND_DECODER_POINTER, pb = b->cfg.decoder == ATTEND_DECODER_POINTER;
-    if (pa || pb) {
-        fprintf(stderr,
-                "attend %s: model %d (%s) is a pointer model (%s decoder): an ensemble averages distributions over "
-                "one target vocabulary\n",
-                cmd, pa ? 1 : nb, pa ? a->path : b->path, attend_decoder_name((pa ? a : b)->cfg.decoder));
+    if (pa != pb) { /* pointers average distributions over source positions, the others over a vocabulary */
+        cli_error(cmd,
+                  "model %d (%s) is a pointer model (%s decoder) and model %d (%s) is not: an ensemble averages "
+                  "distributions over one output space",
+                  pa ? 1 : nb, pa ? a->path : b->path, attend_decoder_name((pa ? a : b)->cfg.decoder), pa ? nb : 1,
+                  pa ? b->path : a->path);
         return 1;
     }
     if (a->tok != b->tok) {
-        fprintf(stderr, "attend %s: model %d (%s): tokenizer %s, model 1 (%s) has %s\n", cmd, nb, b->path,
+        cli_error(cmd, "model %d (%s): tokenizer %s, model 1 (%s) has %s", nb, b->path,
                 attend_tokenizer_name(b->tok), a->path, attend_tokenizer_name(a->tok));
         return 1;
     }
-    if (vocab_check(cmd, "target", a, a->tv, b, b->tv, nb)) return 1;
+    if (!pa && vocab_check(cmd, "target", a, a->tv, b, b->tv, nb)) return 1; /* a pointer's outputs are positions */
     return vocab_check(cmd, "source", a, a->sv, b, b->sv, nb);
 }

@@ -25,6 +25,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +166,7 @@ void ex_header(const char *name, const char *where) {
 /* ------------------------------------------------------ library plumbing */
 
 int ex_lib_fail(const char *what, attend_status st, const attend_error *err) {
-    fprintf(stderr, "attend explain: %s failed: %s: %s\n", what, attend_status_name(st), err->msg);
+    cli_error("explain", "%s failed: %s: %s", what, attend_status_name(st), err->msg);
     return 1;
 }
 
@@ -286,16 +287,25 @@ static int find_example(const char *name) {
 }
 
 static int finish(int rc) {
+    errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "attend explain: error writing the output\n");
+        cli_error("explain", "error writing the output: %s", errno ? strerror(errno) : "write error");
+        clearerr(stdout);
         return 1;
     }
     return rc;
 }
 
 int cmd_explain(int argc, char **argv) {
-    /* argv[0] is "explain" */
-    for (int i = 1; i < argc; i++) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
+    /* argv[0] is "explain"; "--" ends the options: the names after it are examples */
+    int dd = argc;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--")) {
+            dd = i;
+            break;
+        }
+    for (int i = 1; i < dd; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             explain_usage(stdout);
             return finish(0);
@@ -305,30 +315,33 @@ int cmd_explain(int argc, char **argv) {
         for (int i = 0; i < N_EXAMPLES; i++) printf("%-22s %s\n", EXAMPLES[i].name, EXAMPLES[i].what);
         return finish(0);
     }
+    int names = 0;
     for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-') {
-            fprintf(stderr, "attend explain: unknown option '%s'\n", argv[i]);
+        if (i == dd) continue;
+        if (i < dd && argv[i][0] == '-') {
+            cli_error("explain", "unknown option '%s'", argv[i]);
             explain_usage(stderr);
             return 2;
         }
         if (find_example(argv[i]) < 0) {
-            fprintf(stderr, "attend explain: unknown example '%s' (attend explain --list shows the names)\n",
-                    argv[i]);
+            cli_error("explain", "unknown example '%s' (attend explain --list shows the names)", argv[i]);
             return 2;
         }
+        names++;
     }
     int rc = 0;
-    if (argc == 1) {
+    if (names == 0) {
         for (int i = 0; i < N_EXAMPLES && rc == 0; i++) {
             if (i) printf("\n");
             rc = EXAMPLES[i].run();
         }
     } else {
+        int shown = 0;
         for (int i = 1; i < argc && rc == 0; i++) {
-            if (i > 1) printf("\n");
+            if (i == dd) continue;
+            if (shown++) printf("\n");
             rc = EXAMPLES[find_example(argv[i])].run();
         }
     }
     return finish(rc);
 }
-

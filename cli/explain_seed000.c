@@ -370,7 +370,7 @@ int ex_all_masked(void) {
     printf("leaves no positive denominator; the library reports an error instead of inventing\n");
     printf("all-zero \"probabilities\":\n");
     if (read_full_sentence(&r, Q1, h, none, &err)) {
-        fprintf(stderr, "attend explain: a read with every position masked succeeded\n");
+        cli_error("explain", "a read with every position masked succeeded");
         return 1;
     }
     printf("  %s: %s\n", attend_status_name(err.status), err.msg);

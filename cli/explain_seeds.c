@@ -67,7 +67,7 @@ int ex_seed001_mha(void) {
     attend_real *heads = malloc((size_t)N * NH * T * S * sizeof *heads);
     attend_real *ws = malloc((nws ? nws : 1) * sizeof *ws);
     if (!w || !x || !out || !avg || !heads || !ws || !nws) {
-        fprintf(stderr, "attend explain: out of memory\n");
+        cli_oom("explain", "the example's arrays");
         goto done;
     }
     ex_header("seed001-mha-shapes", "Seed 001, 实战用法: nn.MultiheadAttention shapes");
@@ -118,7 +118,7 @@ int ex_seed001_mha(void) {
     for (int j = 0; j < S; j++) printf(" %.3f", (double)avg[j]);
     printf("\n");
     rc = finite && worst_avg <= 1e-6 && worst_head <= 1e-6 ? 0 : 1;
-    if (rc) fprintf(stderr, "attend explain: seed001-mha-shapes: a check failed\n");
+    if (rc) cli_error("explain", "seed001-mha-shapes: a check failed");
 done:
     free(w);
     free(x);
@@ -223,7 +223,7 @@ int ex_seed003_scale(void) {
     attend_real *raw = malloc(P * sizeof *raw), *scaled = malloc(P * sizeof *scaled);
     attend_real *wts = malloc(P * sizeof *wts);
     if (!q || !k || !kp || !raw || !scaled || !wts) {
-        fprintf(stderr, "attend explain: out of memory\n");
+        cli_oom("explain", "the example's arrays");
         goto done;
     }
     ex_header("seed003-scale", "Seed 003, §4.2 為什麼要除以 √d_k (why scale the dot product)");

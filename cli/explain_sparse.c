@@ -39,7 +39,7 @@ static int normalize_all(const score_case *c, normalized *r) {
         LIB(attend_masked_normalize_forward((attend_normalizer)nz, r->w[nz], c->e, NULL, NULL, 0, 1, 1, c->S, &err));
         r->tau[nz] = attend_normalizer_threshold((attend_normalizer)nz, c->e, c->S, &r->support[nz]);
         if (!isfinite(r->tau[nz])) {
-            fprintf(stderr, "attend explain: attend_normalizer_threshold failed\n");
+            cli_error("explain", "attend_normalizer_threshold failed");
             return 1;
         }
     }

@@ -136,7 +136,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                             len > 80 ? "..." : "", code_points(word, len), sp->S);
         word_begin(o, index, word, len, 0, "too long");
         word_end(o, index, word, len, 0);
-        if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word); /* no pronunciation */
+        if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len)); /* no pronunciation */
         return e;
     }
     if (attend_g2p_encode_word(sp->e.gv, word, len, src, ATTEND_G2P_MAX_LEN, &ns, &err)) {
@@ -145,10 +145,10 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
                                 err.msg);
             word_begin(o, index, word, len, 0, "malformed");
             word_end(o, index, word, len, 0);
-            if (o->format == CLI_FORMAT_TEXT && !e) printf("%.*s\n", (int)len, word);
+            if (o->format == CLI_FORMAT_TEXT && !e) printf("%s\n", cli_vis_n(word, len));
             return e;
         }
-        fprintf(stderr, "attend g2p: %s:%ld: '%.*s': %s (--skip-malformed skips such words)\n", where, index, show,
+        cli_error("g2p", "%s:%ld: '%.*s': %s (--skip-malformed skips such words)", where, index, show,
                 word, err.msg);
         word_begin(o, index, word, len, 0, "malformed");
         word_end(o, index, word, len, 0);
@@ -174,7 +174,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
     if (o->beam) {
         attend_beam_options bo = {o->alpha, o->coverage_penalty};
         if (sp->e.M > 1 && o->coverage_penalty > 0) {
-            fprintf(stderr, "attend g2p: --coverage-penalty with an ensemble: one model only\n");
+            cli_error("g2p", "--coverage-penalty with an ensemble: one model only");
             return 2;
         }
         st = sp->e.M > 1 ? attend_ensemble_beam(sp->e.ms, sp->e.M, src, ns, o->beam, nbest, sp->L, o->alpha, sp->out,
@@ -215,7 +215,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             if (scored && isfinite(sc)) printf("%.6f", sc);
             printf("\t");
             cli_tsv_field(stdout, word, len);
-            printf("\t%s\n", sp->text);
+            printf("\t%s\n", cli_vis(sp->text));
             continue;
         }
         if (o->format == CLI_FORMAT_JSONL) {
@@ -238,9 +238,9 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             printf("}");
             continue;
         }
-        fwrite(word, 1, len, stdout);
+        fputs(cli_vis_n(word, len), stdout);
         if (h) printf("(%d)", h + 1);
-        printf(" %s", sp->text);
+        printf(" %s", cli_vis(sp->text));
         if (o->nbest) printf("  # %.4f", sc);
         printf("\n");
         if (o->align) {
@@ -250,7 +250,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             for (int t = 0; t < T; t++) out_tok[t] = attend_vocab_token(sp->e.pv, ph[t]);
             for (int k = 0; k < sp->e.M; k++) {
                 char *pic = NULL;
-                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, sp->e.paths[k]);
+                if (sp->e.M > 1) printf("model %d (%s):\n", k + 1, cli_vis(sp->e.paths[k]));
                 if (T > 0 && attend_render_heatmap_text(&pic, a + (size_t)k * astride, T, ns, src_tok, out_tok, &err))
                     return cli_lib_fail("g2p", &err);
                 if (pic) fputs(pic, stdout);
@@ -259,10 +259,7 @@ static int say_word(speaker *sp, const say_opts *o, const char *word, size_t len
             }
         }
     }
-    if (got == 0 && o->format == CLI_FORMAT_TEXT) {
-        fwrite(word, 1, len, stdout);
-        printf("\n");
-    }
+    if (got == 0 && o->format == CLI_FORMAT_TEXT) printf("%s\n", cli_vis_n(word, len));
     word_end(o, index, word, len, got);
     return 0;
 }
@@ -272,19 +269,18 @@ static int cmd_say(int argc, char **argv) {
     cli_init(&p, "g2p", argc, argv);
     say_opts o;
     memset(&o, 0, sizeof o);
-    int rc = 0, help = 0, stdin_mode = 0, dashdash = 0;
+    int rc = 0, help = 0, stdin_mode = 0;
     const char **words = calloc((size_t)argc + 1, sizeof *words);
     int nw = 0;
     if (!words) {
-        fprintf(stderr, "attend g2p: out of memory\n");
+        cli_oom("g2p", "the word list");
         return 1;
     }
     while (rc == 0 && cli_next(&p)) {
-        if (dashdash || (cli_positional(&p) && strcmp(p.arg, "-"))) words[nw++] = p.arg;
+        if (p.operands || (cli_positional(&p) && strcmp(p.arg, "-"))) words[nw++] = p.arg; /* after "--": words */
         else if (!strcmp(p.arg, "-")) stdin_mode = 1;
-        else if (!strcmp(p.arg, "--")) dashdash = 1;
         else if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &o.model);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &o.model);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 1, 64, &o.beam);
         else if (cli_is(&p, "--nbest")) rc = cli_int(&p, 1, 64, &o.nbest);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &o.alpha);
@@ -350,7 +346,7 @@ static int cmd_say(int argc, char **argv) {
     sp.align = malloc((size_t)sp.e.M * sp.K * sp.L * sp.S * sizeof *sp.align);
     sp.text = malloc(sp.text_cap);
     if (!sp.out || !sp.out_len || !sp.score || !sp.align || !sp.text) {
-        fprintf(stderr, "attend g2p: out of memory\n");
+        cli_oom("g2p", "the decoding buffers");
         rc = 1;
         goto done;
     }
@@ -364,16 +360,15 @@ static int cmd_say(int argc, char **argv) {
             int got = cli_lines_next(&in, &len);
             if (got == 0) break;
             if (got == -2) {
-                fprintf(stderr, "attend g2p: %s: read error in line %ld: %s\n", in.name, in.line + 1,
+                cli_error("g2p", "%s: read error in line %ld: %s", in.name, in.line + 1,
                         strerror(in.err));
                 rc = 1;
                 break;
             }
             if (got == -1) {
                 if (!o.skip_malformed) {
-                    fprintf(stderr,
-                            "attend g2p: %s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
-                            "such lines)\n",
+                    cli_error("g2p", "%s:%ld: longer than the %d bytes a line may have (--skip-malformed skips "
+                            "such lines)",
                             in.name, in.line, CLI_MAX_LINE);
                     rc = 1;
                     break;
@@ -382,7 +377,7 @@ static int cmd_say(int argc, char **argv) {
                 if (cli_problem(&sp.probs, CLI_PROBLEM_MALFORMED, in.name, in.line,
                                 "longer than the %d bytes a line may have: skipped", CLI_MAX_LINE) ||
                     cli_lines_skip_rest(&in)) {
-                    if (in.err) fprintf(stderr, "attend g2p: %s: read error: %s\n", in.name, strerror(in.err));
+                    if (in.err) cli_error("g2p", "%s: read error: %s", in.name, strerror(in.err));
                     rc = 1;
                     break;
                 }
@@ -416,6 +411,7 @@ done:
 /* ================================================================== dispatch */
 
 int cmd_g2p(int argc, char **argv) {
+    cli_set_oom_hint("lower --beam or --max-len"); /* the options of this command that lower its memory */
     if (argc >= 2) {
         const char *sub = argv[1];
         if (!strcmp(sub, "train")) return cmd_g2p_train(argc - 1, argv + 1);

@@ -41,14 +41,15 @@ static void data_usage(FILE *f) {
 }
 
 int cmd_g2p_data(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     cli_parser p;
     cli_init(&p, "g2p data", argc, argv);
     const char *dict = NULL, *out = NULL;
     int rc = 0, help = 0, skip = 0, stress = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &dict);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &out);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &out);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &skip);
         else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &stress);
         else rc = cli_unknown(&p);
@@ -67,22 +68,20 @@ int cmd_g2p_data(int argc, char **argv) {
     if (attend_g2p_dict_read(&d, path, &o, &err)) return cli_lib_fail("g2p data", &err);
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
-    printf("dictionary: %s\n", path);
+    printf("dictionary: %s\n", cli_vis(path));
     printf("lines %d: %d pronunciations of %d words, %d comment, %d blank, %d skipped, %d duplicate\n", in.lines,
            in.entries, in.words, in.comments, in.blank, in.skipped, in.duplicates);
-    if (in.skipped) printf("first skipped: %s\n", in.first_skipped);
+    if (in.skipped) printf("first skipped: %s\n", cli_vis(in.first_skipped));
     printf("longest word %d characters, longest pronunciation %d phonemes; stress %s\n", in.max_word_len,
            in.max_pron_len, stress ? "kept" : "stripped");
-    FILE *f[3] = {NULL, NULL, NULL};
+    /* the three parts through the one atomic writer: all written, or none changed */
+    attend_outfile *f[3] = {NULL, NULL, NULL};
+    char fp[3][PATH_MAX];
     if (out) {
         mkdir(out, 0777);
         for (int s = 0; s < 3 && rc == 0; s++) {
-            char fp[PATH_MAX];
-            snprintf(fp, sizeof fp, "%s/%s.dict", out, attend_g2p_split_name((attend_g2p_split)s));
-            if (!(f[s] = fopen(fp, "w"))) {
-                fprintf(stderr, "attend g2p data: %s: %s\n", fp, strerror(errno));
-                rc = 1;
-            }
+            snprintf(fp[s], sizeof fp[s], "%s/%s.dict", out, attend_g2p_split_name((attend_g2p_split)s));
+            if (attend_outfile_open(&f[s], fp[s], ATTEND_OUTPUT_ALLOW_SPECIAL, &err)) rc = cli_lib_fail("g2p data", &err);
         }
     }
     long words[3] = {0, 0, 0}, prons[3] = {0, 0, 0};
@@ -91,22 +90,25 @@ int cmd_g2p_data(int argc, char **argv) {
         int s = (int)attend_g2p_split_of(word, strlen(word));
         words[s]++;
         prons[s] += attend_g2p_dict_prons(d, w);
-        if (f[s])
-            for (int k = 0; k < attend_g2p_dict_prons(d, w); k++) {
-                if (k) fprintf(f[s], "%s(%d) %s\n", word, k + 1, attend_g2p_dict_pron(d, w, k));
-                else fprintf(f[s], "%s %s\n", word, attend_g2p_dict_pron(d, w, k));
-            }
-    }
-    for (int s = 0; s < 3; s++) {
-        printf("%-5s %6ld words (%4.1f%%) %6ld pronunciations\n", attend_g2p_split_name((attend_g2p_split)s), words[s],
-               in.words ? 100.0 * (double)words[s] / in.words : 0, prons[s]);
-        if (f[s] && fclose(f[s]) != 0) {
-            fprintf(stderr, "attend g2p data: error writing %s/%s.dict\n", out,
-                    attend_g2p_split_name((attend_g2p_split)s));
-            rc = 1;
+        for (int k = 0; f[s] && rc == 0 && k < attend_g2p_dict_prons(d, w); k++) {
+            char line[4096];
+            int n = k ? snprintf(line, sizeof line, "%s(%d) %s\n", word, k + 1, attend_g2p_dict_pron(d, w, k))
+                      : snprintf(line, sizeof line, "%s %s\n", word, attend_g2p_dict_pron(d, w, k));
+            if (n < 0 || n >= (int)sizeof line) rc = cli_oom("g2p data", "a dictionary line over 4 KiB");
+            else if (attend_outfile_write(f[s], line, (size_t)n, &err)) rc = cli_lib_fail("g2p data", &err);
         }
     }
-    if (out && rc == 0) printf("written: %s/{train,dev,test}.dict\n", out);
+    for (int s = 0; s < 3; s++)
+        if (rc == 0 && f[s]) {
+            attend_status st = attend_outfile_commit(f[s], &err);
+            f[s] = NULL;
+            if (st) rc = cli_lib_fail("g2p data", &err);
+        }
+    for (int s = 0; s < 3; s++) attend_outfile_abort(f[s]); /* after a failure: the temporaries go */
+    for (int s = 0; s < 3 && rc == 0; s++)
+        printf("%-5s %6ld words (%4.1f%%) %6ld pronunciations\n", attend_g2p_split_name((attend_g2p_split)s), words[s],
+               in.words ? 100.0 * (double)words[s] / in.words : 0, prons[s]);
+    if (out && rc == 0) printf("written: %s/{train,dev,test}.dict\n", cli_vis(out));
     attend_g2p_dict_free(d);
     return cli_finish("g2p data", rc);
 }
@@ -149,6 +151,7 @@ static int dict_has_stress(const attend_g2p_dict *d) {
 }
 
 int cmd_g2p_eval(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch or --beam"); /* the options of this command that lower its memory */
     const char *cmd = "g2p eval";
     cli_parser p;
     cli_init(&p, cmd, argc, argv);
@@ -157,8 +160,8 @@ int cmd_g2p_eval(int argc, char **argv) {
     double alpha = 0, cov_pen = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &model);
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &dict);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &model);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
         else if (cli_is(&p, "--split")) rc = cli_string(&p, &splits);
         else if (cli_is(&p, "--beam")) rc = cli_int(&p, 0, 64, &beam);
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 100, &alpha);
@@ -211,8 +214,8 @@ int cmd_g2p_eval(int argc, char **argv) {
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(d, &in);
     if (stress && !dict_has_stress(d)) {
-        fprintf(stderr, "attend %s: the model's phonemes carry stress digits and %s has none: give a dictionary "
-                        "with stress (tools/get_cmudict.sh --stress)\n", cmd, dpath);
+        cli_error(cmd, "the model's phonemes carry stress digits and %s has none: give a dictionary "
+                        "with stress (tools/get_cmudict.sh --stress)", dpath);
         rc = 1;
         goto done;
     }
@@ -220,13 +223,13 @@ int cmd_g2p_eval(int argc, char **argv) {
     if ((rc = g2p_models_load(cmd, &e, B, in.max_word_len, 0))) goto done;
     size_t params = 0;
     for (int k = 0; k < e.M; k++) params += attend_model_param_count(e.ms[k]);
-    if (e.M == 1) printf("model: %s (%zu parameters)\n", e.paths[0], params);
+    if (e.M == 1) printf("model: %s (%zu parameters)\n", cli_vis(e.paths[0]), params);
     else {
         printf("ensemble of %d models (%zu parameters):", e.M, params);
-        for (int k = 0; k < e.M; k++) printf(" %s", e.paths[k]);
+        for (int k = 0; k < e.M; k++) printf(" %s", cli_vis(e.paths[k]));
         printf("\n");
     }
-    printf("dictionary: %s%s\n", dpath, stress ? " (stress kept: the model's phonemes carry it)" : "");
+    printf("dictionary: %s%s\n", cli_vis(dpath), stress ? " (stress kept: the model's phonemes carry it)" : "");
     printf("%-6s %-8s %7s %8s %8s %9s%s\n", "part", "decoding", "words", "PER%", "WER%", "words/s",
            stress ? "  stress" : "");
     for (int s = 0; s < 4 && rc == 0; s++) {
@@ -245,9 +248,13 @@ int cmd_g2p_eval(int argc, char **argv) {
                 double dt = cli_now() - t0;
                 char dec[16];
                 snprintf(dec, sizeof dec, b ? "beam %d" : "greedy", beam);
-                printf("%-6s %-8s %7ld %8.2f %8.2f %9.0f%s\n", attend_g2p_split_name((attend_g2p_split)s), dec,
-                       c.words, 100 * attend_g2p_per(&c), 100 * attend_g2p_wer(&c), dt > 0 ? c.words / dt : 0,
-                       !stress ? "" : ig ? "  ignored" : "  scored");
+                char per[16] = "n/a", wer[16] = "n/a"; /* no words: no rate, not 0% */
+                if (c.words > 0) {
+                    snprintf(per, sizeof per, "%.2f", 100 * attend_g2p_per(&c));
+                    snprintf(wer, sizeof wer, "%.2f", 100 * attend_g2p_wer(&c));
+                }
+                printf("%-6s %-8s %7ld %8s %8s %9.0f%s\n", attend_g2p_split_name((attend_g2p_split)s), dec, c.words,
+                       per, wer, dt > 0 ? c.words / dt : 0, !stress ? "" : ig ? "  ignored" : "  scored");
                 fflush(stdout);
             }
         }
@@ -280,12 +287,13 @@ static void bench_usage(FILE *f) {
             "Pronounces N words of a dictionary part (test) one at a time, batch 1, greedy,\n"
             "with attend_g2p_pronounce (the example's call: no allocation per word), and\n"
             "reports the latency per word (median, 90th percentile, mean) and words/s; then\n"
-            "the same words greedily in batches of 64. Run it with OPENBLAS_NUM_THREADS=1\n"
-            "for single-threaded numbers. CPU time (this thread's) is reported beside wall time:\n"
+            "the same words greedily in batches of 64. Run it with --threads 1 for\n"
+            "single-threaded numbers. CPU time (this thread's) is reported beside wall time:\n"
             "it is not inflated when other processes share the cores.\n");
 }
 
 int cmd_g2p_bench(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     const char *cmd = "g2p bench";
     cli_parser p;
     cli_init(&p, cmd, argc, argv);
@@ -293,8 +301,8 @@ int cmd_g2p_bench(int argc, char **argv) {
     int rc = 0, help = 0, n = 2000;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
-        else if (cli_is(&p, "--model")) rc = cli_string(&p, &model);
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &dict);
+        else if (cli_is(&p, "--model")) rc = cli_path(&p, &model);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
         else if (cli_is(&p, "--words")) rc = cli_int(&p, 1, 10000000, &n);
         else if (cli_is(&p, "--split")) rc = cli_string(&p, &split);
         else rc = cli_unknown(&p);
@@ -325,7 +333,7 @@ int cmd_g2p_bench(int argc, char **argv) {
     lat = malloc((size_t)n * sizeof *lat);
     cpu = malloc((size_t)n * sizeof *cpu);
     if (!lat || !cpu) {
-        fprintf(stderr, "attend %s: out of memory\n", cmd);
+        cli_oom(cmd, "the timings");
         rc = 1;
         goto done;
     }
@@ -347,14 +355,14 @@ int cmd_g2p_bench(int argc, char **argv) {
         total += lat[k++];
     }
     if (k == 0) {
-        fprintf(stderr, "attend %s: no words in the %s part\n", cmd, split);
+        cli_error(cmd, "no words in the %s part", split);
         rc = 1;
         goto done;
     }
     qsort(lat, (size_t)k, sizeof *lat, cmp_double);
     qsort(cpu, (size_t)k, sizeof *cpu, cmp_double);
-    printf("model: %s (%zu parameters), gemm %s, OPENBLAS_NUM_THREADS=%s\n", mpath, attend_model_param_count(m),
-           attend_gemm_backend(), getenv("OPENBLAS_NUM_THREADS") ? getenv("OPENBLAS_NUM_THREADS") : "(unset)");
+    printf("model: %s (%zu parameters), gemm %s, isa %s, threads %d\n", cli_vis(mpath), attend_model_param_count(m),
+           attend_gemm_info(), attend_isa(), attend_threads());
     printf("batch 1, greedy: %d words, wall latency median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words/s\n", k,
            1e3 * lat[k / 2], 1e3 * lat[(int)(0.9 * (k - 1))], 1e3 * total / k, k / total);
     printf("batch 1, greedy: CPU time per word median %.3f ms, p90 %.3f ms, mean %.3f ms: %.0f words per CPU-second\n",

@@ -100,12 +100,12 @@ static const char *find_file(const char *cmd, const char *given, const char *env
             return buf;
         }
     }
-    fprintf(stderr, "attend %s: no %s found (looked in %s%s%s): give %s, set %s, or %s\n", cmd, what,
-            places[0].searched ? places[0].path : "<prefix>/share/attend",
-            places[1].searched ? " and " : "", places[1].searched ? places[1].path : "",
-            !strcmp(what, "model") ? "--model PATH" : "--dict PATH", env,
-            !strcmp(what, "model") ? "train one with `attend g2p train`"
-                                   : "fetch CMUdict with tools/get_cmudict.sh");
+    cli_error(cmd, "no %s found (looked in %s%s%s): give %s, set %s, or %s", what,
+              places[0].searched ? places[0].path : "<prefix>/share/attend",
+              places[1].searched ? " and " : "", places[1].searched ? places[1].path : "",
+              !strcmp(what, "model") ? "--model PATH" : "--dict PATH", env,
+              !strcmp(what, "model") ? "train one with `attend g2p train`"
+                                     : "fetch CMUdict with tools/get_cmudict.sh");
     return NULL;
 }
 
@@ -139,10 +139,10 @@ int g2p_read_dict(const char *cmd, const char *path, int skip, int keep_stress, 
     if (attend_g2p_dict_read(d, path, &o, &err)) return cli_lib_fail(cmd, &err);
     attend_g2p_dict_info in;
     attend_g2p_dict_get_info(*d, &in);
-    if (in.skipped) fprintf(stderr, "attend %s: skipped %d odd line%s (first: %s)\n", cmd, in.skipped,
+    if (in.skipped) cli_error(cmd, "skipped %d odd line%s (first: %s)", in.skipped,
                             in.skipped == 1 ? "" : "s", in.first_skipped);
     if (in.words == 0) {
-        fprintf(stderr, "attend %s: %s: no entries\n", cmd, path);
+        cli_error(cmd, "%s: no entries", path);
         return 1;
     }
     return 0;
@@ -173,7 +173,7 @@ int g2p_models_open(const char *cmd, const char *spec, g2p_models *e) {
     memset(e, 0, sizeof *e);
     if (spec && strchr(spec, ',')) {
         if (!(e->list = strdup(spec))) {
-            fprintf(stderr, "attend %s: out of memory\n", cmd);
+            cli_oom(cmd, "the model list");
             return 1;
         }
         for (char *tok = e->list, *next; tok; tok = next) {

@@ -18,7 +18,8 @@
 #include "cli.h"
 #include "mpirun.h"
 #include "g2p_files.h"
-#include "outputs.h" /* issue 17: output checks */
+#include "outputs.h" /* issues 17, 28: output checks, locks, free space */
+#include "signals.h"
 #include "train_loop.h"
 #include "train_options.h"
 #include "options.h"
@@ -38,6 +39,7 @@ typedef struct {
     attend_train_options topt; /* --dropout, --label-smoothing (cli/train_options.h) */
     int monotonic;   /* --monotonic: monotonic attention (config monotonic) */
     int normalizer;  /* --normalizer: attend_normalizer of the attention (0: softmax) */
+    int overwrite;   /* --overwrite: replace an existing --checkpoint, or another run's --out */
 } g2p_train_opts;
 
 static void g2p_train_defaults(g2p_train_opts *o) {
@@ -122,10 +124,15 @@ static void train_usage(FILE *f) {
     opt_line(f, "--checkpoint", NULL);
     opt_line(f, "--checkpoint-every", "%d", d.checkpoint_every);
     opt_line(f, "--resume", NULL);
+    fprintf(f, "  --overwrite            replace an existing --checkpoint (without it, one needs\n"
+               "                         --resume), or an existing --out that another run wrote\n");
     opt_line(f, "--log-every", "%d", d.log_every);
     fprintf(f, "  --help                 this message\n"
                "\n"
-               "Progress goes to stderr (a bar on a terminal), results to stdout.\n");
+               "Progress goes to stderr (a bar on a terminal), results to stdout. SIGINT or\n"
+               "SIGTERM stops after the step in progress: the checkpoint is written (--out holds\n"
+               "the best model so far), exit 130 or 143; a second signal stops at once. --out and\n"
+               "--checkpoint are locked for the run's life (PATH.lock).\n");
     cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
@@ -137,7 +144,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) *help = 1;
         else if (cli_train_option(&p, &o->topt, &rc)) continue;
-        else if (cli_is(&p, "--dict")) rc = cli_string(&p, &o->dict);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
         else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &o->keep_stress);
         else if (cli_opt(&p, "--emb", &o->emb, &rc) || cli_opt(&p, "--hidden", &o->hidden, &rc) ||
@@ -156,6 +163,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
         else if (cli_is(&p, "--max-minutes")) rc = cli_double(&p, 0, 1e6, &o->max_minutes);
         else if (cli_is(&p, "--eval-words")) rc = cli_int(&p, 0, 100000000, &o->eval_words);
+        else if (cli_is(&p, "--overwrite")) rc = cli_flag(&p, &o->overwrite);
         else rc = cli_unknown(&p);
     }
     if (rc || *help) return rc;
@@ -181,7 +189,8 @@ static int dev_eval(attend_model *m, const attend_g2p_dict *d, attend_vocab *gv,
 /* What the step hook of `g2p train` needs: after every epoch (and at the
  * end, or when out of time) the dev words are decoded; the model is saved to
  * --out when the dev WER improved, and training stops after --patience epochs
- * without improvement. */
+ * without improvement. The state (best WER, epochs without improvement,
+ * stopped, training time) goes into every checkpoint. */
 typedef struct {
     const char *cmd;
     const g2p_train_opts *o;
@@ -191,7 +200,11 @@ typedef struct {
     attend_vocab *gv, *pv;
     long steps_per_epoch, total;
     int writer;
-    train_best best; /* dev WER; patience in epochs (one evaluation each) */
+    train_state st;          /* dev WER; patience in epochs (one evaluation each) */
+    char run_fp[17];         /* attend_trainer_fingerprint, in the model files written */
+    double trained_before;   /* training seconds of earlier sessions (--max-minutes counts them) */
+    long checkpoint_step;    /* the step of the last checkpoint written (-1: none) */
+    int no_dev;              /* the split has no dev words: no selection, --out is the last model */
 } g2p_hook;
 
 static int epoch_of(const g2p_hook *h, long step) { return (int)((step - 1) / h->steps_per_epoch) + 1; }
@@ -200,44 +213,63 @@ static void epoch_tag(void *user, long step, char *buf, size_t n) {
     snprintf(buf, n, " epoch %d", epoch_of(user, step));
 }
 
+static int save_checkpoint(g2p_hook *h, train_loop *lp) {
+    attend_error err = {0};
+    char state[512];
+    h->st.trained_s = h->trained_before + (lp ? lp->t_train : 0);
+    train_state_format(&h->st, state, sizeof state);
+    if (attend_trainer_set_caller_state(h->tr, state, &err) ||
+        attend_trainer_save(h->tr, h->o->checkpoint, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
+        if (lp) train_loop_clear(lp);
+        return cli_lib_fail(h->cmd, &err);
+    }
+    h->checkpoint_step = attend_trainer_steps(h->tr);
+    return 0;
+}
+
 static int after_step(void *user, train_loop *lp, const attend_step_report *r, int *stop) {
     g2p_hook *h = user;
     const g2p_train_opts *o = h->o;
     attend_error err = {0};
     long step = r->step;
     int rc;
-    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0) {
-        if (attend_trainer_save(h->tr, o->checkpoint, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
-            train_loop_clear(lp);
-            return cli_lib_fail(h->cmd, &err);
-        }
+    int out_of_time = cli_mpi_any(o->max_minutes > 0 && h->trained_before + lp->t_train > 60 * o->max_minutes);
+    int ckpt = o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0;
+    if (out_of_time) {
+        train_loop_clear(lp);
+        printf("time limit: %.1f minutes reached\n", o->max_minutes);
+        *stop = 1;
     }
-    int out_of_time = cli_mpi_any(o->max_minutes > 0 && lp->t_train > 60 * o->max_minutes);
-    if (step % h->steps_per_epoch != 0 && step != h->total && !out_of_time) return 0;
+    if (h->no_dev || (step % h->steps_per_epoch != 0 && step != h->total && !out_of_time))
+        return ckpt ? save_checkpoint(h, lp) : 0;
     attend_g2p_counts c;
     double te = cli_now();
     if ((rc = dev_eval(h->m, h->d, h->gv, h->pv, o->batch, o->eval_words, &c))) return rc;
     double wer = attend_g2p_wer(&c), per = attend_g2p_per(&c);
     int patience_out = 0;
-    int better = train_best_update(&h->best, wer, step, &patience_out);
-    if (better && h->writer && attend_model_save(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, &err)) {
+    int better = c.words > 0 && train_best_update(&h->st.best, wer, step, &patience_out);
+    if (better && h->writer &&
+        cli_save_model(h->m, o->out, h->gv, h->pv, ATTEND_TOKENIZE_CHAR, h->run_fp, &err)) {
         train_loop_clear(lp);
         return cli_lib_fail(h->cmd, &err);
     }
+    if (better) memcpy(h->st.run, h->run_fp, sizeof h->st.run);
     train_loop_clear(lp);
-    printf("epoch %d step %ld: dev PER %.2f%% WER %.2f%% (%ld words, %.1f s)%s; %.1f min trained\n",
-           epoch_of(h, step), step, 100 * per, 100 * wer, c.words, cli_now() - te, better ? ", best: saved" : "",
-           lp->t_train / 60);
+    if (c.words > 0)
+        printf("epoch %d step %ld: dev PER %.2f%% WER %.2f%% (%ld words, %.1f s)%s; %.1f min trained\n",
+               epoch_of(h, step), step, 100 * per, 100 * wer, c.words, cli_now() - te, better ? ", best: saved" : "",
+               (h->trained_before + lp->t_train) / 60);
+    else
+        printf("epoch %d step %ld: dev PER n/a WER n/a (no dev words); %.1f min trained\n", epoch_of(h, step), step,
+               (h->trained_before + lp->t_train) / 60);
     fflush(stdout);
     if (patience_out) {
-        printf("early stop: no better dev WER for %d epochs\n", h->best.bad);
+        printf("early stop: no better dev WER for %d epochs\n", h->st.best.bad);
+        h->st.stopped = 1;
         *stop = 1;
     }
-    if (out_of_time) {
-        printf("time limit: %.1f minutes reached\n", o->max_minutes);
-        *stop = 1;
-    }
-    return 0;
+    /* after the evaluation: the checkpoint holds what was decided at this step */
+    return ckpt ? save_checkpoint(h, lp) : 0;
 }
 
 int cmd_g2p_train(int argc, char **argv) {
@@ -253,12 +285,19 @@ int cmd_g2p_train(int argc, char **argv) {
     char buf[PATH_MAX + 64];
     const char *path = g2p_find_dict(cmd, o.dict, buf, sizeof buf);
     if (!path) return 1;
+    cli_signals_catch(); /* from here a signal is noted and the run stops cleanly between steps */
+    cli_set_oom_hint("lower --batch or the model's sizes (--emb, --hidden, --dec-hidden, --attn, --layers)");
     if ((rc = cli_mpi_begin(cmd, argc, argv, o.batch, &o.grad_shards))) return cli_mpi_end(cmd, rc);
     int writer = cli_mpi_rank() == 0; /* rank 0 alone writes (cli/mpirun.h) */
     if (!writer) o.checkpoint = NULL;
     /* issue 17 (cli/outputs.h): every file checked before any work */
     if (cli_check_train_files(cmd, "--dict", path, NULL, o.resume, o.checkpoint, writer ? o.out : NULL, 0, NULL))
         return cli_mpi_end(cmd, 1);
+    /* issue 28: never replace a checkpoint unasked; one writer per output */
+    if ((rc = cli_check_checkpoint_reuse(cmd, o.checkpoint, o.resume, o.overwrite))) return cli_mpi_end(cmd, rc);
+    attend_lock *locks[2] = {NULL, NULL};
+    const char *outs[2] = {o.checkpoint, writer ? o.out : NULL};
+    if (cli_lock_outputs(cmd, outs, 2, locks)) return cli_mpi_end(cmd, 1);
     attend_error err = {0};
     attend_g2p_dict *d = NULL;
     attend_vocab *gv = NULL, *pv = NULL;
@@ -275,7 +314,7 @@ int cmd_g2p_train(int argc, char **argv) {
     attend_g2p_dict_get_info(d, &in);
     int n_train = attend_dataset_size(train);
     if (n_train == 0) {
-        fprintf(stderr, "attend %s: %s: no training words\n", cmd, path);
+        cli_error(cmd, "%s: no training words", path);
         rc = 1;
         goto done;
     }
@@ -284,12 +323,12 @@ int cmd_g2p_train(int argc, char **argv) {
         const char *word = attend_g2p_dict_word(d, w);
         dev_words += attend_g2p_split_of(word, strlen(word)) == ATTEND_G2P_DEV;
     }
-    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes%s\n", path, in.words,
+    printf("data: %s: %d words; train %d pronunciations, dev %ld words; %d letters, %d phonemes%s\n", cli_vis(path), in.words,
            n_train, dev_words, attend_vocab_size(gv) - 4, attend_vocab_size(pv) - 4,
            o.keep_stress ? " (stress kept)" : "");
     if (o.keep_stress && !attend_g2p_vocab_has_stress(pv)) {
-        fprintf(stderr, "attend %s: --keep-stress: %s has no stress digits (AH0, AH1): use a dictionary with stress, "
-                        "e.g. from tools/get_cmudict.sh --stress\n", cmd, path);
+        cli_error(cmd, "--keep-stress: %s has no stress digits (AH0, AH1): use a dictionary with stress, "
+                        "e.g. from tools/get_cmudict.sh --stress", path);
         rc = 1;
         goto done;
     }
@@ -340,50 +379,136 @@ int cmd_g2p_train(int argc, char **argv) {
            (unsigned long long)o.seed);
     cli_train_options_print(stdout, &o.topt);
     printf("\n");
-    double best_wer = 2;
+    g2p_hook h;
+    memset(&h, 0, sizeof h);
+    h.cmd = cmd;
+    h.o = &o;
+    h.m = m;
+    h.tr = tr;
+    h.d = d;
+    h.gv = gv;
+    h.pv = pv;
+    h.steps_per_epoch = steps_per_epoch;
+    h.total = total;
+    h.writer = writer;
+    h.checkpoint_step = -1;
+    h.no_dev = dev_words == 0;
+    if (h.no_dev)
+        cli_error(cmd, "note: %s has no dev words in its split: nothing to choose the model by; --out will be the "
+                       "last model (dev PER and WER n/a)",
+                  path);
+    attend_trainer_fingerprint(tr, h.run_fp);
+    snprintf(h.st.select, sizeof h.st.select, "wer");
+    h.st.patience = o.patience;
+    h.st.eval_every = (int)steps_per_epoch;
+    train_best_init(&h.st.best, o.patience, 2); /* a WER is at most 1 */
     if (o.resume) {
         if (attend_trainer_resume(tr, o.resume, &err)) {
             rc = cli_lib_fail(cmd, &err);
             goto done;
         }
-        printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
-        /* the best model so far is --out: its dev WER is the one to beat */
-        attend_model *bm = NULL;
-        attend_vocab *bg = NULL, *bp = NULL;
-        attend_g2p_counts c;
-        attend_model_config cap;
-        memset(&cap, 0, sizeof cap);
-        cap.max_batch = o.batch;
-        cap.max_src_len = in.max_word_len;
-        cap.max_tgt_len = in.max_pron_len;
-        if (g2p_file_exists(o.out) && attend_g2p_model_load(&bm, o.out, &cap, &bg, &bp, &err) == ATTEND_OK &&
-            dev_eval(bm, d, bg, bp, o.batch, o.eval_words, &c) == 0) {
-            best_wer = attend_g2p_wer(&c);
-            printf("best so far: %s, dev WER %.2f%%\n", o.out, 100 * best_wer);
+        printf("resumed: %s at step %ld\n", cli_vis(o.resume), attend_trainer_steps(tr));
+        const char *text = attend_trainer_caller_state(tr);
+        train_state was;
+        if (text && train_state_parse(text, &was)) {
+            cli_error(cmd, "%s: the checkpoint's early-stopping state is unreadable: '%.80s'", o.resume, text);
+            rc = 1;
+            goto done;
         }
-        attend_model_free(bm);
-        attend_vocab_free(bg);
-        attend_vocab_free(bp);
-        cli_mpi_share(&best_wer); /* rank 0's --out decides for all */
+        if (text) { /* everything the interrupted run had decided */
+            if (was.patience != o.patience)
+                cli_error(cmd, "note: %s: the checkpoint's run had --patience %d, this one %d", o.resume, was.patience,
+                          o.patience);
+            h.trained_before = was.trained_s;
+            h.st.best = was.best;
+            h.st.best.patience = o.patience;
+            memcpy(h.st.run, was.run, sizeof h.st.run);
+            h.st.stopped = was.stopped && o.patience && was.best.bad >= o.patience;
+            if (h.st.best.best <= 1)
+                printf("best so far: %s, dev WER %.2f%% (step %ld, %d epoch%s without improvement since)\n",
+                       cli_vis(o.out), 100 * h.st.best.best, h.st.best.best_step, h.st.best.bad,
+                       h.st.best.bad == 1 ? "" : "s");
+        } else { /* an older checkpoint: the best so far is --out's dev WER */
+            cli_error(cmd, "note: %s: an older checkpoint without the early-stopping state: assumed 0 epochs "
+                           "without improvement, not stopped, and --out's dev WER as the best so far",
+                      o.resume);
+            double best_wer = 2;
+            attend_model *bm = NULL;
+            attend_vocab *bg = NULL, *bp = NULL;
+            attend_g2p_counts c;
+            attend_model_config cap;
+            memset(&cap, 0, sizeof cap);
+            cap.max_batch = o.batch;
+            cap.max_src_len = in.max_word_len;
+            cap.max_tgt_len = in.max_pron_len;
+            if (g2p_file_exists(o.out) && attend_g2p_model_load(&bm, o.out, &cap, &bg, &bp, &err) == ATTEND_OK &&
+                dev_eval(bm, d, bg, bp, o.batch, o.eval_words, &c) == 0 && c.words > 0) {
+                best_wer = attend_g2p_wer(&c);
+                printf("best so far: %s, dev WER %.2f%%\n", cli_vis(o.out), 100 * best_wer);
+            }
+            attend_model_free(bm);
+            attend_vocab_free(bg);
+            attend_vocab_free(bp);
+            cli_mpi_share(&best_wer); /* rank 0's --out decides for all */
+            h.st.best.best = best_wer;
+        }
+    }
+    /* --out is the best model: an existing one must be this run's */
+    if (writer && (rc = cli_check_best_out(cmd, "--out", o.out, m, h.run_fp, h.st.run[0] ? h.st.run : NULL,
+                                           o.overwrite)))
+        goto done;
+    if (h.st.stopped) { /* it ended already: nothing to train, nothing to replace */
+        printf("early stop: this run stopped at step %ld (no better dev WER for %d epochs, --patience %d); the best: "
+               "step %ld; nothing to do\n",
+               h.st.best.last_step, h.st.best.bad, o.patience, h.st.best.best_step);
+        goto done;
+    }
+    {
+        const char *paths[2] = {o.checkpoint, writer ? o.out : NULL};
+        uint64_t bytes[2] = {cli_checkpoint_bytes(m, gv, pv, n_train), cli_model_file_bytes(m, gv, pv)};
+        const char *what[2] = {"the checkpoint", "the model"};
+        if ((rc = cli_check_space(cmd, paths, bytes, what, 2))) goto done;
     }
     fflush(stdout);
 
-    g2p_hook h = {cmd, &o, m, tr, d, gv, pv, steps_per_epoch, total, writer, {0}};
-    train_best_init(&h.best, o.patience, best_wer);
     train_loop_config lc = {cmd, tr, total, o.log_every, 0, o.checkpoint, after_step, epoch_tag, &h};
     train_loop lp;
     double t_begin = cli_now();
     if ((rc = train_loop_run(&lc, &lp))) goto done;
-    best_wer = h.best.best;
-    if (o.checkpoint && attend_trainer_save(tr, o.checkpoint, gv, pv, ATTEND_TOKENIZE_CHAR, &err)) {
-        rc = cli_lib_fail(cmd, &err);
+    double best_wer = h.st.best.best;
+    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(&h, &lp))) goto done;
+    if (lp.interrupted) {
+        long step = attend_trainer_steps(tr);
+        if (o.checkpoint)
+            printf("interrupted (%s) at step %ld: checkpoint %s holds step %ld; to go on, run the same command with "
+                   "--resume %s\n",
+                   cli_signal_name(lp.interrupted), step, cli_vis(o.checkpoint), step, cli_vis(o.checkpoint));
+        else if (best_wer <= 1)
+            printf("interrupted (%s) at step %ld: %s holds the best model so far (step %ld, dev WER %.2f%%); nothing "
+                   "else was saved (--checkpoint PATH makes a run resumable)\n",
+                   cli_signal_name(lp.interrupted), step, cli_vis(o.out), h.st.best.best_step, 100 * best_wer);
+        else
+            printf("interrupted (%s) at step %ld: nothing was saved (no --checkpoint, and no evaluation yet)\n",
+                   cli_signal_name(lp.interrupted), step);
+        rc = cli_mpi_agreed(cli_signal_status(lp.interrupted)); /* rank 0 decided for every rank */
         goto done;
     }
-    printf("trained: steps %ld-%ld in %.1f min (%.0f words/s; %.1f min with evaluations); best dev WER %.2f%%\n",
+    printf("trained: steps %ld-%ld in %.1f min (%.0f words/s; %.1f min with evaluations); best dev WER ",
            lp.start_step + 1, attend_trainer_steps(tr), lp.t_train / 60, train_loop_pairs_per_s(&lp),
-           (cli_now() - t_begin) / 60, best_wer <= 1 ? 100 * best_wer : NAN);
-    if (best_wer <= 1) printf("saved: %s\n", o.out);
+           (cli_now() - t_begin) / 60);
+    if (best_wer <= 1) printf("%.2f%%\n", 100 * best_wer);
+    else printf("n/a\n");
+    if (h.no_dev && writer) {
+        if (cli_save_model(m, o.out, gv, pv, ATTEND_TOKENIZE_CHAR, h.run_fp, &err)) {
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        printf("saved: %s (the last model: no dev words to choose by)\n", cli_vis(o.out));
+    } else if (best_wer <= 1) {
+        printf("saved: %s\n", cli_vis(o.out));
+    }
 done:
+    cli_unlock_outputs(locks, 2);
     attend_trainer_free(tr);
     attend_model_free(m);
     attend_dataset_free(train);

@@ -20,7 +20,9 @@ void heatmap_print(FILE *f, const attend_real *w, int T, int S, const char *cons
     char *text = NULL;
     attend_error err = {0};
     if (attend_render_heatmap_text_style(&text, w, T, S, src_tokens, out_tokens, style, &err)) {
-        fprintf(stderr, "attend: heatmap: %s\n", err.msg);
+        char vis[4 * ATTEND_ERROR_MSG_MAX];
+        attend_text_visible(vis, sizeof vis, err.msg, strlen(err.msg));
+        fprintf(stderr, "attend: heatmap: %s\n", vis);
         return;
     }
     fputs(text, f);

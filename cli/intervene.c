@@ -201,9 +201,9 @@ static int run_row(run_ctx *r, const char *pos, const char *token, attend_interv
     for (int t = 1; t < res.steps; t++)
         if (r->tv[t] > r->tv[at]) at = t;
     char text[2048];
-    printf("%-4s %-8s %-14s %8.4f %8.4f %5d %8.4f %9.4f  %-20s %s\n", pos, token, attend_intervention_name(iv.kind),
-           res.tv_mean, res.tv_max, at, res.js_mean, res.kl_mean,
-           analysis_out_text(a, r->out, res.out_len, text, sizeof text), res.changed ? "yes" : "no");
+    printf("%-4s %-8s %-14s %8.4f %8.4f %5d %8.4f %9.4f  %-20s %s\n", pos, cli_vis(token),
+           attend_intervention_name(iv.kind), res.tv_mean, res.tv_max, at, res.js_mean, res.kl_mean,
+           cli_vis(analysis_out_text(a, r->out, res.out_len, text, sizeof text)), res.changed ? "yes" : "no");
     if (r->per_step) {
         printf("     tv per step:");
         for (int t = 0; t < res.steps; t++) printf(" %.3f", r->tv[t]);
@@ -213,6 +213,7 @@ static int run_row(run_ctx *r, const char *pos, const char *token, attend_interv
 }
 
 int cmd_intervene(int argc, char **argv) {
+    cli_set_oom_hint("use a shorter TEXT or a lower --max-len"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *replace = NULL;
     int help = 0, npos = 0, per_step = 0, textbook_mode = 0, max_len = 0;
     uint64_t seed = 1;
@@ -246,9 +247,9 @@ int cmd_intervene(int argc, char **argv) {
     rc = analysis_open(&a, "intervene", model, text, 1, max_len);
     const attend_model_config *c = rc ? NULL : attend_model_get_config(a.m);
     if (!rc && c->decoder == ATTEND_DECODER_POINTER) {
-        fprintf(stderr, "attend intervene: %s is a pointer model: its output is its attention, so there is no\n"
-                        "separate output distribution to compare; use attend align\n",
-                model);
+        cli_error("intervene", "%s is a pointer model: its output is its attention, so there is no separate output "
+                               "distribution to compare; use attend align",
+                  model);
         rc = 1;
     }
     int32_t replace_id = -1;
@@ -256,10 +257,10 @@ int cmd_intervene(int argc, char **argv) {
         int n = 0;
         attend_error err = {0};
         if (attend_vocab_encode(a.sv, a.tok, 0, replace, strlen(replace), &replace_id, 1, &n, &err) || n != 1) {
-            fprintf(stderr, "attend intervene: --replace '%s' is not one source token\n", replace);
+            cli_error("intervene", "--replace '%s' is not one source token", replace);
             rc = 2;
         } else if (replace_id == ATTEND_UNK) {
-            fprintf(stderr, "attend intervene: --replace '%s' is not in the model's source vocabulary\n", replace);
+            cli_error("intervene", "--replace '%s' is not in the model's source vocabulary", replace);
             rc = 2;
         }
     }
@@ -271,7 +272,7 @@ int cmd_intervene(int argc, char **argv) {
         out = malloc((size_t)L * sizeof *out);
         buf = malloc(3 * (size_t)(L + 1) * sizeof *buf);
         if (!base || !out || !buf) {
-            fprintf(stderr, "attend intervene: out of memory\n");
+            cli_oom("intervene", "the output buffers");
             rc = 1;
         }
     }
@@ -282,8 +283,8 @@ int cmd_intervene(int argc, char **argv) {
         if (attend_model_greedy(a.m, a.src, &src_len, 1, a.S, L, base, &base_len, NULL, &err))
             rc = cli_lib_fail("intervene", &err);
         if (!rc && base_len == L) {
-            fprintf(stderr, "attend intervene: the greedy output did not end within %d tokens; its EOS step is "
-                            "needed for the comparison (raise --max-len)\n",
+            cli_error("intervene", "the greedy output did not end within %d tokens; its EOS step is "
+                            "needed for the comparison (raise --max-len)",
                     L);
             rc = 1;
         }
@@ -292,9 +293,9 @@ int cmd_intervene(int argc, char **argv) {
         char btext[2048];
         printf("model: %s (%s decoder%s%s)\nsource: %s  (%d tokens)\nbaseline greedy output: %s  (%d tokens + EOS = "
                "%d compared steps)\n\n",
-               model, attend_decoder_name(c->decoder), c->decoder == ATTEND_DECODER_NONE ? "" : ", ",
-               c->decoder == ATTEND_DECODER_NONE ? "" : attend_score_name(c->score), text, a.S,
-               analysis_out_text(&a, base, base_len, btext, sizeof btext), (int)base_len, (int)base_len + 1);
+               cli_vis(model), attend_decoder_name(c->decoder), c->decoder == ATTEND_DECODER_NONE ? "" : ", ",
+               c->decoder == ATTEND_DECODER_NONE ? "" : attend_score_name(c->score), cli_vis(text), a.S,
+               cli_vis(analysis_out_text(&a, base, base_len, btext, sizeof btext)), (int)base_len, (int)base_len + 1);
         printf("%-4s %-8s %-14s %8s %8s %5s %8s %9s  %-20s %s\n", "pos", "token", "intervention", "TV mean", "TV max",
                "step", "JS mean", "KL mean", "output", "changed");
     }

@@ -1,8 +1,10 @@
 /* main.c — `attend`: argument dispatch only; the work lives in the library. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "attend.h"
@@ -29,10 +31,10 @@ static void usage(FILE *f) {
             "\n"
             "`attend <command> --help` describes a command.\n"
             "\n"
-            "Every command takes --threads N|auto (OpenMP builds): the library's threads.\n"
-            "auto (the default) uses every core that no other process keeps busy when the\n"
-            "command starts (docs/PERFORMANCE.md, \"Threads\"); OMP_NUM_THREADS, when set,\n"
-            "replaces auto.\n");
+            "Every command takes --threads N|auto: the library's threads. auto (the default)\n"
+            "is every core this process may run on; a worker that another process keeps off\n"
+            "its core leaves its share to the threads that run (docs/PERFORMANCE.md,\n"
+            "\"Threads\"). ATTEND_NUM_THREADS (else OMP_NUM_THREADS), when set, replaces auto.\n");
 }
 
 /* Takes "--threads N|auto" (or --threads=...) out of argv wherever it is and
@@ -64,7 +66,7 @@ static int take_threads(int *argc, char **argv) {
     return 0;
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
     if (take_threads(&argc, argv) != 0) return 2;
     if (argc < 2) {
         usage(stderr);
@@ -90,7 +92,24 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "attend: unknown command '%s'\n", cmd);
+    fprintf(stderr, "attend: unknown command '%s'\n", cli_vis(cmd));
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv) {
+    /* a buffer larger than any --help: a write error then surfaces at the final
+     * flush with its errno, not in an earlier implicit flush */
+    static char outbuf[1 << 16];
+    if (!isatty(STDOUT_FILENO)) setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    int rc = dispatch(argc, argv);
+    /* every command, --help and version included: output that did not reach
+     * stdout (a full disk, /dev/full, a closed pipe) is a failure. A command
+     * that failed already (1) has said why; a usage error stays 2. */
+    errno = 0;
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+        fprintf(stderr, "attend: error writing the output: %s\n", errno ? strerror(errno) : "write error");
+        rc = 1;
+    }
+    return rc;
 }

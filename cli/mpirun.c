@@ -95,6 +95,8 @@ int cli_mpi_end(const char *cmd, int rc) {
 
 int cli_mpi_any(int flag) { return flag; }
 void cli_mpi_share(double *v) { (void)v; }
+int cli_mpi_share_int(int v) { return v; }
+int cli_mpi_agreed(int rc) { return rc; }
 
 #else /* ATTEND_MPI */
 
@@ -150,7 +152,7 @@ static int collective_failed(const char *cmd, const char *what, int rc) {
     char s[MPI_MAX_ERROR_STRING];
     int len = 0;
     if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "code %d", rc);
-    fprintf(stderr, "attend %s: rank %d: %s failed: %s\n", cmd, g.rank, what, s);
+    cli_error(cmd, "rank %d: %s failed: %s", g.rank, what, s);
     return 1;
 }
 
@@ -244,7 +246,7 @@ static attend_status exchange(void *user, attend_trainer *tr, const attend_real 
 int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards) {
     if (!launched()) return check_shards(cmd, batch, shards);
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-        fprintf(stderr, "attend %s: MPI_Init failed\n", cmd);
+        cli_error(cmd, "MPI_Init failed");
         return 1;
     }
     g.active = 1;
@@ -265,7 +267,7 @@ int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards
     if (!h || !firsts) {
         free(h);
         free(firsts);
-        fprintf(stderr, "attend %s: rank %d: out of memory\n", cmd, g.rank);
+        cli_error(cmd, "rank %d: out of memory", g.rank);
         return 1;
     }
     int first = -1;
@@ -287,10 +289,8 @@ int cli_mpi_begin(const char *cmd, int argc, char **argv, int batch, int *shards
         if (g.rank == 0) {
             char opt[160];
             option_at(opt, sizeof opt, argc, argv, firsts[r]);
-            fprintf(stderr,
-                    "attend %s: rank %d was started with other options than rank 0: they differ at %s (rank 0's "
-                    "value); every rank must run the same command\n",
-                    cmd, r, opt);
+            cli_error(cmd, "rank %d was started with other options than rank 0: they differ at %s (rank 0's "
+                    "value); every rank must run the same command", r, opt);
         }
         bad = 1;
     }
@@ -314,7 +314,7 @@ int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards) {
     uint64_t mine = attend_trainer_data_fingerprint(tr);
     uint64_t *all = malloc((size_t)g.ranks * sizeof *all);
     if (!all) {
-        fprintf(stderr, "attend %s: rank %d: out of memory\n", cmd, g.rank);
+        cli_error(cmd, "rank %d: out of memory", g.rank);
         return 1;
     }
     int mrc = MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
@@ -327,10 +327,8 @@ int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards) {
     for (int r = 1; r < g.ranks; r++)
         if (all[r] != all[0]) {
             if (g.rank == 0)
-                fprintf(stderr,
-                        "attend %s: rank %d read other training data than rank 0 (fingerprint %016llx, rank 0's "
-                        "%016llx): every rank needs the same data\n",
-                        cmd, r, (unsigned long long)all[r], (unsigned long long)all[0]);
+                cli_error(cmd, "rank %d read other training data than rank 0 (fingerprint %016llx, rank 0's "
+                        "%016llx): every rank needs the same data", r, (unsigned long long)all[r], (unsigned long long)all[0]);
             bad = 1;
         }
     free(all);
@@ -359,6 +357,13 @@ int cli_mpi_any(int flag) {
 void cli_mpi_share(double *v) {
     if (g.active) or_abort(MPI_Bcast(v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD), "MPI_Bcast");
 }
+
+int cli_mpi_share_int(int v) {
+    if (g.active) or_abort(MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    return v;
+}
+
+int cli_mpi_agreed(int rc) { return leave_agreed(rc); }
 
 /* Shows this rank's captured messages on the real stderr, each line prefixed
  * with the rank. */

@@ -34,6 +34,12 @@ int cli_mpi_trainer(const char *cmd, attend_trainer *tr, int shards);
  * rank. */
 int cli_mpi_any(int flag);
 void cli_mpi_share(double *v);
+/* Rank 0's v on every rank (v itself in one process): rank 0 decides, e.g.
+ * whether a signal stops the run at this step. */
+int cli_mpi_share_int(int v);
+/* rc is the status every rank reached by one decision (a signal rank 0
+ * shared): cli_mpi_end then leaves MPI normally instead of aborting. */
+int cli_mpi_agreed(int rc);
 
 /* Last thing: rc is the command's exit status. A failure on one rank alone
  * (its data unreadable, a step failed) shows that rank's messages and aborts

@@ -97,11 +97,11 @@ static const cli_option OPTIONS[] = {
      "shown include it, evaluations report the cross-entropy\n"
      "alone (0: off)"},
     /* output */
-    {"--out", CLI_OPT_STRING, 0, 0, 0, NULL, NULL, NULL, "PATH", "model file written at the end"},
-    {"--checkpoint", CLI_OPT_STRING, 0, 0, 0, NULL, NULL, NULL, "PATH",
+    {"--out", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH", "model file written at the end"},
+    {"--checkpoint", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH",
      "checkpoint file (weights, optimizer, data position)"},
     {"--checkpoint-every", CLI_OPT_INT, 0, 1000000000, 0, NULL, NULL, NULL, "N", "steps between checkpoints"},
-    {"--resume", CLI_OPT_STRING, 0, 0, 0, NULL, NULL, NULL, "PATH",
+    {"--resume", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH",
      "continue from a checkpoint of the same data and options"},
     {"--log-every", CLI_OPT_INT, 1, 1000000000, 0, NULL, NULL, NULL, "N",
      "log line every N steps when stderr is not a terminal"},
@@ -149,6 +149,7 @@ int cli_opt(cli_parser *p, const char *name, void *dst, int *rc) {
         break;
     case CLI_OPT_FLAG: *rc = cli_flag(p, dst); break;
     case CLI_OPT_STRING: *rc = cli_string(p, dst); break;
+    case CLI_OPT_PATH: *rc = cli_path(p, dst); break;
     case CLI_OPT_CHOICE: *rc = cli_choice(p, o->from_name, o->choices, dst); break;
     }
     return 1;

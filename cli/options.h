@@ -30,6 +30,7 @@ typedef enum {
     CLI_OPT_DOUBLE, /* double in [lo, hi], or [lo, hi) with hi_open */
     CLI_OPT_FLAG,   /* int set to 1, no value */
     CLI_OPT_STRING, /* const char * */
+    CLI_OPT_PATH,   /* const char *, a file name: an empty one is a usage error (cli_path) */
     CLI_OPT_CHOICE  /* int from a name (from_name; choices lists them) */
 } cli_opt_kind;
 

@@ -43,6 +43,7 @@ static long file_size(const char *path) {
 }
 
 int cmd_quantize(int argc, char **argv) {
+    cli_set_oom_hint(NULL); /* the options of this command that lower its memory */
     cli_parser p;
     cli_init(&p, "quantize", argc, argv);
     const char *model = NULL, *out = NULL;
@@ -52,7 +53,7 @@ int cmd_quantize(int argc, char **argv) {
             quantize_usage(stdout);
             return cli_finish("quantize", 0);
         } else if (cli_is(&p, "--to")) rc = cli_choice(&p, to_from_name, "int8|f16", &to);
-        else if (cli_is(&p, "--out")) rc = cli_string(&p, &out);
+        else if (cli_is(&p, "--out")) rc = cli_path(&p, &out);
         else if (cli_positional(&p) && !model) model = p.arg;
         else rc = cli_unknown(&p);
         if (rc) return rc;
@@ -75,7 +76,7 @@ int cmd_quantize(int argc, char **argv) {
     attend_vocab_free(sv);
     attend_vocab_free(tv);
     if (rc) return rc;
-    printf("%s: %s, %ld bytes (%s: %ld bytes)\n", out, to == ATTEND_DTYPE_I8 ? "int8" : "f16", file_size(out), model,
+    printf("%s: %s, %ld bytes (%s: %ld bytes)\n", cli_vis(out), to == ATTEND_DTYPE_I8 ? "int8" : "f16", file_size(out), cli_vis(model),
            file_size(model));
     return cli_finish("quantize", 0);
 }

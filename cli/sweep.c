@@ -197,15 +197,27 @@ static void print_row(const attend_sweep_row *r) {
            r->eval.attn_entropy, r->uniform_entropy, r->samples_per_s, r->wall_seconds);
 }
 
-/* Rows as they complete: printed, appended to the CSV file, and the plot
- * redrawn, so a long sweep stopped early keeps what it finished. */
+/* Rows as they complete: printed, the CSV file rewritten (atomically, with
+ * every row so far) and the plot redrawn, so a long sweep stopped early keeps
+ * what it finished. A target written in place (a FIFO, /dev/stdout) cannot be
+ * rewritten: it gets the whole table, or the plot, once, at the end. */
 typedef struct {
     attend_sweep_row *done; /* [total] in completion order */
     int n_done;
-    FILE *csv;
     const char *csv_path, *svg_path;
+    int csv_in_place, svg_in_place;
     int failed;
 } progress;
+
+/* The CSV of the rows done so far to csv_path; 0 or 1 after a message. */
+static int write_csv(const progress *pg) {
+    attend_error err = {0};
+    char *csv = NULL;
+    if (attend_sweep_csv(pg->done, pg->n_done, &csv, &err)) return cli_lib_fail("sweep", &err);
+    int rc = analysis_write_file("sweep", pg->csv_path, csv);
+    free(csv);
+    return rc;
+}
 
 static void on_row(void *user, const attend_sweep_row *row, int index, int total) {
     progress *pg = user;
@@ -216,20 +228,15 @@ static void on_row(void *user, const attend_sweep_row *row, int index, int total
     pg->done[pg->n_done++] = *row;
     if (pg->failed) return;
     attend_error err = {0};
-    char *line = NULL, *svg = NULL;
-    if (attend_sweep_csv(row, 1, &line, &err) || attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
+    char *svg = NULL;
+    if (!pg->csv_in_place && write_csv(pg)) pg->failed = 1;
+    else if (pg->svg_in_place) { /* drawn once, at the end */
+    } else if (attend_sweep_plot_svg(pg->done, pg->n_done, NULL, &svg, &err)) {
         cli_lib_fail("sweep", &err);
         pg->failed = 1;
-    } else {
-        const char *body = strchr(line, '\n') + 1; /* after the header */
-        if (fputs(body, pg->csv) == EOF || fflush(pg->csv) != 0) {
-            fprintf(stderr, "attend sweep: error writing %s\n", pg->csv_path);
-            pg->failed = 1;
-        } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
-            pg->failed = 1;
-        }
+    } else if (analysis_write_file("sweep", pg->svg_path, svg)) {
+        pg->failed = 1;
     }
-    free(line);
     free(svg);
 }
 
@@ -279,7 +286,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
     for (int f = 0; !rc && f < n_files; f++) {
         FILE *in = fopen(files[f], "rb");
         if (!in) {
-            fprintf(stderr, "attend sweep: cannot read %s\n", files[f]);
+            cli_error("sweep", "cannot read %s", files[f]);
             rc = 1;
             break;
         }
@@ -320,7 +327,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
     }
     if (!rc && csv_path) rc = analysis_write_file("sweep", csv_path, csv);
     if (!rc) rc = analysis_write_file("sweep", svg_path, svg);
-    if (!rc) printf("wrote %s%s%s\n", csv_path ? csv_path : "", csv_path ? " and " : "", svg_path);
+    if (!rc) printf("wrote %s%s%s\n", csv_path ? cli_vis(csv_path) : "", csv_path ? " and " : "", cli_vis(svg_path));
     free(csv);
     free(svg);
     free(rows);
@@ -328,6 +335,7 @@ static int plot_only(const char *const *files, int n_files, const char *csv_path
 }
 
 int cmd_sweep(int argc, char **argv) {
+    cli_set_oom_hint("lower --batch, --emb, --hidden, --dec-hidden, --attn or the --lengths"); /* the options of this command that lower its memory */
     attend_sweep_config c;
     memset(&c, 0, sizeof c);
     c.task = ATTEND_TASK_COPY;
@@ -363,8 +371,8 @@ int cmd_sweep(int argc, char **argv) {
         } else if (cli_is(&p, "--symbols")) rc = cli_int(&p, 1, 100000, &c.symbols);
         else if (cli_is(&p, "--train-pairs")) rc = cli_int(&p, 1, 100000000, &c.train_pairs);
         else if (cli_is(&p, "--dev-pairs")) rc = cli_int(&p, 1, 100000000, &c.dev_pairs);
-        else if (cli_is(&p, "--train")) rc = cli_string(&p, &train_path);
-        else if (cli_is(&p, "--dev")) rc = cli_string(&p, &dev_path);
+        else if (cli_is(&p, "--train")) rc = cli_path(&p, &train_path);
+        else if (cli_is(&p, "--dev")) rc = cli_path(&p, &dev_path);
         else if (cli_is(&p, "--tokenizer")) rc = cli_choice(&p, attend_tokenizer_from_name, "char|space", &tokenizer);
         else if (cli_is(&p, "--lengths")) {
             rc = cli_string(&p, &s);
@@ -388,9 +396,9 @@ int cmd_sweep(int argc, char **argv) {
             if (!rc && c.steps < 1) rc = cli_usage_error("sweep", "--steps: a sweep trains every model at least one step");
         }
         else if (cli_is(&p, "--csv")) {
-            rc = cli_string(&p, &csv_path);
+            rc = cli_path(&p, &csv_path);
             csv_given = 1;
-        } else if (cli_is(&p, "--svg")) rc = cli_string(&p, &svg_path);
+        } else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg_path);
         else if (cli_is(&p, "--plot")) rc = cli_flag(&p, &plot);
         else if (cli_positional(&p) && n_files < MAX_LIST) files[n_files++] = p.arg;
         else rc = cli_unknown(&p);
@@ -414,6 +422,8 @@ int cmd_sweep(int argc, char **argv) {
         uses[n_uses++] = (attend_path_use){plot && !csv_given ? NULL : csv_path, "--csv", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
         uses[n_uses++] = (attend_path_use){svg_path, "--svg", 1, ATTEND_OUTPUT_ALLOW_SPECIAL};
         if (cli_check_outputs("sweep", uses, n_uses, NULL)) return 1;
+        const char *outs[] = {plot && !csv_given ? NULL : csv_path, svg_path}; /* the table then goes to stderr */
+        if (cli_stdout_claim("sweep", outs, 2)) return 1;
     }
     if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
@@ -455,28 +465,17 @@ int cmd_sweep(int argc, char **argv) {
         rows = calloc((size_t)n_rows, sizeof *rows);
         pg.done = calloc((size_t)n_rows, sizeof *pg.done);
         if (!rows || !pg.done) {
-            fprintf(stderr, "attend sweep: out of memory\n");
+            cli_oom("sweep", "the result rows");
             rc = 1;
         }
     }
-    if (!rc) {
-        pg.csv = fopen(csv_path, "wb");
-        char *header = NULL;
-        if (!pg.csv) {
-            fprintf(stderr, "attend sweep: cannot write %s\n", csv_path);
-            rc = 1;
-        } else if (attend_sweep_csv(rows, 0, &header, &err)) {
-            rc = cli_lib_fail("sweep", &err);
-        } else if (fputs(header, pg.csv) == EOF || fflush(pg.csv) != 0) {
-            fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
-            rc = 1;
-        }
-        free(header);
-    }
+    pg.csv_in_place = attend_outfile_in_place(csv_path);
+    pg.svg_in_place = attend_outfile_in_place(svg_path);
+    if (!rc && !pg.csv_in_place) rc = write_csv(&pg); /* the header: the file is writable */
     if (!rc) {
         if (train_path)
-            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", train_path,
-                   dev_path, c.steps, c.batch, (unsigned long long)c.seed);
+            printf("sweep: %s / %s, lengths as buckets, %d steps x %d pairs per decoder, seed %llu\n", cli_vis(train_path),
+                   cli_vis(dev_path), c.steps, c.batch, (unsigned long long)c.seed);
         else
             printf("sweep: %s, %d symbols, %d training / %d dev pairs per length, %d steps x %d pairs per run, "
                    "seed %llu\n",
@@ -490,13 +489,16 @@ int cmd_sweep(int argc, char **argv) {
         if (attend_sweep_run(&c, rows, on_row, &pg, &err)) rc = cli_lib_fail("sweep", &err);
         if (!rc && pg.failed) rc = 1;
     }
-    if (pg.csv && fclose(pg.csv) != 0 && !rc) {
-        fprintf(stderr, "attend sweep: error writing %s\n", csv_path);
-        rc = 1;
+    if (!rc && pg.csv_in_place && write_csv(&pg)) rc = 1;
+    if (!rc && pg.svg_in_place) {
+        char *svg = NULL;
+        if (attend_sweep_plot_svg(pg.done, pg.n_done, NULL, &svg, &err)) rc = cli_lib_fail("sweep", &err);
+        else if (analysis_write_file("sweep", svg_path, svg)) rc = 1;
+        free(svg);
     }
     if (!rc) {
         print_matrix(rows, n_rows);
-        printf("wrote %s and %s\n", csv_path, svg_path);
+        printf("wrote %s and %s\n", cli_vis(csv_path), cli_vis(svg_path));
     }
     free(rows);
     free(pg.done);

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "mpirun.h"
 #include "outputs.h"
+#include "signals.h"
 #include "train_loop.h"
 #include "train_options.h"
 #include "options.h"
@@ -92,8 +93,9 @@ static void train_usage(FILE *f) {
             "data, TSV files (source<TAB>target per line, optionally <TAB>alignment: links i-j\n"
             "of source token i and target token j, 0-based, e.g. 0-0 1-2 2-1; vocabularies from\n"
             "the training file):\n"
-            "  --train FILE         training pairs\n"
-            "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>)\n"
+            "  --train FILE         training pairs (- reads standard input; data may be a pipe)\n"
+            "  --dev FILE           dev pairs (tokens unknown to the training data become <unk>;\n"
+            "                       - reads standard input)\n"
             "  --tokenizer NAME     char (one token per character) or space (words) (char)\n"
             "  --skip-malformed     skip and count malformed lines instead of stopping at the first\n"
             "model:\n");
@@ -149,8 +151,13 @@ static void train_usage(FILE *f) {
                "                       (the schedule comes from --steps: to resume with another\n"
                "                       --steps, give --warmup and --decay)\n"
                "  --resume-anyway      resume although data or options differ (a warning names them)\n"
-               "  --write-special      --out may be a device or FIFO (written in place); without it\n"
-               "                       only a regular file is replaced. Every output is checked\n"
+               "  --overwrite          replace an existing --checkpoint (without it, an existing\n"
+               "                       checkpoint needs --resume), or with --select an existing --out\n"
+               "                       that another run wrote\n"
+               "  --write-special      --out may be a device, a FIFO or /dev/stdout (written in place,\n"
+               "                       once, at the end; not with --select or --patience; with\n"
+               "                       /dev/stdout the report goes to stderr); without it only a\n"
+               "                       regular file is replaced. Every output is checked\n"
                "                       before training: writable, and not an input or another output\n"
                "  --eval-every N       evaluate on the dev set every N steps (a fifth of --steps, at\n"
                "                       least %d; 0: only at the end)\n",
@@ -171,7 +178,12 @@ static void train_usage(FILE *f) {
                "  --help               this message\n"
                "\n"
                "Progress goes to stderr, results (configuration, evaluations, where the model was\n"
-               "saved) to stdout. Exit status: 0 ok, 1 the work failed, 2 bad usage.\n");
+               "saved) to stdout. SIGINT or SIGTERM stops the run after the step it is in: the\n"
+               "checkpoint is written (without --checkpoint, --out: the model of that step, or the\n"
+               "best so far with --select), and the command exits 130 or 143; a second signal\n"
+               "stops it at once. --out and --checkpoint are locked for the run's life (PATH.lock):\n"
+               "a second run writing either is refused, naming the process. Exit status: 0 ok,\n"
+               "1 the work failed, 2 bad usage, 130/143 interrupted.\n");
     cli_train_options_usage(f);
     cli_mpi_usage(f);
 }
@@ -223,6 +235,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
         else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
         else if (cli_is(&p, "--momentum")) rc = cli_double(&p, 0, 0.999999, &o->momentum);
         else if (cli_is(&p, "--resume-anyway")) rc = cli_flag(&p, &o->resume_anyway);
+        else if (cli_is(&p, "--overwrite")) rc = cli_flag(&p, &o->overwrite);
         else if (cli_is(&p, "--pointer-repeat")) rc = cli_flag(&p, &o->pointer_repeat);
         else if (cli_is(&p, "--write-special")) rc = cli_flag(&p, &o->write_special);
         else if (cli_is(&p, "--eval-every")) rc = cli_int(&p, 0, 1000000000, &o->eval_every);
@@ -238,6 +251,8 @@ static int check_combination(const train_opts *o) {
     const cli_data_opts *d = &o->data;
     if (d->task < 0 && !d->tsv) return cli_usage_error("train", "give the data: --task NAME or --train FILE.tsv");
     if (d->task >= 0 && d->tsv) return cli_usage_error("train", "--task and --train exclude each other");
+    if (d->tsv && d->dev && !strcmp(d->tsv, "-") && !strcmp(d->dev, "-"))
+        return cli_usage_error("train", "--train - and --dev -: standard input can be read only once");
     if (d->task >= 0 && (d->dev || d->tokenizer >= 0 || d->skip_malformed))
         return cli_usage_error("train", "--dev, --tokenizer and --skip-malformed apply to --train, not --task");
     if (d->tsv && d->given_task_opts)
@@ -348,10 +363,10 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
     if (rc) return rc;
     printf("data: %s: %d training pairs, vocabularies of %d source and %d target symbols (%s tokenizer), "
            "sources up to %d and targets up to %d tokens",
-           d->tsv, attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
+           strcmp(d->tsv, "-") ? cli_vis(d->tsv) : "<stdin>", attend_dataset_size(td->train), attend_vocab_size(td->src_vocab) - 4,
            attend_vocab_size(td->tgt_vocab) - 4, attend_tokenizer_name(td->tok), attend_dataset_max_src_len(td->train),
            attend_dataset_max_tgt_len(td->train));
-    if (td->dev) printf("; %s: %d dev pairs", d->dev, attend_dataset_size(td->dev));
+    if (td->dev) printf("; %s: %d dev pairs", strcmp(d->dev, "-") ? cli_vis(d->dev) : "<stdin>", attend_dataset_size(td->dev));
     printf("\n");
     return 0;
 }
@@ -396,28 +411,15 @@ static void print_model(const attend_model *m, const train_opts *o) {
     printf("\n");
 }
 
-static int save_checkpoint(const char *cmd, const attend_trainer *tr, const train_opts *o, const train_data *td,
-                           train_loop *pg) {
-    attend_error err = {0};
-    if (attend_trainer_save(tr, o->checkpoint, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, &err)) {
-        train_loop_clear(pg);
-        return cli_lib_fail(cmd, &err);
-    }
-    train_loop_clear(pg);
-    printf("checkpoint: step %ld saved to %s\n", attend_trainer_steps(tr), o->checkpoint);
-    fflush(stdout);
-    return 0;
-}
-
 static int evaluate(const char *cmd, attend_model *m, const train_data *td, int batch, const char *label,
                     attend_eval_stats *s, train_loop *pg) {
     attend_error err = {0};
     const attend_dataset *d = td->dev ? td->dev : td->train;
     if (attend_model_evaluate(m, d, batch, td->dev ? 0 : 1000, s, &err)) {
-        train_loop_clear(pg);
+        if (pg) train_loop_clear(pg);
         return cli_lib_fail(cmd, &err);
     }
-    train_loop_clear(pg);
+    if (pg) train_loop_clear(pg);
     cli_print_eval(stdout, label, s);
     fflush(stdout);
     return 0;
@@ -432,22 +434,29 @@ static int check_paths(const char *cmd, const train_opts *o) {
                                  "(--write-special writes a device or FIFO given as --out in place)");
 }
 
-/* Writes the model to --out (atomically; in place for a device or FIFO with --write-special). */
-static int save_model(const char *cmd, const attend_model *m, const train_opts *o, const train_data *td) {
+/* Writes the model to --out (atomically; in place for a device or FIFO with
+ * --write-special). run_fp (the run's fingerprint, metadata attend.run) is
+ * given for a best model (--select, --patience), which a later run must
+ * recognise as this run's; NULL for the last model, whose bytes then equal
+ * attend_model_save's (the Python package's, tests/python). */
+static int save_model(const char *cmd, const attend_model *m, const train_opts *o, const train_data *td,
+                      const char *run_fp) {
     attend_error err = {0};
     char tmp[4096];
     const char *wp;
     int rc = cli_output_begin(cmd, o->out, tmp, sizeof tmp, &wp);
     if (rc) return rc;
-    int bad = attend_model_save(m, wp, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, &err) != ATTEND_OK;
+    int bad = cli_save_model(m, wp, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok, run_fp, &err) !=
+              ATTEND_OK;
     if (bad) rc = cli_lib_fail(cmd, &err);
     if (cli_output_finish(cmd, o->out, wp, !bad)) rc = 1;
     return rc;
 }
 
-/* Resuming with --select: 1 when --out is a model file that loads and
- * evaluates on the dev set (into *s), else 0 (no file yet, or another model:
- * this run's first evaluation then starts the selection). */
+/* Resuming with --select from an older checkpoint (no early-stopping state):
+ * 1 when --out is a model file that loads and evaluates on the dev set (into
+ * *s), else 0 (no file yet, or another model: this run's first evaluation
+ * then starts the selection). */
 static int resume_best(const char *cmd, const train_opts *o, const train_data *td, const attend_model_config *mc,
                        attend_eval_stats *s) {
     struct stat sb;
@@ -463,8 +472,8 @@ static int resume_best(const char *cmd, const train_opts *o, const train_data *t
              attend_model_evaluate(bm, td->dev ? td->dev : td->train, o->batch, td->dev ? 0 : 1000, s, &err) ==
                  ATTEND_OK;
     if (!ok)
-        fprintf(stderr, "attend %s: note: %s is not this run's best so far (%s): the first evaluation replaces it\n",
-                cmd, o->out, err.msg);
+        cli_error(cmd, "note: %s is not this run's best so far (%s): the first evaluation replaces it", o->out,
+                  err.msg);
     attend_model_free(bm);
     return ok;
 }
@@ -478,15 +487,41 @@ typedef struct {
     attend_trainer *tr;
     attend_eval_stats *ev;
     int selecting;     /* --select or --patience: --out is the best model */
-    train_best best;   /* select_score of each evaluation (cli/train_loop.h) */
-    attend_eval_stats best_ev;
-    long checkpoint_step; /* the step of the last checkpoint written by the hook */
+    train_state st;    /* the best so far, early stopping (cli/train_loop.h), carried in checkpoints */
+    char run_fp[17];   /* attend_trainer_fingerprint, in the model files written */
+    long checkpoint_step; /* the step of the last checkpoint written (-1: none by this run) */
+    double trained_before; /* training seconds of the sessions before this one */
+    train_loop *lp;
 } run_hook;
 
-/* "step S", or "before this run" for a resumed run's --out not beaten since. */
+/* "step S", or "before this run" for a resumed run's --out not beaten since
+ * when the checkpoint did not record its step (an older checkpoint). */
 static void best_when(const run_hook *h, char *buf, size_t n) {
-    if (h->best.best_step == 0 && h->o->resume) snprintf(buf, n, "before this run");
-    else snprintf(buf, n, "step %ld", h->best.best_step);
+    if (h->st.best.best_step == 0 && h->o->resume) snprintf(buf, n, "before this run");
+    else snprintf(buf, n, "step %ld", h->st.best.best_step);
+}
+
+/* The selected score's value as printed (loss, or an accuracy). */
+static double best_value(const run_hook *h) { return h->o->select == TRAIN_SELECT_LOSS ? h->st.best.best : -h->st.best.best; }
+
+/* Writes the checkpoint with the run's early-stopping state. */
+static int save_checkpoint(run_hook *h, train_loop *pg) {
+    attend_error err = {0};
+    char state[512];
+    if (pg) h->st.trained_s = h->trained_before + pg->t_train;
+    train_state_format(&h->st, state, sizeof state);
+    const train_data *td = h->td;
+    if (attend_trainer_set_caller_state(h->tr, state, &err) ||
+        attend_trainer_save(h->tr, h->o->checkpoint, td->src_vocab, td->pointer ? NULL : td->tgt_vocab, td->tok,
+                            &err)) {
+        if (pg) train_loop_clear(pg);
+        return cli_lib_fail(h->cmd, &err);
+    }
+    if (pg) train_loop_clear(pg);
+    h->checkpoint_step = attend_trainer_steps(h->tr);
+    printf("checkpoint: step %ld saved to %s\n", attend_trainer_steps(h->tr), cli_vis(h->o->checkpoint));
+    fflush(stdout);
+    return 0;
 }
 
 /* With --select / --patience: the evaluation at step just printed (h->ev)
@@ -495,42 +530,39 @@ static void best_when(const run_hook *h, char *buf, size_t n) {
 static int select_best(run_hook *h, long step, int *stop) {
     const train_opts *o = h->o;
     int out_of_patience = 0;
-    if (!train_best_update(&h->best, select_score(o->select, h->ev), step, &out_of_patience)) {
+    if (!train_best_update(&h->st.best, select_score(o->select, h->ev), step, &out_of_patience)) {
         if (out_of_patience) {
             char when[48];
             best_when(h, when, sizeof when);
             printf("early stop: no better %s for %d evaluations (--patience %d); the best: %s\n",
-                   SELECT_LABELS[o->select], h->best.bad, o->patience, when);
+                   SELECT_LABELS[o->select], h->st.best.bad, o->patience, when);
+            h->st.stopped = 1;
             *stop = 1;
         }
         fflush(stdout);
         return 0;
     }
-    h->best_ev = *h->ev;
     if (o->out) {
-        int rc = save_model(h->cmd, h->m, o, h->td);
+        int rc = save_model(h->cmd, h->m, o, h->td, h->run_fp);
         if (rc) return rc;
+        memcpy(h->st.run, h->run_fp, sizeof h->st.run);
     }
     printf("best: step %ld, %s ", step, SELECT_LABELS[o->select]);
     print_select(o->select, select_value(o->select, h->ev));
-    printf("%s%s\n", o->out ? ": saved to " : "", o->out ? o->out : "");
+    printf("%s%s\n", o->out ? ": saved to " : "", o->out ? cli_vis(o->out) : "");
     fflush(stdout);
     return 0;
 }
 
-/* After every step: a checkpoint every --checkpoint-every steps and an
- * evaluation every --eval-every steps, but not at the last step (the run's
- * end does both). */
+/* After every step: an evaluation every --eval-every steps, then a checkpoint
+ * every --checkpoint-every steps (after the evaluation, so that a checkpoint
+ * holds every decision made at its step), but not at the last step (the
+ * run's end does both). */
 static int after_step(void *user, train_loop *lp, const attend_step_report *r, int *stop) {
     run_hook *h = user;
     const train_opts *o = h->o;
     long step = r->step, total = o->steps;
     int rc = 0;
-    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total &&
-        (rc = save_checkpoint(h->cmd, h->tr, o, h->td, lp)))
-        return rc;
-    if (o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total)
-        h->checkpoint_step = step;
     if (o->eval_every && step % o->eval_every == 0 && step < total) {
         char label[64];
         snprintf(label, sizeof label, "eval step %ld", step);
@@ -538,9 +570,107 @@ static int after_step(void *user, train_loop *lp, const attend_step_report *r, i
         if (!rc && h->selecting) {
             rc = select_best(h, step, stop);
             *stop = cli_mpi_any(*stop); /* every rank evaluates here: one decision for all */
+            h->st.stopped = *stop;
         }
     }
+    if (!rc && o->checkpoint && o->checkpoint_every && step % o->checkpoint_every == 0 && step < total)
+        rc = save_checkpoint(h, lp);
     return rc;
+}
+
+/* The early-stopping state of a resumed run: the checkpoint's, compared with
+ * this run's options; an older checkpoint without one: the defaults, said
+ * in a note. Returns 0, or the exit status after a message. */
+static int resume_state(run_hook *h, const attend_model_config *mc, int *stopped) {
+    const train_opts *o = h->o;
+    const char *cmd = h->cmd;
+    *stopped = 0;
+    const char *text = attend_trainer_caller_state(h->tr);
+    train_state was;
+    if (!text) {
+        if (h->selecting) {
+            cli_error(cmd, "note: %s: an older checkpoint without the early-stopping state: assumed 0 evaluations "
+                           "without improvement, not stopped, and --out's dev score as the best so far",
+                      o->resume);
+            attend_eval_stats bs;
+            double best = INFINITY;
+            if (o->out && resume_best(cmd, o, h->td, mc, &bs)) {
+                best = select_score(o->select, &bs);
+                printf("best so far: %s, %s ", cli_vis(o->out), SELECT_LABELS[o->select]);
+                print_select(o->select, select_value(o->select, &bs));
+                printf("\n");
+            }
+            cli_mpi_share(&best); /* rank 0's --out decides for all */
+            h->st.best.best = best;
+        }
+        return 0;
+    }
+    if (train_state_parse(text, &was)) {
+        cli_error(cmd, "%s: the checkpoint's early-stopping state is unreadable: '%.80s'", o->resume, text);
+        return 1;
+    }
+    /* what decides when the run stops must be what it was */
+    char diff[160] = "";
+    if (strcmp(was.select, h->st.select))
+        snprintf(diff, sizeof diff, "select is %s, in this run %s", was.select[0] ? was.select : "none",
+                 h->st.select[0] ? h->st.select : "none");
+    else if (was.patience != h->st.patience)
+        snprintf(diff, sizeof diff, "patience is %d, in this run %d", was.patience, h->st.patience);
+    else if (h->selecting && was.eval_every != h->st.eval_every)
+        snprintf(diff, sizeof diff, "eval_every is %d, in this run %d", was.eval_every, h->st.eval_every);
+    if (diff[0] && !o->resume_anyway) {
+        cli_error(cmd, "%s: checkpoint's %s; resuming needs the same data and options", o->resume, diff);
+        cli_error(cmd, "(--resume-anyway resumes all the same)");
+        return 1;
+    }
+    if (diff[0]) cli_error(cmd, "warning: %s: resumed anyway: checkpoint's %s", o->resume, diff);
+    h->trained_before = was.trained_s;
+    memcpy(h->st.run, was.run, sizeof h->st.run);
+    if (strcmp(was.select, h->st.select)) return 0; /* another score: the selection starts afresh */
+    h->st.best = was.best;
+    h->st.best.patience = h->st.patience;
+    h->st.stopped = was.stopped && h->st.patience && was.best.bad >= h->st.patience;
+    if (h->selecting && isfinite(h->st.best.best)) {
+        char when[48];
+        best_when(h, when, sizeof when);
+        printf("best so far: %s, %s ", o->out ? cli_vis(o->out) : "(no --out)", SELECT_LABELS[o->select]);
+        print_select(o->select, best_value(h));
+        printf(" (%s, %d evaluation%s without improvement since)\n", when, h->st.best.bad,
+               h->st.best.bad == 1 ? "" : "s");
+    }
+    *stopped = h->st.stopped;
+    return 0;
+}
+
+/* A signal stopped the run between steps: the checkpoint when there is one,
+ * else the model (unless --out is the best model, which it already holds),
+ * and how to go on. Returns the exit status (130, 143) or 1. */
+static int interrupted(run_hook *h, train_loop *lp, int sig) {
+    const train_opts *o = h->o;
+    long step = attend_trainer_steps(h->tr);
+    int rc = 0;
+    if (o->checkpoint && h->checkpoint_step != step) rc = save_checkpoint(h, lp);
+    if (rc) return rc;
+    if (o->checkpoint)
+        printf("interrupted (%s) at step %ld: checkpoint %s holds step %ld; to go on, run the same command with "
+               "--resume %s\n",
+               cli_signal_name(sig), step, cli_vis(o->checkpoint), step, cli_vis(o->checkpoint));
+    else if (o->out && !h->selecting) {
+        if ((rc = save_model(h->cmd, h->m, o, h->td, NULL))) return rc;
+        printf("interrupted (%s) at step %ld: the model of step %ld saved to %s (not resumable: --checkpoint PATH "
+               "makes a run resumable)\n",
+               cli_signal_name(sig), step, step, cli_vis(o->out));
+    } else if (o->out && isfinite(h->st.best.best)) {
+        char when[48];
+        best_when(h, when, sizeof when);
+        printf("interrupted (%s) at step %ld: %s holds the best model so far (%s); nothing else was saved "
+               "(--checkpoint PATH makes a run resumable)\n",
+               cli_signal_name(sig), step, cli_vis(o->out), when);
+    } else
+        printf("interrupted (%s) at step %ld: nothing was saved (no --checkpoint%s)\n", cli_signal_name(sig), step,
+               o->out ? ", and no evaluation yet to choose a best model" : ", no --out");
+    fflush(stdout);
+    return cli_signal_status(sig);
 }
 
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
@@ -550,12 +680,31 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     train_data td;
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
+    attend_lock *locks[2] = {NULL, NULL};
     memset(&td, 0, sizeof td);
+    cli_signals_catch(); /* from here a signal is noted and the run stops cleanly between steps */
+    cli_set_oom_hint(strcmp(cmd, "train") ? NULL /* demo: no option sizes it */
+                                          : "lower --batch or the model's sizes (--emb, --hidden, --dec-hidden, --attn, "
+                                            "--layers, --dec-layers)");
     /* first of all (a run killed early must still have done it): temporaries
      * left by killed runs; the writer would remove them silently */
     cli_clean_stale("checkpoint", o.checkpoint);
     cli_clean_stale("out", o.out);
     int rc = check_paths(cmd, &o);
+    /* a best model is rewritten at each better evaluation and read back on
+     * --resume: a device, a FIFO or standard output (--write-special) cannot be */
+    if (!rc && (o.select >= 0 || o.patience >= 0) && o.out && attend_outfile_in_place(o.out))
+        rc = cli_usage_error(cmd, "--out '%s' is written in place (a device, a FIFO or standard output), and %s "
+                                  "rewrites --out at each better evaluation and reads it back on --resume: give a "
+                                  "file as --out",
+                             o.out, o.select >= 0 ? "--select" : "--patience");
+    /* never replace work without being asked: an existing checkpoint needs --resume or --overwrite */
+    if (!rc) rc = cli_check_checkpoint_reuse(cmd, o.checkpoint, o.resume, o.overwrite);
+    /* one writer per output, for the run's life */
+    const char *outs[2] = {o.checkpoint, o.out};
+    if (!rc) rc = cli_lock_outputs(cmd, outs, 2, locks);
+    /* --out /dev/stdout (--write-special): the model's bytes alone on stdout, the report on stderr */
+    if (!rc) rc = cli_stdout_claim(cmd, outs + 1, 1);
     td.copy = o.copy;
     if (!rc) rc = load_data(cmd, &o.data, &td);
     if (!rc && o.topt.guided_alignment > 0 && attend_dataset_aligned_pairs(td.train) == 0)
@@ -627,28 +776,6 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     }
     if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
-    print_model(m, &o);
-    if (o.resume) {
-        attend_resume_options ro = {td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, o.resume_anyway};
-        attend_error note = {0};
-        if (attend_trainer_resume_checked(tr, o.resume, &ro, &note, &err)) {
-            rc = cli_lib_fail(cmd, &err);
-            if (err.status == ATTEND_ERR_ARG && strstr(err.msg, "resuming needs the same data and options")) {
-                if ((opts->warmup < 0 || opts->decay < 0) &&
-                    (strstr(err.msg, "warmup_steps") || strstr(err.msg, "decay_steps")))
-                    fprintf(stderr,
-                            "attend %s: (the warm-up and decay come from --steps when not given: to resume with "
-                            "another --steps, give --warmup and --decay as the checkpoint has them)\n",
-                            cmd);
-                fprintf(stderr, "attend %s: (--resume-anyway resumes all the same)\n", cmd);
-            }
-            goto done;
-        }
-        if (note.status != ATTEND_OK)
-            fprintf(stderr, "attend %s: %s: %s\n", cmd, note.status == ATTEND_ERR_ARG ? "warning" : "note", note.msg);
-        printf("resumed: %s at step %ld\n", o.resume, attend_trainer_steps(tr));
-    }
-    fflush(stdout);
 
     attend_eval_stats ev;
     memset(&ev, 0, sizeof ev);
@@ -660,26 +787,68 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     h.td = &td;
     h.tr = tr;
     h.ev = &ev;
+    h.checkpoint_step = -1;
     h.selecting = o.select >= 0 || o.patience >= 0;
     if (h.selecting && o.select < 0) o.select = TRAIN_SELECT_LOSS;
-    train_best_init(&h.best, o.patience > 0 ? o.patience : 0, INFINITY);
-    if (h.selecting && o.resume) { /* the best model so far is --out: its dev score is the one to beat */
-        double best = INFINITY;
-        if (o.out && resume_best(cmd, &o, &td, &mc, &h.best_ev)) {
-            best = select_score(o.select, &h.best_ev);
-            printf("best so far: %s, %s ", o.out, SELECT_LABELS[o.select]);
-            print_select(o.select, select_value(o.select, &h.best_ev));
-            printf("\n");
-            fflush(stdout);
+    attend_trainer_fingerprint(tr, h.run_fp);
+    snprintf(h.st.select, sizeof h.st.select, "%s", h.selecting ? SELECT_NAMES[o.select] : "");
+    h.st.patience = o.patience > 0 ? o.patience : 0;
+    h.st.eval_every = o.eval_every;
+    train_best_init(&h.st.best, h.st.patience, INFINITY);
+    print_model(m, &o);
+    int stopped = 0;
+    if (o.resume) {
+        attend_resume_options ro = {td.src_vocab, td.pointer ? NULL : td.tgt_vocab, td.tok, o.resume_anyway};
+        attend_error note = {0};
+        if (attend_trainer_resume_checked(tr, o.resume, &ro, &note, &err)) {
+            rc = cli_lib_fail(cmd, &err);
+            if (err.status == ATTEND_ERR_ARG && strstr(err.msg, "resuming needs the same data and options")) {
+                if ((opts->warmup < 0 || opts->decay < 0) &&
+                    (strstr(err.msg, "warmup_steps") || strstr(err.msg, "decay_steps")))
+                    cli_error(cmd, "(the warm-up and decay come from --steps when not given: to resume with "
+                                   "another --steps, give --warmup and --decay as the checkpoint has them)");
+                cli_error(cmd, "(--resume-anyway resumes all the same)");
+            }
+            goto done;
         }
-        cli_mpi_share(&best); /* rank 0's --out decides for all */
-        h.best.best = best;
+        if (note.status != ATTEND_OK)
+            cli_error(cmd, "%s: %s", note.status == ATTEND_ERR_ARG ? "warning" : "note", note.msg);
+        printf("resumed: %s at step %ld\n", cli_vis(o.resume), attend_trainer_steps(tr));
+        if ((rc = resume_state(&h, &mc, &stopped))) goto done;
     }
+    /* --out of a --select run is the best model: an existing one must be this run's */
+    if (h.selecting && (rc = cli_check_best_out(cmd, "--out", o.out, m, h.run_fp, h.st.run[0] ? h.st.run : NULL,
+                                                o.overwrite)))
+        goto done;
+    if (stopped) { /* it ended already: nothing to train, nothing to replace */
+        char when[48];
+        best_when(&h, when, sizeof when);
+        printf("early stop: this run stopped at step %ld (no better %s for %d evaluations, --patience %d); the "
+               "best: %s; nothing to do\n",
+               h.st.best.last_step, SELECT_LABELS[o.select], h.st.best.bad, o.patience, when);
+        goto done;
+    }
+    /* the outputs must fit before hours of training go into them */
+    {
+        const char *paths[2] = {o.checkpoint, o.out};
+        uint64_t bytes[2] = {cli_checkpoint_bytes(m, td.src_vocab, td.pointer ? NULL : td.tgt_vocab,
+                                                  attend_dataset_size(td.train)),
+                             cli_model_file_bytes(m, td.src_vocab, td.pointer ? NULL : td.tgt_vocab)};
+        const char *what[2] = {"the checkpoint", "the model"};
+        if ((rc = cli_check_space(cmd, paths, bytes, what, 2))) goto done;
+    }
+    fflush(stdout);
+
     train_loop_config lc = {cmd, tr, o.steps, o.log_every, o.max_nonfinite, o.checkpoint, after_step, NULL, &h};
     train_loop pg;
     long start_step = attend_trainer_steps(tr);
     double t_begin = cli_now();
     if ((rc = train_loop_run(&lc, &pg))) goto done;
+    if (pg.interrupted) { /* every rank stopped at this step (rank 0 decided): one status for all */
+        rc = interrupted(&h, &pg, pg.interrupted);
+        if (rc == cli_signal_status(pg.interrupted)) rc = cli_mpi_agreed(rc);
+        goto done;
+    }
     double t_train = pg.t_train;
     double sps = train_loop_pairs_per_s(&pg);
     if (attend_trainer_steps(tr) > start_step)
@@ -692,30 +861,37 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
                o.steps);
     else
         printf("trained: no steps (--steps 0)\n");
-    /* the last state (an early stop may just have written it) */
-    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(cmd, tr, &o, &td, &pg)))
-        goto done;
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
     if (h.selecting) { /* the final evaluation competes too, unless it was the last one recorded */
         int ignored = 0;
         long now = attend_trainer_steps(tr);
-        if ((h.best.last_step != now || now == 0) && (rc = select_best(&h, now, &ignored))) goto done;
-        if (!isfinite(h.best.best)) {
-            fprintf(stderr, "attend %s: no evaluation gave a finite %s: no model saved\n", cmd,
-                    SELECT_LABELS[o.select]);
+        if ((h.st.best.last_step != now || now == 0) && (rc = select_best(&h, now, &ignored))) goto done;
+    }
+    /* the last state, after the final evaluation so that it holds its decision
+     * (an early stop may just have written it) */
+    if (o.checkpoint && h.checkpoint_step != attend_trainer_steps(tr) && (rc = save_checkpoint(&h, &pg))) goto done;
+    if (h.selecting) {
+        if (!isfinite(h.st.best.best)) {
+            cli_error(cmd, "no evaluation gave a finite %s: no model saved", SELECT_LABELS[o.select]);
             rc = 1;
             goto done;
         }
         if (o.out) {
             char when[48];
             best_when(&h, when, sizeof when);
-            printf("saved: %s (the best model: %s, %s ", o.out, when, SELECT_LABELS[o.select]);
-            print_select(o.select, select_value(o.select, &h.best_ev));
+            printf("saved: %s (the best model: %s, %s ", cli_vis(o.out), when, SELECT_LABELS[o.select]);
+            print_select(o.select, best_value(&h));
             printf(")\n");
         }
     } else if (o.out) {
-        if ((rc = save_model(cmd, m, &o, &td))) goto done;
-        printf("saved: %s\n", o.out);
+        if ((rc = save_model(cmd, m, &o, &td, NULL))) {
+            if (o.checkpoint && h.checkpoint_step == attend_trainer_steps(tr))
+                cli_error(cmd, "the trained weights are safe in the checkpoint %s (step %ld), which loads as a model "
+                               "(attend decode %s ...): free space, then copy it or resume from it",
+                          o.checkpoint, h.checkpoint_step, o.checkpoint);
+            goto done;
+        }
+        printf("saved: %s\n", cli_vis(o.out));
     }
     if (res) {
         res->dev = ev;
@@ -726,6 +902,7 @@ done:
     attend_trainer_free(tr);
     attend_model_free(m);
     data_free(&td);
+    cli_unlock_outputs(locks, 2);
     return rc;
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mpirun.h"
+#include "signals.h"
 
 #define MAX_NONFINITE_REPORTS 10
 
@@ -126,14 +128,19 @@ int train_loop_run(const train_loop_config *c, train_loop *lp) {
     attend_error err = {0};
     int stop = 0, rc = 0;
     while (!stop && attend_trainer_steps(c->tr) < c->total) {
+        int sig = cli_mpi_share_int(cli_signal_pending()); /* rank 0 decides for every rank */
+        if (sig) {
+            lp->interrupted = sig;
+            break;
+        }
         attend_step_report r;
         double t0 = cli_now();
         if (attend_trainer_step(c->tr, &r, &err)) {
             train_loop_clear(lp);
             rc = cli_lib_fail(c->cmd, &err);
             if (err.status == ATTEND_ERR_NONFINITE)
-                fprintf(stderr, "attend %s: stopped after %ld non-finite steps in a row (--max-nonfinite %d); "
-                        "nothing was saved%s%s\n", c->cmd, attend_trainer_nonfinite_run(c->tr), c->max_nonfinite,
+                cli_error(c->cmd, "stopped after %ld non-finite steps in a row (--max-nonfinite %d); "
+                        "nothing was saved%s%s", attend_trainer_nonfinite_run(c->tr), c->max_nonfinite,
                         c->checkpoint ? ", the last checkpoint is " : "", c->checkpoint ? c->checkpoint : "");
             return rc;
         }
@@ -141,5 +148,33 @@ int train_loop_run(const train_loop_config *c, train_loop *lp) {
         if (c->after_step && (rc = c->after_step(c->user, lp, &r, &stop))) return rc;
     }
     train_loop_clear(lp);
+    return 0;
+}
+
+void train_state_format(const train_state *s, char *buf, size_t n) {
+    snprintf(buf, n,
+             "early-stopping v1 select=%s patience=%d eval_every=%d best=%a best_step=%ld bad=%d last=%ld "
+             "stopped=%d trained_s=%a run=%s",
+             s->select[0] ? s->select : "none", s->patience, s->eval_every, s->best.best, s->best.best_step,
+             s->best.bad, s->best.last_step, s->stopped, s->trained_s, s->run[0] ? s->run : "none");
+}
+
+int train_state_parse(const char *text, train_state *s) {
+    train_state t;
+    memset(&t, 0, sizeof t);
+    char sel[16], run[17];
+    int used = 0;
+    if (!text || sscanf(text,
+                        "early-stopping v1 select=%15s patience=%d eval_every=%d best=%lf best_step=%ld bad=%d "
+                        "last=%ld stopped=%d trained_s=%lf run=%16s%n",
+                        sel, &t.patience, &t.eval_every, &t.best.best, &t.best.best_step, &t.best.bad,
+                        &t.best.last_step, &t.stopped, &t.trained_s, run, &used) != 10 ||
+        text[used] != '\0' || t.patience < 0 || t.eval_every < 0 || t.best.best_step < 0 || t.best.bad < 0 ||
+        t.best.last_step < 0 || (t.stopped != 0 && t.stopped != 1) || !(t.trained_s >= 0) || isnan(t.best.best))
+        return -1;
+    snprintf(t.select, sizeof t.select, "%s", strcmp(sel, "none") ? sel : "");
+    snprintf(t.run, sizeof t.run, "%s", strcmp(run, "none") ? run : "");
+    t.best.patience = t.patience;
+    *s = t;
     return 0;
 }

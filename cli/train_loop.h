@@ -51,6 +51,7 @@ struct train_loop {
     long start_step;    /* attend_trainer_steps before the first step */
     double t_train;     /* seconds in attend_trainer_step */
     long run_samples;   /* pairs trained on */
+    int interrupted;    /* SIGINT or SIGTERM (cli/signals.h) stopped the loop before a step; else 0 */
 };
 
 /* Best-model selection and early stopping, one implementation for `attend
@@ -72,8 +73,31 @@ void train_best_init(train_best *b, int patience, double best);
  * 0; *stop = 1 when patience has run out (else unchanged). */
 int train_best_update(train_best *b, double score, long step, int *stop);
 
-/* Runs the loop; 0 when it reached total or a hook stopped it, else the
- * failing status (the message printed). lp receives the run's numbers. */
+/* What a training command has decided so far, carried in its checkpoints
+ * (attend_trainer_set_caller_state) so that a resumed run continues it
+ * exactly: the score it selects by ("" when none), the patience and the
+ * evaluation period it counted with, the best so far, whether early stopping
+ * ended the run, the training time of the whole run, and the fingerprint of
+ * the run that wrote the best model. */
+typedef struct {
+    char select[16];   /* "loss", "token", "seq", "wer"; "" when not selecting */
+    int patience, eval_every;
+    train_best best;
+    int stopped;       /* early stopping ended the run */
+    double trained_s;  /* seconds in training steps, all sessions */
+    char run[17];      /* attend_trainer_fingerprint of the run that saved the best model ("" none) */
+} train_state;
+
+/* One line: "early-stopping v1 select=token patience=3 ...", doubles exact (%a). */
+void train_state_format(const train_state *s, char *buf, size_t n);
+/* 0 and *s filled, or -1 when text is not such a line. */
+int train_state_parse(const char *text, train_state *s);
+
+/* Runs the loop; 0 when it reached total, a hook stopped it or a signal
+ * interrupted it (lp->interrupted), else the failing status (the message
+ * printed). Before each step the loop looks at cli_signal_pending (rank 0's,
+ * under mpirun, so every rank stops at the same step). lp receives the run's
+ * numbers. */
 int train_loop_run(const train_loop_config *c, train_loop *lp);
 
 /* Clears the bar (nothing unless one is on screen). */

@@ -5,8 +5,9 @@
  * tensors (moments, state, order) and their values. A fixed small setup (the
  * same as fuzz/make_corpus.c's, so the seed checkpoints fit it) is made once;
  * each input is resumed into a fresh trainer. Invariants: a refused
- * checkpoint changes nothing (weights, step count); an accepted one restores
- * finite weights, and training two more steps from it works.
+ * checkpoint changes nothing (weights, step count, the caller's state); an
+ * accepted one restores finite weights and a caller's state of at most 4096
+ * bytes, and training two more steps from it works.
  */
 #include "fuzz.h"
 
@@ -51,9 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(strstr(err.msg, path) != NULL, "the message does not name the file: %s", err.msg);
         FUZZ_CHECK(!memcmp(before, attend_model_params(m), n * sizeof *before), "a refused resume changed the weights");
         FUZZ_CHECK(attend_trainer_steps(tr) == 0 && attend_trainer_skipped(tr) == 0, "a refused resume changed the step");
+        FUZZ_CHECK(attend_trainer_caller_state(tr) == NULL, "a refused resume set the caller's state");
     } else {
         const attend_real *w = attend_model_params(m);
         for (size_t i = 0; i < n; i++) FUZZ_CHECK(isfinite(w[i]), "weight %zu is not finite after resume", i);
+        const char *cs = attend_trainer_caller_state(tr); /* metadata attend.caller, as stored */
+        FUZZ_CHECK(!cs || strlen(cs) <= 4096, "a caller's state of %zu bytes was accepted", cs ? strlen(cs) : 0);
         long s0 = attend_trainer_steps(tr);
         FUZZ_CHECK(s0 >= 0 && attend_trainer_skipped(tr) >= 0 && attend_trainer_skipped(tr) <= s0,
                    "resumed at step %ld with %ld skipped", s0, attend_trainer_skipped(tr));

@@ -52,9 +52,9 @@ int at_count(size_t *out, int n, ...);
 /*
  * GEMM shim: C [M,N] = alpha * op(A) op(B) + beta * C, row-major, with
  * op(A) [M,K] and op(B) [K,N]; lda/ldb/ldc are row strides of the stored arrays.
- * Goes to cblas_sgemm/dgemm when built with OpenBLAS, else the portable
- * kernel (at_gemm_portable). With OpenMP, threads split rows or columns of C,
- * never K: results do not depend on the thread count.
+ * The own blocked kernel (src/core/gemm.c) unless an OpenBLAS build chose
+ * cblas_sgemm/dgemm (attend_gemm_info). The library's threads split rows or
+ * columns of C, never K: results do not depend on the thread count.
  */
 void at_gemm(int transA, int transB, int M, int N, int K, attend_real alpha,
              const attend_real *A, int lda, const attend_real *B, int ldb,

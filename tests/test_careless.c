@@ -392,6 +392,88 @@ static void test_resume_fingerprint(void) {
     fuzz_setup_free(&s);
 }
 
+/* Issue 28: a caller's state travels in the checkpoint (and nothing changes
+ * when it is refused); the run's fingerprint; model files with extra
+ * metadata; the first differing configuration field. */
+static void test_caller_state(void) {
+    fuzz_setup s;
+    attend_error e;
+    attend_trainer *tr = NULL;
+    if (fuzz_setup_make(&s, &e) || fuzz_setup_trainer(&s, &tr, &e)) {
+        EXPECT(0, "setup: %s", e.msg);
+        return;
+    }
+    EXPECT(attend_trainer_caller_state(tr) == NULL, "a new trainer has a caller state");
+    for (int i = 0; i < 2; i++) attend_trainer_step(tr, NULL, &e);
+    const char *state = "early-stopping v1 select=token best=-0x1.8p-1 \xc3\xa9";
+    EXPECT(attend_trainer_set_caller_state(tr, state, &e) == ATTEND_OK, "%s", e.msg);
+    const char *ck = tmp_path("caller.ckpt"), *old = tmp_path("old.ckpt");
+    EXPECT(attend_trainer_save(tr, ck, s.vocab, s.vocab, ATTEND_TOKENIZE_CHAR, &e) == ATTEND_OK, "%s", e.msg);
+    EXPECT(attend_trainer_set_caller_state(tr, NULL, &e) == ATTEND_OK, "%s", e.msg);
+    EXPECT(attend_trainer_save(tr, old, s.vocab, s.vocab, ATTEND_TOKENIZE_CHAR, &e) == ATTEND_OK, "%s", e.msg);
+    char fp[17], fp2[17];
+    attend_trainer_fingerprint(tr, fp);
+    EXPECT(strlen(fp) == 16 && strspn(fp, "0123456789abcdef") == 16, "fingerprint '%s'", fp);
+    char big[5000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    EXPECT(attend_trainer_set_caller_state(tr, big, &e) == ATTEND_ERR_ARG, "4999 bytes accepted: %s", e.msg);
+    EXPECT(attend_trainer_set_caller_state(tr, "\xff", &e) == ATTEND_ERR_ARG, "invalid UTF-8 accepted");
+    attend_trainer_free(tr);
+
+    attend_trainer *t2 = NULL;
+    fuzz_setup_trainer(&s, &t2, &e);
+    attend_trainer_fingerprint(t2, fp2);
+    EXPECT(!strcmp(fp, fp2), "the same data and options, fingerprints %s and %s", fp, fp2);
+    EXPECT(attend_trainer_resume(t2, ck, &e) == ATTEND_OK, "%s", e.msg);
+    const char *got = attend_trainer_caller_state(t2);
+    EXPECT(got && !strcmp(got, state), "restored '%s'", got ? got : "(null)");
+    EXPECT(attend_trainer_resume(t2, old, &e) == ATTEND_OK && attend_trainer_caller_state(t2) == NULL,
+           "a checkpoint without one left '%s'", attend_trainer_caller_state(t2));
+    attend_trainer_free(t2);
+    /* another seed: another fingerprint */
+    attend_trainer *t3 = NULL;
+    attend_trainer_create(&t3, s.model, &s.opt, s.data, 4, 8, &e);
+    attend_trainer_fingerprint(t3, fp2);
+    EXPECT(strcmp(fp, fp2), "seeds 7 and 8 gave one fingerprint %s", fp);
+    attend_trainer_free(t3);
+
+    /* model files with extra metadata, read back; the file's own keys refused */
+    const char *mp = tmp_path("meta.safetensors");
+    attend_st_meta meta[1] = {{"attend.run", fp}};
+    EXPECT(attend_model_save_meta(s.model, mp, s.vocab, s.vocab, ATTEND_TOKENIZE_CHAR, meta, 1, &e) == ATTEND_OK,
+           "%s", e.msg);
+    attend_st_file *f = NULL;
+    EXPECT(attend_st_open(&f, mp, 0, &e) == ATTEND_OK, "%s", e.msg);
+    const char *run = attend_st_metadata(f, "attend.run");
+    EXPECT(run && !strcmp(run, fp), "attend.run '%s'", run ? run : "(none)");
+    attend_st_close(f);
+    attend_st_meta own[1] = {{"attend.config", "{}"}};
+    EXPECT(attend_model_save_meta(s.model, mp, s.vocab, s.vocab, ATTEND_TOKENIZE_CHAR, own, 1, &e) == ATTEND_ERR_ARG,
+           "attend.config accepted: %s", e.msg);
+
+    /* the first differing field, both values */
+    attend_model_config a = *attend_model_get_config(s.model), b = a;
+    char field[32], va[32], vb[32];
+    EXPECT(!attend_model_config_diff(&a, &b, 1, field, va, vb), "equal configurations differ in %s", field);
+    b.normalizer = ATTEND_NORMALIZER_SPARSEMAX;
+    b.coverage = 1;
+    EXPECT(attend_model_config_diff(&a, &b, 0, field, va, vb) && !strcmp(field, "coverage") && !strcmp(va, "0") &&
+               !strcmp(vb, "1"),
+           "got %s %s %s", field, va, vb);
+    b = a;
+    b.max_batch = a.max_batch + 1;
+    EXPECT(!attend_model_config_diff(&a, &b, 0, field, va, vb), "capacities compared without the flag");
+    EXPECT(attend_model_config_diff(&a, &b, 1, field, va, vb) && !strcmp(field, "max_batch"), "got %s", field);
+    b = a;
+    b.dec_layers = 1; /* 0 and 1 are both one layer */
+    EXPECT(!attend_model_config_diff(&a, &b, 1, field, va, vb), "dec_layers 0 and 1 differ");
+    remove(ck);
+    remove(old);
+    remove(mp);
+    fuzz_setup_free(&s);
+}
+
 int main(void) {
     const char *t = getenv("TMPDIR");
     snprintf(g_dir, sizeof g_dir, "%s/attend-test-careless-XXXXXX", t && *t ? t : "/tmp");
@@ -402,6 +484,7 @@ int main(void) {
     RUN(test_same_file);
     RUN(test_st_write_fifo_and_stale);
     RUN(test_resume_fingerprint);
+    RUN(test_caller_state);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);

@@ -1,6 +1,6 @@
 /*
  * test_copy.c — the copy mechanism (pointer-generator, See et al. 2017;
- * src/seq2seq/copy.c, src/io/copy_text.c) in the float library:
+ * src/seq2seq/extensions/copy.c, src/io/copy_text.c) in the float library:
  *   - against PyTorch: tests/ref/copy_<name>.{safetensors,txt} from
  *     /usr/bin/python3 tools/make_copy_ref.py (GRU Bahdanau/additive, LSTM
  *     Luong/general): loss, teacher-forced statistics and every gradient of a

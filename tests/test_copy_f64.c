@@ -1,5 +1,5 @@
 /*
- * test_copy_f64.c — gradient check of the copy mechanism (src/seq2seq/copy.c)
+ * test_copy_f64.c — gradient check of the copy mechanism (src/seq2seq/extensions/copy.c)
  * in double precision: the analytic gradient of the teacher-forced loss
  * −log P(y) of the pointer-generator mixture against central finite
  * differences of attend_model_forward, over every parameter (the copy

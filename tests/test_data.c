@@ -639,7 +639,7 @@ static void test_tsv_malformed(void) {
         {"bad_missing_tab", ATTEND_TOKENIZE_CHAR, 0, 0, "missing tab between source and target"},
         /* "ab\tcd\tef": a third column is an alignment (issue 13), and "ef" is none */
         {"bad_extra_tab", ATTEND_TOKENIZE_CHAR, 0, 0, "alignment column: 'ef' at byte 6 is not a link i-j"},
-        {"bad_empty_line", ATTEND_TOKENIZE_CHAR, 0, 0, "empty line"},
+        {"bad_empty_line", ATTEND_TOKENIZE_CHAR, 0, 0, "blank line (blank lines are ignored only at the end"},
         {"bad_empty_source", ATTEND_TOKENIZE_CHAR, 0, 0, "empty source side"},
         {"bad_empty_target", ATTEND_TOKENIZE_SPACE, 0, 0, "empty target side"},
         {"bad_utf8", ATTEND_TOKENIZE_CHAR, 0, 0, "target side: invalid UTF-8 at byte 4 (overlong encoding)"},
@@ -717,6 +717,43 @@ static void test_tsv_io_and_args(void) {
     attend_vocab_free(v);
 }
 
+/* Issue 28: blank lines at the end are ignored (one in the middle is
+ * malformed, or skipped and counted); "-" reads standard input. */
+static void test_tsv_blank_and_stdin(void) {
+    const char *path = "/tmp/attend-test-data-blank.tsv";
+    FILE *f = fopen(path, "wb");
+    EXPECT(f && fputs("ab\tba\ncd\tdc\n\n  \t \n\r\n", f) >= 0 && fclose(f) == 0, "write %s", path);
+    attend_vocab *v = new_vocab();
+    attend_dataset *d = NULL;
+    attend_error e;
+    int skipped = -1;
+    EXPECT_STATUS(attend_dataset_read_tsv(&d, path, v, v, 1, NULL, &skipped, &e), ATTEND_OK, e);
+    EXPECT(d && attend_dataset_size(d) == 2 && skipped == 0, "pairs %d skipped %d", d ? attend_dataset_size(d) : -1,
+           skipped);
+    attend_dataset_free(d);
+    f = fopen(path, "wb");
+    EXPECT(f && fputs("ab\tba\n\n \ncd\tdc\n\n", f) >= 0 && fclose(f) == 0, "write %s", path);
+    EXPECT_STATUS(attend_dataset_read_tsv(&d, path, v, v, 1, NULL, &skipped, &e), ATTEND_ERR_FORMAT, e);
+    char want[128];
+    snprintf(want, sizeof want, "%s:2: blank line", path);
+    EXPECT_MSG(e, want);
+    attend_tsv_options opt = {ATTEND_TOKENIZE_CHAR, 0, 0, 1, 0};
+    EXPECT_STATUS(attend_dataset_read_tsv(&d, path, v, v, 1, &opt, &skipped, &e), ATTEND_OK, e);
+    EXPECT(d && attend_dataset_size(d) == 2 && skipped == 2, "pairs %d skipped %d", d ? attend_dataset_size(d) : -1,
+           skipped);
+    attend_dataset_free(d);
+    /* standard input */
+    EXPECT(freopen(path, "rb", stdin) != NULL, "freopen");
+    EXPECT_STATUS(attend_dataset_read_tsv(&d, "-", v, v, 1, NULL, &skipped, &e), ATTEND_ERR_FORMAT, e);
+    EXPECT_MSG(e, "<stdin>:2: blank line");
+    EXPECT(freopen(path, "rb", stdin) != NULL, "freopen");
+    EXPECT_STATUS(attend_dataset_read_tsv(&d, "-", v, v, 1, &opt, &skipped, &e), ATTEND_OK, e);
+    EXPECT(d && attend_dataset_size(d) == 2, "pairs from stdin %d", d ? attend_dataset_size(d) : -1);
+    attend_dataset_free(d);
+    attend_vocab_free(v);
+    remove(path);
+}
+
 int main(void) {
     RUN(test_vocab_specials_add_find);
     RUN(test_vocab_encode_decode_char);
@@ -732,5 +769,6 @@ int main(void) {
     RUN(test_tsv_malformed);
     RUN(test_tsv_skip_mixed);
     RUN(test_tsv_io_and_args);
+    RUN(test_tsv_blank_and_stdin);
     return harness_summary();
 }

@@ -1,6 +1,6 @@
 /*
  * test_ensemble.c — ensembles and n-best rescoring (issue 14, part 6;
- * src/seq2seq/ensemble.c). On small random-weight models (Bahdanau GRU and
+ * src/seq2seq/search.c, beam.c). On small random-weight models (Bahdanau GRU and
  * Luong LSTM) over fixed sources:
  *   - one model: attend_ensemble_greedy / _beam equal attend_model_greedy /
  *     _beam bit for bit (tokens, lengths, scores, alignments);

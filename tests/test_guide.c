@@ -1,5 +1,5 @@
 /*
- * test_guide.c — guided alignment (issue 13 part 5; src/seq2seq/guide.c,
+ * test_guide.c — guided alignment (issue 13 part 5; src/seq2seq/extensions/guide.c,
  * src/io/alignment.c): the TSV's alignment column (good lines; malformed ones
  * and positions outside the line, each with path:line and the link quoted;
  * skipping), the dataset's alignments (the tasks' own, set/get), batches, the

@@ -414,7 +414,9 @@ static void test_json_writer(void) {
 
     char snip[AT_JSON_SNIPPET_MAX];
     at_json_snippet(snip, "a\nb", 3);
-    EXPECT(strcmp(snip, "a?b") == 0, "snippet '%s'", snip);
+    EXPECT(strcmp(snip, "a\\x0ab") == 0, "snippet '%s'", snip); /* attend_text_visible */
+    at_json_snippet(snip, "\x1b[2J\xff", 5);
+    EXPECT(strcmp(snip, "\\x1b[2J\\xff") == 0, "snippet '%s'", snip);
     char longer[100];
     memset(longer, 'x', sizeof longer);
     at_json_snippet(snip, longer, sizeof longer);
@@ -854,10 +856,10 @@ static void test_st_rejects(void) {
     REJECT("{\"w\":[1]}", 0, "tensor 'w': entry is a JSON array, not an object", NULL);
     REJECT("{\"w\":\"F32\"}", 0, "entry is a JSON string", NULL);
     REJECT("{" T("", F32_4) "}", 4, "empty name", NULL);
-    REJECT("{" T("a\\u0000b", F32_4) "}", 4, "tensor 'a?b': the name contains a NUL byte", NULL);
+    REJECT("{" T("a\\u0000b", F32_4) "}", 4, "tensor 'a\\x00b': the name contains a NUL byte", NULL);
     /* names in messages are made printable */
     REJECT("{" T("line\\nbreak", "\"dtype\":\"X\",\"shape\":[1],\"data_offsets\":[0,4]") "}", 4,
-           "tensor 'line?break': unknown dtype 'X'", NULL);
+           "tensor 'line\\x0abreak': unknown dtype 'X'", NULL);
 
     /* accepted edge cases: zero-size tensors sharing an offset, any key order,
      * whitespace in the header, long names, no padding, metadata anywhere */

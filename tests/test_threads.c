@@ -172,11 +172,14 @@ static void test_idle_workers(void) {
            workers, workers == 1 ? "" : "s");
     EXPECT(busy > 0, "the workers never ran a chunk of the training steps");
     EXPECT(sink > 0, "the caller's own work did nothing");
-    printf("  idle workers while the caller computed %d x 20 ms: %.3f ms CPU in all, worst window %.3f ms "
-           "(limit 1 ms a window)\n",
+    /* Spinning workers (libgomp's default) took 178 ms of the 400 and 12.6 ms in the worst window here;
+     * sleeping ones take ~0. The limit is on the sum, not on one window: a sanitizer runtime or a
+     * preempted worker finishing its way to sleep can cost a few ms once (4 ms once under TSAN on CI). */
+    printf("  idle workers while the caller computed %d x 20 ms: %.3f ms CPU in all (limit 10 ms), "
+           "worst window %.3f ms\n",
            windows, others * 1e-6, worst * 1e-6);
-    EXPECT(worst < 1e6, "other threads used %.3f ms of CPU in one 20 ms window of the caller's own work",
-           worst * 1e-6);
+    EXPECT(others < 10e6, "idle workers used %.3f ms of CPU while the caller computed %d x 20 ms alone",
+           others * 1e-6, windows);
     run_close(&r);
     attend_set_threads(0, NULL);
 }

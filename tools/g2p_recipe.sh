@@ -39,7 +39,7 @@ train() { # NAME DICT OPTIONS...: trains WORK_DIR/NAME.safetensors unless it is 
     shift 2
     [ -f "$W/$name.safetensors" ] && return 0
     # shellcheck disable=SC2086
-    "$A" g2p train --dict "$dict" --patience 0 --max-minutes 0 "$@" --out "$W/$name.safetensors" --checkpoint "$W/$name.ckpt" \
+    "$A" g2p train --dict "$dict" --patience 0 --max-minutes 0 "$@" --out "$W/$name.safetensors" --checkpoint "$W/$name.ckpt" --overwrite \
         --checkpoint-every 500 --log-every 500 >"$W/$name.log" 2>"$W/$name.err"
     grep '^trained:' "$W/$name.log"
 }

@@ -59,7 +59,7 @@ MIN_GAP = 1e-4
 
 
 def ext_row(src):
-    """The extended id of each source position (copy.h's rule)."""
+    """The extended id of each source position (the copy extension's rule, src/seq2seq/extensions/copy.c)."""
     out = []
     for j, s in enumerate(src):
         if s != UNK and MAP[s] >= 0:

@@ -57,7 +57,7 @@ if [ "$what" = g2p ] || [ "$what" = all ]; then
     # the two trainings side by side (one thread each), then the evaluations
     for kind in soft monotonic; do
         flag=; [ $kind = monotonic ] && flag=--monotonic
-        run "$attend" g2p train --dict "$dict" $flag --epochs 1 --warmup 200 --patience 0 --max-minutes 30 \
+        run "$attend" g2p train --dict "$dict" $flag --epochs 1 --warmup 200 --patience 0 --max-minutes 30 --overwrite \
             --out "$out/g2p-$kind.safetensors" --log-every 200 >"$out/g2p-$kind.log" 2>&1 &
     done
     wait

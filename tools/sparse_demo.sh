@@ -41,7 +41,7 @@ if [ "$what" = g2p ] || [ "$what" = all ]; then
   [ -f "$dict" ] || { echo "sparse_demo.sh: $dict missing (sh tools/get_cmudict.sh)" >&2; exit 1; }
   for n in "${norms[@]}"; do
     nice -n 10 ./build/attend g2p train --threads 1 --dict "$dict" --epochs 1 --warmup 200 --max-minutes 15 \
-      --log-every 200 --normalizer "$n" --out "$out/g2p-$n.safetensors" >"$out/g2p-$n.log" 2>&1 &
+      --log-every 200 --normalizer "$n" --overwrite --out "$out/g2p-$n.safetensors" >"$out/g2p-$n.log" 2>&1 &
   done
   wait
   grep -H "dev PER\|^trained:\|time limit" "$out"/g2p-*.log

@@ -10,7 +10,7 @@
  * Conventions (the same in every function below):
  *   - Arrays are row-major, last index contiguous (PyTorch order). The shape of
  *     every pointer argument is written beside it, with the project's dimension
- *     letters (the project table, src/seq2seq/model_internal.h): N batch,
+ *     letters (the project table, src/seq2seq/state.h): N batch,
  *     T query (target) positions, S source positions, Dq query width, Dk key
  *     width, Dv value width, A additive attention width, P projected-key
  *     width, D embed width (attend_mha_config's field E is D), H heads,

@@ -117,9 +117,10 @@ const char *attend_st_metadata(const attend_st_file *f, const char *key);
 #define ATTEND_OUTPUT_ALLOW_SPECIAL 1u
 
 /* OK when path can be written as attend_st_write writes it: an existing path
- * must be a regular file (without ATTEND_OUTPUT_ALLOW_SPECIAL; a directory is
- * always refused), and "<path>.tmp.<pid>" can be created beside it (it is
- * created and removed again). Otherwise ATTEND_ERR_IO naming path and the
+ * must be a regular file (without ATTEND_OUTPUT_ALLOW_SPECIAL; a directory and
+ * a socket, which open(2) cannot open, are always refused), and
+ * "<path>.tmp.<pid>" can be created beside it (it is created and removed
+ * again). Otherwise ATTEND_ERR_IO naming path and the
  * reason (missing or read-only directory, name too long, "is a character
  * device"). Nothing else in the file system changes. */
 attend_status attend_output_check(const char *path, unsigned flags, attend_error *err);
@@ -153,6 +154,64 @@ attend_status attend_paths_check(const attend_path_use *uses, int n, attend_erro
 typedef void (*attend_stale_fn)(void *ctx, const char *file, long pid);
 attend_status attend_output_clean_stale(const char *path, attend_stale_fn fn, void *ctx, int *removed,
                                         attend_error *err);
+
+/*
+ * The one writer of every file attend writes (src/io/outfile.c). A regular
+ * (or missing) target is written through a temporary "<path>.tmp.<pid>" in the
+ * same directory, created with O_CREAT|O_EXCL|O_NOFOLLOW (mode 0666 less the
+ * umask; whatever is already at that name, such as a planted symbolic link,
+ * is removed, never followed); commit flushes, fsyncs, renames it over path and
+ * fsyncs the directory. Until the rename the previous file is untouched; on
+ * any failure the temporary is removed and the message names the file and
+ * the system's reason ("cannot write 'a.svg.tmp.123': No space left on
+ * device"). Temporaries of path left by dead processes are removed first
+ * (attend_output_clean_stale).
+ * An existing target that is not a regular file (a FIFO, a device, a link
+ * into /proc such as /dev/stdout) is written in place with
+ * ATTEND_OUTPUT_ALLOW_SPECIAL and refused (ATTEND_ERR_IO) without it; a
+ * directory is always refused. Writes are buffered (64 KiB). A handle is for
+ * one thread; commit and abort free it (abort(NULL) is fine).
+ */
+typedef struct attend_outfile attend_outfile;
+attend_status attend_outfile_open(attend_outfile **out, const char *path, unsigned flags, attend_error *err);
+attend_status attend_outfile_write(attend_outfile *f, const void *data, size_t n, attend_error *err);
+attend_status attend_outfile_commit(attend_outfile *f, attend_error *err);
+void attend_outfile_abort(attend_outfile *f);
+/* 1 when path exists as something attend_outfile_open would write in place
+ * (a FIFO, a device, a link into /proc), else 0. */
+int attend_outfile_in_place(const char *path);
+/* open + write + commit of data [n] (NULL when n is 0). */
+attend_status attend_file_write(const char *path, const void *data, size_t n, unsigned flags, attend_error *err);
+
+/* OK when the file system holding path (its directory) has at least `bytes`
+ * free for this user (statvfs: f_bavail * f_frsize); else ATTEND_ERR_IO
+ * naming path, the free and the needed bytes. *free_bytes (may be NULL)
+ * receives the free space (UINT64_MAX when it cannot be known: no error
+ * then). */
+attend_status attend_output_space(const char *path, uint64_t bytes, uint64_t *free_bytes, attend_error *err);
+
+/* A lock file "<path>.lock" that marks path as in use by one process
+ * (src/io/lock.c): the lock is an fcntl write lock (F_SETLK) on the lock file,
+ * held until attend_lock_release or the process ends (a killed process never
+ * leaves a held lock); the file holds the owner's pid. A lock held by another
+ * process is ATTEND_ERR_IO naming it ("'m.safetensors' is in use by process
+ * 123 (lock file m.safetensors.lock)"); a lock file whose process is gone is
+ * taken over (*stale_pid receives that pid, else 0; may be NULL). Release
+ * removes the lock file. Locks are per process: a second acquire of the same
+ * path in one process is refused. */
+typedef struct attend_lock attend_lock;
+attend_status attend_lock_acquire(attend_lock **out, const char *path, long *stale_pid, attend_error *err);
+void attend_lock_release(attend_lock *l); /* NULL is fine */
+
+/* ----------------------------------------------------------- visible text */
+/* The one escaping of text for a terminal: copies s [n] to dst [cap] with
+ * every control character made visible, so that text from a user or a file
+ * cannot move the cursor, clear the screen or fake a message line: C0 bytes
+ * and DEL as "\x1b", C1 control code points (U+0080..U+009F) as "\u009b",
+ * bytes that are not UTF-8 as "\xff"; everything else, backslashes included,
+ * unchanged. Always NUL-terminates when cap > 0 (truncating); returns the
+ * length of the whole escaped text (as snprintf). Thread-safe. */
+size_t attend_text_visible(char *dst, size_t cap, const char *s, size_t n);
 
 /* ------------------------------------------------------------- vocabulary */
 /* Every vocabulary starts with these four tokens, at these ids. */
@@ -290,7 +349,10 @@ typedef struct {
 
 /*
  * Reads "source<TAB>target" lines (LF or CRLF; the last line may lack its
- * newline; an empty line is malformed, as its source side is empty). A line
+ * newline) from path, or from standard input when path is "-" (named
+ * "<stdin>" in messages; not closed). Blank lines (empty, or spaces and tabs)
+ * at the end of the input are ignored; one followed by a pair is malformed
+ * ("blank line ...", counted as skipped with skip_malformed). A line
  * may have a third column, "source<TAB>target<TAB>alignment": links "i-j"
  * (source token i, target token j, 0-based) separated by spaces, e.g.
  * "0-0 1-2 2-1", which the pair then carries (attend_dataset_get_alignment;

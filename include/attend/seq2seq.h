@@ -502,24 +502,18 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
 
 /* ------------------------------------------------------------- ensembles */
 /*
- * Decoding with an ensemble of M models (1..64; src/seq2seq/ensemble.c). The
- * step distribution is the mean of the models' log-softmax outputs,
- * (1/M) Σ_k log softmax(z_k), as OpenNMT-py and Marian average them (not
- * renormalised). Each model keeps its own encoder output, decoder state and
- * attention, so alignments come out per model. The models must be distinct
- * handles (each runs its own activations: attend_model_clone for two copies),
- * vocabulary decoders (POINTER is refused) with the same target vocabulary
- * size (otherwise ATTEND_ERR_ARG naming the first model that differs); the
- * library cannot compare tokens: callers holding vocabularies compare them
- * (the CLI and Python do, naming the first differing id). Capacities are each
- * model's (N or beam <= max_batch, max_len <= max_tgt_len + 1). With M = 1
- * the output is exactly attend_model_greedy's / attend_model_beam's.
+ * Decoding with an ensemble of M models: the old names, thin wrappers of
+ * attend_decode (the models, their output spaces, capacities, the mean of
+ * the log-probabilities and the per-model alignments as described there;
+ * with M = 1 the output is exactly attend_model_greedy's /
+ * attend_model_beam's).
  *
- * attend_ensemble_greedy: as attend_model_greedy (src [N,S], src_len [N],
+ * attend_ensemble_greedy: attend_decode with beam 0 (src [N,S], src_len [N],
  * out [N,max_len], out_len [N]); align NULL or [M,N,max_len,S], model k's
  * weights of each emitted step.
- * attend_ensemble_beam: as attend_model_beam (score = summed mean
- * log-probability / (length+1)^alpha); align NULL or [M,nbest,max_len,S].
+ * attend_ensemble_beam: attend_decode with beam K, nbest, alpha and no
+ * coverage penalty (score = summed mean log-probability / (length+1)^alpha);
+ * align NULL or [M,nbest,max_len,S].
  * Not thread-safe with other calls on any of the models.
  */
 attend_status attend_ensemble_greedy(attend_model *const *models, int M, const int32_t *src,
@@ -630,6 +624,14 @@ int attend_model_encoder_width(const attend_model_config *cfg);
 attend_status attend_model_config_to_json(const attend_model_config *cfg, char **json, attend_error *err);
 attend_status attend_model_config_from_json(attend_model_config *cfg, const char *json, size_t len,
                                             attend_error *err);
+
+/* The first field (in the configuration JSON's order) in which a and b
+ * differ: 1 with its JSON name in field [32] and both values as the JSON
+ * spells them in va, vb [32] (each may be NULL), else 0. The capacities
+ * (max_batch, max_src_len, max_tgt_len) are compared only when capacities is
+ * nonzero. Thread-safe. */
+int attend_model_config_diff(const attend_model_config *a, const attend_model_config *b, int capacities,
+                             char field[32], char va[32], char vb[32]);
 
 /* -------------------------------------------------------------- evaluation */
 typedef struct {
@@ -878,6 +880,33 @@ typedef struct {
  * note may be NULL. */
 attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const attend_restore_options *o,
                                      attend_error *note, attend_error *err);
+
+/* A caller's own state carried in the trainer's checkpoints (issue 28: the
+ * command's early-stopping state), so that a resumed run knows everything the
+ * interrupted one had decided. text (UTF-8, at most 4096 bytes; NULL clears
+ * it) is copied; attend_trainer_save writes it as metadata "attend.caller",
+ * attend_trainer_resume[_checked] restores it (NULL when the checkpoint has
+ * none: an older one, or none was set). The library never reads it.
+ * ATTEND_ERR_ARG for too long or invalid UTF-8 text, ATTEND_ERR_ALLOC. */
+attend_status attend_trainer_set_caller_state(attend_trainer *tr, const char *text, attend_error *err);
+/* The text, owned by the trainer (valid until the next set or resume); NULL when none. */
+const char *attend_trainer_caller_state(const attend_trainer *tr);
+
+/* The run's fingerprint: FNV-1a 64 (16 hex digits and a NUL into out [17]) of
+ * what a checkpoint records of the run in "attend.train" (optimizer
+ * configuration, batch, seed, the data's fingerprint, the training options,
+ * the gradient shards): two trainers of the same data and options have the
+ * same fingerprint. The training commands store it in the model files they
+ * write (metadata "attend.run", attend_model_save_meta). */
+void attend_trainer_fingerprint(const attend_trainer *tr, char out[17]);
+
+/* attend_model_save with extra metadata pairs (at most 4; keys other than the
+ * file's own attend.format, attend.config, attend.tokenizer, attend.src_vocab
+ * and attend.tgt_vocab, which are ATTEND_ERR_ARG). Read them back with
+ * attend_st_open + attend_st_metadata. */
+attend_status attend_model_save_meta(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                     const attend_vocab *tgt_vocab, attend_tokenizer tok, const attend_st_meta *meta,
+                                     int n_meta, attend_error *err);
 
 #ifdef __cplusplus
 }

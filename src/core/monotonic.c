@@ -7,7 +7,7 @@
  * alignment of that process (the recurrence below, differentiable); decoding
  * runs the hard process (p >= 0.5 stops), so the attended position never
  * moves left. Training adds Gaussian noise to the pre-sigmoid energies (the
- * model's choice, src/seq2seq/monotonic.c), which pushes p towards 0 or 1.
+ * model's choice, src/seq2seq/extensions/monotonic.c), which pushes p towards 0 or 1.
  *
  * Dimension letters: N batch, T decoder steps, S source positions.
  */

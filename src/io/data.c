@@ -485,7 +485,9 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
                      o.max_line_bytes, o.max_tokens);
         goto done;
     }
-    r->f = fopen(path, "rb");
+    const int std_in = strcmp(path, "-") == 0;
+    if (std_in) path = "<stdin>"; /* "-" is standard input; messages name it so */
+    r->f = std_in ? stdin : fopen(path, "rb");
     if (!r->f) {
         st = at_fail(err, ATTEND_ERR_IO, "%s: cannot open for reading: %s", path, strerror(errno));
         goto done;
@@ -493,12 +495,27 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
     if ((st = attend_dataset_create(&d, err)) != ATTEND_OK) goto done;
 
     size_t n, lineno = 1;
+    size_t blank_from = 0, blanks = 0; /* blank lines not yet followed by a pair: ignored at the end */
     int more = 0, got;
     for (; (got = next_line(r, line, cap, &n, &more)) > 0; lineno++) {
         const char *s = line;
         if (more) n = cap + 1; /* longer than the buffer: over-long, whatever else */
         if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) s += 3, n -= 3;
         if (!more && n > 0 && s[n - 1] == '\r') n--;
+        size_t sp = 0;
+        while (!more && sp < n && (s[sp] == ' ' || s[sp] == '\t')) sp++;
+        if (!more && sp == n) { /* blank: malformed only when a pair follows it */
+            if (!blanks++) blank_from = lineno;
+            continue;
+        }
+        if (blanks && o.skip_malformed) {
+            n_skipped += (int)blanks;
+        } else if (blanks) {
+            st = at_fail(err, ATTEND_ERR_FORMAT,
+                         "%s:%zu: blank line (blank lines are ignored only at the end of the file)", path, blank_from);
+            goto done;
+        }
+        blanks = 0;
         int ns = 0, nt = 0, nl = -1;
         const int s_mark = attend_vocab_size(src_vocab), t_mark = attend_vocab_size(tgt_vocab);
         attend_error e;
@@ -537,7 +554,7 @@ attend_status attend_dataset_read_tsv(attend_dataset **out, const char *path,
                             tgt_vocab);
         }
 done:
-    if (r && r->f) fclose(r->f);
+    if (r && r->f && r->f != stdin) fclose(r->f);
     free(r);
     free(line);
     free(src);

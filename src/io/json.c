@@ -55,12 +55,15 @@ void at_json_snippet(char dst[AT_JSON_SNIPPET_MAX], const char *s, size_t len) {
             o += 3;
             break;
         }
-        if (k == 0 || u[i] < 0x20 || u[i] == 0x7F) {
-            dst[o++] = '?';
-        } else {
-            memcpy(dst + o, s + i, k);
-            o += k;
+        char vis[16]; /* control characters and stray bytes as \x1b (attend_text_visible) */
+        size_t vl = attend_text_visible(vis, sizeof vis, s + i, w);
+        if (o + vl > 48) {
+            memcpy(dst + o, "...", 3);
+            o += 3;
+            break;
         }
+        memcpy(dst + o, vis, vl);
+        o += vl;
         i += w;
     }
     dst[o] = '\0';

@@ -339,6 +339,23 @@ attend_status attend_model_save(const attend_model *m, const char *path, const a
     return at_model_write(m, path, src_vocab, tgt_vocab, tok, "model", NULL, 0, NULL, 0, err);
 }
 
+attend_status attend_model_save_meta(const attend_model *m, const char *path, const attend_vocab *src_vocab,
+                                     const attend_vocab *tgt_vocab, attend_tokenizer tok, const attend_st_meta *meta,
+                                     int n_meta, attend_error *err) {
+    const char *who = "attend_model_save_meta";
+    CHECK(n_meta >= 0 && n_meta <= 4 && (meta || n_meta == 0), err, ATTEND_ERR_ARG,
+          "%s: %d metadata pairs (0 to 4, meta not NULL)", who, n_meta);
+    static const char *const own[] = {"attend.format", "attend.config", "attend.tokenizer", "attend.src_vocab",
+                                      "attend.tgt_vocab"};
+    for (int i = 0; i < n_meta; i++) {
+        CHECK(meta[i].key && meta[i].value, err, ATTEND_ERR_NULL, "%s: metadata %d: key or value is NULL", who, i);
+        for (int k = 0; k < 5; k++)
+            CHECK(strcmp(meta[i].key, own[k]), err, ATTEND_ERR_ARG, "%s: metadata key '%s' is the file's own", who,
+                  own[k]);
+    }
+    return at_model_write(m, path, src_vocab, tgt_vocab, tok, "model", NULL, 0, meta, n_meta, err);
+}
+
 /* Copies the file's tensors into m, checking names, dtypes and shapes. */
 attend_status at_model_read_tensors(attend_model *m, const attend_st_file *f, const char *path, attend_error *err) {
     int found = 0;

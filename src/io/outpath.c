@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -54,6 +55,35 @@ static int split_path(const char *path, char **dir, const char **name) {
     return 1;
 }
 
+/* A symbolic link to a process's open file, which only an in-place write
+ * reaches: a link into /proc (/dev/stdout, /dev/stderr), or one of the links
+ * inside /proc itself (/dev/fd/N, /proc/self/fd/N, whose targets are the open
+ * files' names). Renaming over the first would replace it (as root,
+ * /dev/stdout itself); a temporary beside the second cannot be made at all. */
+static int links_into_proc(const char *path) {
+    struct stat lb;
+    if (lstat(path, &lb) != 0 || !S_ISLNK(lb.st_mode)) return 0;
+    char target[64];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n < 0) return 0;
+    target[n] = '\0';
+    if (strncmp(target, "/proc/", 6) == 0 || strncmp(target, "/dev/fd/", 8) == 0) return 1;
+    char *dir = NULL;
+    const char *name = NULL;
+    if (!split_path(path, &dir, &name)) return 0;
+    char *real = realpath(dir, NULL);
+    int in_proc = real && strncmp(real, "/proc/", 6) == 0;
+    free(real);
+    free(dir);
+    return in_proc;
+}
+
+int attend_outfile_in_place(const char *path) {
+    struct stat sb;
+    if (!path) return 0;
+    return (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) || links_into_proc(path);
+}
+
 attend_status attend_output_check(const char *path, unsigned flags, attend_error *err) {
     const char *who = "attend_output_check";
     CHECK(path, err, ATTEND_ERR_NULL, "%s: path is NULL", who);
@@ -67,12 +97,24 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
         if (!S_ISREG(sb.st_mode)) {
             CHECK(flags & ATTEND_OUTPUT_ALLOW_SPECIAL, err, ATTEND_ERR_IO,
                   "'%s' is %s, not a regular file: refusing to replace it", path, at_file_kind(sb.st_mode));
+            /* open(2) of a socket fails (ENXIO): found now, not after the work
+             * (standard output a socket, as some service managers give) */
+            CHECK(!S_ISSOCK(sb.st_mode), err, ATTEND_ERR_IO,
+                  "'%s' is a socket, which cannot be opened by name: write to a file, or through a pipe (| cat)",
+                  path);
             if (access(path, W_OK) != 0) {
                 error_text(why, errno);
                 return at_fail(err, ATTEND_ERR_IO, "'%s' (%s) cannot be written: %s", path,
                                at_file_kind(sb.st_mode), why);
             }
             return at_ok(err); /* written in place, no temporary */
+        }
+        /* a link into /proc (/dev/stdout to a regular file): written in place by
+         * the writer, never renamed over (outfile.c), so the same rule as a device */
+        if (attend_outfile_in_place(path)) {
+            CHECK(flags & ATTEND_OUTPUT_ALLOW_SPECIAL, err, ATTEND_ERR_IO,
+                  "'%s' is a link to a process's open file, not a regular file: refusing to replace it", path);
+            return at_ok(err);
         }
     } else if (errno != ENOENT) {
         error_text(why, errno);
@@ -84,9 +126,9 @@ attend_status attend_output_check(const char *path, unsigned flags, attend_error
     char *tmp = malloc(tl);
     CHECK(tmp, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* our own, from an earlier failed write */
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     attend_status st = ATTEND_OK;
     if (fd < 0) {
         int e = errno;
@@ -223,4 +265,25 @@ attend_status attend_output_clean_stale(const char *path, attend_stale_fn fn, vo
     free(dir);
     if (removed) *removed = count;
     return st ? st : at_ok(err);
+}
+
+/* ------------------------------------------------------------ free space */
+
+attend_status attend_output_space(const char *path, uint64_t bytes, uint64_t *free_bytes, attend_error *err) {
+    const char *who = "attend_output_space";
+    CHECK(path, err, ATTEND_ERR_NULL, "%s: path is NULL", who);
+    if (free_bytes) *free_bytes = UINT64_MAX;
+    char *dir = NULL;
+    const char *name = NULL;
+    CHECK(split_path(path, &dir, &name), err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    struct statvfs vs;
+    int ok = statvfs(dir, &vs) == 0;
+    free(dir);
+    if (!ok) return at_ok(err); /* unknown: the write itself will tell */
+    uint64_t avail = (uint64_t)vs.f_bavail * (uint64_t)(vs.f_frsize ? vs.f_frsize : vs.f_bsize);
+    if (free_bytes) *free_bytes = avail;
+    CHECK(avail >= bytes, err, ATTEND_ERR_IO,
+          "'%s' needs about %llu bytes, and its file system has %llu bytes free: free some space or write elsewhere",
+          path, (unsigned long long)bytes, (unsigned long long)avail);
+    return at_ok(err);
 }

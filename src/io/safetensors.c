@@ -462,20 +462,35 @@ attend_status attend_st_open(attend_st_file **out, const char *path, size_t max_
     CHECK(path != NULL, err, ATTEND_ERR_NULL, "attend_st_open: path is NULL");
     if (max_bytes == 0) max_bytes = ST_DEFAULT_MAX_BYTES;
     char why[128];
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; anything but a
+     * regular file is refused at once, before a byte is read */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
         at_st_error_text(why, errno);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot open: %s", path, why);
     }
     struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0) {
+    if (fstat(fd, &sb) != 0) {
         at_st_error_text(why, errno);
-        fclose(fp);
+        close(fd);
         return at_fail(err, ATTEND_ERR_IO, "%s: cannot stat: %s", path, why);
     }
     if (!S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        return at_fail(err, ATTEND_ERR_IO, "%s: not a regular file", path);
+        close(fd);
+        return at_fail(err, ATTEND_ERR_IO, "%s: %s, not a regular file: a model or checkpoint must be a file",
+                       path, S_ISDIR(sb.st_mode)    ? "a directory"
+                             : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                             : S_ISCHR(sb.st_mode)  ? "a character device"
+                             : S_ISBLK(sb.st_mode)  ? "a block device"
+                             : S_ISSOCK(sb.st_mode) ? "a socket"
+                                                    : "not a file");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *fp = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!fp) {
+        at_st_error_text(why, errno);
+        close(fd);
+        return at_fail(err, ATTEND_ERR_IO, "%s: cannot open: %s", path, why);
     }
     if ((uintmax_t)sb.st_size > (uintmax_t)max_bytes) {
         fclose(fp);

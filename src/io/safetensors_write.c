@@ -3,11 +3,10 @@
  * layout is described at the top of safetensors.c).
  *
  * Everything is validated and the header is sized and built in memory before
- * any file is created; an existing path that is not a regular file is refused
- * (renaming over /dev/null would replace the device); temporaries of path
- * left by dead processes are removed (outpath.c); then "<path>.tmp.<pid>" is
- * written, flushed, fsync'ed and renamed over path, and the directory is
- * fsync'ed.
+ * any file is created; then the file goes through the one atomic writer
+ * (outfile.c: a temporary created with O_EXCL|O_NOFOLLOW beside path, fsync,
+ * rename, fsync of the directory; an existing path that is not a regular
+ * file is refused, since renaming over /dev/null would replace the device).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -187,71 +186,21 @@ static attend_status validate_write(const attend_st_entry *entries, int n_entrie
     return st;
 }
 
-/* Writes p [n] to fp in little-endian order (elements of elsize bytes). */
-static int write_le(FILE *fp, const unsigned char *p, size_t n, size_t elsize) {
-    if (n == 0) return 1; /* p may be NULL then */
-    if (elsize == 1 || at_st_host_is_little_endian()) return fwrite(p, 1, n, fp) == n;
+/* Writes p [n] to f in little-endian order (elements of elsize bytes). */
+static attend_status write_le(attend_outfile *f, const unsigned char *p, size_t n, size_t elsize,
+                              attend_error *err) {
+    if (n == 0) return ATTEND_OK; /* p may be NULL then */
+    if (elsize == 1 || at_st_host_is_little_endian()) return attend_outfile_write(f, p, n, err);
     unsigned char chunk[4096];
     while (n > 0) {
         size_t m = n < sizeof chunk ? n : sizeof chunk;
         memcpy(chunk, p, m);
         at_st_swap_elements(chunk, m, elsize);
-        if (fwrite(chunk, 1, m, fp) != m) return 0;
+        TRY(attend_outfile_write(f, chunk, m, err));
         p += m;
         n -= m;
     }
-    return 1;
-}
-
-/* Writes header and data to tmp, flushed and fsync'ed. */
-static attend_status write_temp(const char *tmp, const unsigned char *head, size_t head_len,
-                                const attend_st_entry *entries, int n_entries,
-                                const size_t *nbytes, attend_error *err) {
-    char why[128];
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        at_st_error_text(why, errno);
-        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot create '%s': %s", tmp, why);
-    }
-    int ok = fwrite(head, 1, head_len, fp) == head_len;
-    for (int k = 0; ok && k < n_entries; k++)
-        ok = write_le(fp, entries[k].data, nbytes[k], attend_dtype_size(entries[k].dtype));
-    if (ok) ok = fflush(fp) == 0;
-    if (ok) ok = fsync(fileno(fp)) == 0;
-    int e = errno;
-    if (fclose(fp) != 0 && ok) {
-        ok = 0;
-        e = errno;
-    }
-    if (!ok) {
-        at_st_error_text(why, e);
-        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot write '%s': %s", tmp, why);
-    }
     return ATTEND_OK;
-}
-
-/* fsync of the directory holding path, so the rename itself is durable.
- * File systems that cannot sync a directory (EINVAL) are not an error. */
-static attend_status sync_parent(const char *path, attend_error *err) {
-    const char *slash = strrchr(path, '/');
-    size_t dl = slash ? (size_t)(slash - path) : 1;
-    if (slash && dl == 0) dl = 1; /* "/name" lives in "/" */
-    char *dir = malloc(dl + 1);
-    CHECK(dir != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
-    memcpy(dir, slash ? path : ".", dl);
-    dir[dl] = '\0';
-    char why[128];
-    attend_status st = ATTEND_OK;
-    int fd = open(dir, O_RDONLY);
-    if (fd < 0 || (fsync(fd) != 0 && errno != EINVAL)) {
-        at_st_error_text(why, errno);
-        st = at_fail(err, ATTEND_ERR_IO,
-                     "attend_st_write: '%s' was written, but syncing directory '%s' failed: %s",
-                     path, dir, why);
-    }
-    if (fd >= 0) close(fd);
-    free(dir);
-    return st;
 }
 
 /* The first bytes of the file: the length field and the header padded with
@@ -280,33 +229,21 @@ static attend_status build_head(unsigned char **out, size_t *out_len, const char
     return ATTEND_OK;
 }
 
-/* Writes the file through "<path>.tmp.<pid>"; removes that file on failure. */
+/* Writes the file through the one atomic writer (outfile.c): a temporary
+ * beside path, fsync, rename, fsync of the directory; its messages are
+ * prefixed with the function's name. */
 static attend_status write_atomic(const char *path, const unsigned char *head, size_t head_len,
                                   const attend_st_entry *entries, int n_entries,
                                   const size_t *nbytes, attend_error *err) {
-    size_t tl;
-    CHECK(at_add_size(strlen(path), 32, &tl), err, ATTEND_ERR_ARG,
-          "attend_st_write: the path is too long");
-    struct stat sb;
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        attend_error e;
-        attend_output_check(path, 0, &e); /* names the kind of file */
-        return at_fail(err, ATTEND_ERR_IO, "attend_st_write: %s", e.msg);
-    }
-    attend_output_clean_stale(path, NULL, NULL, NULL, NULL); /* a failure here only leaves litter */
-    char *tmp = malloc(tl);
-    CHECK(tmp != NULL, err, ATTEND_ERR_ALLOC, "attend_st_write: out of memory");
-    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    attend_status st = write_temp(tmp, head, head_len, entries, n_entries, nbytes, err);
-    if (st == ATTEND_OK && rename(tmp, path) != 0) {
-        char why[128];
-        at_st_error_text(why, errno);
-        st = at_fail(err, ATTEND_ERR_IO, "attend_st_write: cannot rename '%s' to '%s': %s", tmp,
-                     path, why);
-    }
-    if (st != ATTEND_OK) remove(tmp); /* it may not exist, when fopen failed */
-    free(tmp);
-    return st;
+    attend_error e = {0};
+    attend_outfile *f = NULL;
+    attend_status st = attend_outfile_open(&f, path, 0, &e);
+    if (!st) st = attend_outfile_write(f, head, head_len, &e);
+    for (int k = 0; !st && k < n_entries; k++)
+        st = write_le(f, entries[k].data, nbytes[k], attend_dtype_size(entries[k].dtype), &e);
+    if (st) attend_outfile_abort(f);
+    else st = attend_outfile_commit(f, &e);
+    return st ? at_fail(err, st, "attend_st_write: %s", e.msg) : ATTEND_OK;
 }
 
 attend_status attend_st_write(const char *path, const attend_st_entry *entries, int n_entries,
@@ -329,7 +266,6 @@ attend_status attend_st_write(const char *path, const attend_st_entry *entries, 
                         err);
     /* Nothing touched the file system before this point. */
     if (st == ATTEND_OK) st = write_atomic(path, head, head_len, entries, n_entries, nbytes, err);
-    if (st == ATTEND_OK) st = sync_parent(path, err);
     free(head);
     free(nbytes);
     return st == ATTEND_OK ? at_ok(err) : st;

@@ -88,6 +88,43 @@ size_t at_utf8_count(const char *s) {
     return n;
 }
 
+/* ------------------------------------------------------------ visible text */
+
+size_t attend_text_visible(char *dst, size_t cap, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        char esc[8];
+        size_t w, k = 0;
+        uint32_t cp = 0;
+        int len = u ? at_utf8_next(u + i, n - i, &cp, NULL) : 0;
+        if (len == 1 && (u[i] < 0x20 || u[i] == 0x7F)) { /* C0 controls, DEL */
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[u[i] >> 4], esc[3] = hex[u[i] & 15], k = 4;
+            w = 1;
+        } else if (len == 0) { /* not UTF-8: the byte itself (0x9B is CSI on 8-bit terminals) */
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[u[i] >> 4], esc[3] = hex[u[i] & 15], k = 4;
+            w = 1;
+        } else if (cp >= 0x80 && cp <= 0x9F) { /* C1 controls */
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[cp >> 4], esc[5] = hex[cp & 15], k = 6;
+            w = (size_t)len;
+        } else {
+            w = (size_t)len;
+        }
+        if (k) {
+            for (size_t j = 0; j < k; j++, o++)
+                if (o + 1 < cap) dst[o] = esc[j];
+        } else {
+            for (size_t j = 0; j < w; j++, o++)
+                if (o + 1 < cap) dst[o] = (char)u[i + j];
+        }
+        i += w;
+    }
+    if (cap) dst[o < cap ? o : cap - 1] = '\0';
+    return o;
+}
+
 /* ------------------------------------------------------------ string buffer */
 
 int at_sb_reserve(at_sbuf *b, size_t extra) {

@@ -1,7 +1,8 @@
 /*
- * beam_core.h — the bookkeeping beam.c (one model) and ensemble.c (M models)
- * share: a finished hypothesis, a candidate continuation, the top-2K list the
- * candidates of one step are kept in, and the order of the finished ones.
+ * beam_core.h — the bookkeeping of beam.c's one beam search (M scorers; one
+ * model is M = 1): a finished hypothesis, a candidate continuation, the
+ * top-2K list the candidates of one step are kept in, and the order of the
+ * finished ones.
  * Not installed.
  */
 #ifndef ATTEND_BEAM_CORE_H

@@ -2,7 +2,7 @@
  * decode.h — decoding through one model or several (decode.c): the checks a
  * list of scorers must pass, a step's output distribution, the beam's
  * replication and reordering of every model's rows, greedy decoding, and the
- * decoding scratch. beam.c, ensemble.c and analysis/intervene.c decode
+ * decoding scratch. beam.c, search.c and analysis/intervene.c decode
  * through these, never into the activation arena's layout. Not installed.
  *
  * Dimension letters: see state.h.

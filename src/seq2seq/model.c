@@ -84,8 +84,9 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     if (!m->rows_tmp) {
         size_t bytes = (2 * m->nparams + nacts) * sizeof(attend_real);
         attend_model_free(m);
-        return at_fail(err, ATTEND_ERR_ALLOC, "attend_model_create: out of memory (%zu bytes of parameters, "
-                       "gradients and activations; lower max_batch or the max lengths)", bytes);
+        return at_fail(err, ATTEND_ERR_ALLOC, "attend_model_create: out of memory for %zu bytes of parameters, "
+                       "gradients and activations (capacities max_batch=%d, max_src_len=%d, max_tgt_len=%d)", bytes,
+                       cfg->max_batch, cfg->max_src_len, cfg->max_tgt_len);
     }
     if (m->dec->init) m->dec->init(m);
     at_ext_init(m);

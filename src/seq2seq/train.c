@@ -130,6 +130,7 @@ static void parallel_free(attend_trainer *tr) {
 
 void attend_trainer_free(attend_trainer *tr) {
     if (!tr) return;
+    free(tr->caller_state);
     attend_optim_free(tr->opt);
     attend_batch_release(&tr->batch);
     free(tr->perm);

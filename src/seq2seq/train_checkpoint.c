@@ -23,6 +23,8 @@
 /* "optim.state" I64 [8]: optimizer steps, skipped, epoch, pos, rng s[0..3] */
 #define STATE_LEN 8
 
+static void run_json(const attend_trainer *tr, char *train_json, size_t n);
+
 attend_status attend_trainer_save(const attend_trainer *tr, const char *path, const attend_vocab *src_vocab,
                                   const attend_vocab *tgt_vocab, attend_tokenizer tok, attend_error *err) {
     CHECK(tr && path, err, ATTEND_ERR_NULL, "attend_trainer_save: %s is NULL", !tr ? "trainer" : "path");
@@ -54,8 +56,18 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
     extra[2].shape[0] = tr->n;
     extra[2].data = tr->perm;
     char train_json[1024];
+    run_json(tr, train_json, sizeof train_json);
+    /* the caller's own state (attend_trainer_set_caller_state) only when set */
+    attend_st_meta meta[2] = {{"attend.train", train_json}, {"attend.caller", tr->caller_state}};
+    return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta,
+                          tr->caller_state ? 2 : 1, err);
+}
+
+/* The checkpoint's "attend.train": optimizer, batch, data size and fingerprint,
+ * and the training options that are set, into buf [n]. */
+static void run_json(const attend_trainer *tr, char *train_json, size_t n) {
     const attend_optim_config *o = &tr->opt_cfg;
-    snprintf(train_json, sizeof train_json,
+    snprintf(train_json, n,
              "{\"optimizer\":\"%s\",\"batch_size\":%d,\"data_size\":%d,\"seed\":%llu,\"lr\":%.17g,"
              "\"clip_norm\":%.17g,\"warmup_steps\":%d,\"decay_steps\":%d,\"min_lr\":%.17g,"
              "\"weight_decay\":%.17g,\"momentum\":%.17g,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,"
@@ -68,14 +80,45 @@ attend_status attend_trainer_save(const attend_trainer *tr, const char *path, co
     for (int k = 0; k < attend_train_option_count(); k++) {
         double v;
         const char *name = attend_train_option_get(&tr->topt, k, &v);
-        if (v != 0 && u + 64 < sizeof train_json) {
+        if (v != 0 && u + 64 < n) {
             u--; /* over the closing brace */
-            u += (size_t)snprintf(train_json + u, sizeof train_json - u, ",\"%s\":%.17g}", name, v);
+            u += (size_t)snprintf(train_json + u, n - u, ",\"%s\":%.17g}", name, v);
         }
     }
-    attend_st_meta meta[1] = {{"attend.train", train_json}};
-    return at_model_write(tr->m, path, src_vocab, tgt_vocab, tok, "checkpoint", extra, 3, meta, 1, err);
 }
+
+void attend_trainer_fingerprint(const attend_trainer *tr, char out[17]) {
+    char json[1024];
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 */
+    if (tr) {
+        run_json(tr, json, sizeof json);
+        for (const unsigned char *p = (const unsigned char *)json; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* ------------------------------------------------------- caller's state */
+
+#define CALLER_STATE_MAX 4096
+
+attend_status attend_trainer_set_caller_state(attend_trainer *tr, const char *text, attend_error *err) {
+    const char *who = "attend_trainer_set_caller_state";
+    CHECK(tr, err, ATTEND_ERR_NULL, "%s: trainer is NULL", who);
+    char *copy = NULL;
+    if (text) {
+        size_t n = strlen(text);
+        CHECK(n <= CALLER_STATE_MAX, err, ATTEND_ERR_ARG, "%s: %zu bytes, more than %d", who, n, CALLER_STATE_MAX);
+        CHECK(at_json_utf8_valid(text, n, NULL), err, ATTEND_ERR_ARG, "%s: the text is not valid UTF-8", who);
+        copy = malloc(n + 1);
+        CHECK(copy, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+        memcpy(copy, text, n + 1);
+    }
+    free(tr->caller_state);
+    tr->caller_state = copy;
+    return at_ok(err);
+}
+
+const char *attend_trainer_caller_state(const attend_trainer *tr) { return tr ? tr->caller_state : NULL; }
 
 /* Appends to the differences: the first in full, later ones by name. */
 typedef struct {
@@ -287,16 +330,10 @@ attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const
         cfg.max_batch = m->cfg.max_batch;
         cfg.max_src_len = m->cfg.max_src_len;
         cfg.max_tgt_len = m->cfg.max_tgt_len;
-        if (memcmp(&cfg, &m->cfg, sizeof cfg)) {
-            char *a = NULL, *b = NULL;
-            /* both configs were checked (above and at create), so in practice only
-             * an allocation can fail here; whatever fails, its status is returned */
-            if (!(st = attend_model_config_to_json(&cfg, &a, err)) && !(st = attend_model_config_to_json(&m->cfg, &b, err)))
-                st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: %.100s vs this run's %.100s",
-                             path, a, b);
-            free(a);
-            free(b);
-        }
+        char field[32], was[32], now[32];
+        if (attend_model_config_diff(&cfg, &m->cfg, 0, field, was, now))
+            st = at_fail(err, ATTEND_ERR_ARG, "%s: checkpoint is for another model: its %s is %s, this run's %s", path,
+                         field, was, now);
     }
     if (!st) st = check_train_meta(tr, f, path, tj, opt, note, err);
     size_t nstate = 0;
@@ -340,6 +377,16 @@ attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const
         }
         free(seen);
     }
+    /* the caller's state (attend_trainer_set_caller_state), copied before anything changes */
+    char *caller = NULL;
+    const char *cs = st ? NULL : attend_st_metadata(f, "attend.caller");
+    if (cs && strlen(cs) > CALLER_STATE_MAX)
+        st = at_fail(err, ATTEND_ERR_FORMAT, "%s: metadata attend.caller is %zu bytes, more than %d", path, strlen(cs),
+                     CALLER_STATE_MAX);
+    else if (cs && !(caller = malloc(strlen(cs) + 1)))
+        st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
+    else if (cs)
+        memcpy(caller, cs, strlen(cs) + 1);
     if (!st) { /* weights last: on failure the previous values are put back */
         attend_real *backup = malloc(m->nparams * sizeof *backup);
         if (!backup) st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
@@ -365,6 +412,12 @@ attend_status attend_trainer_restore(attend_trainer *tr, const char *path, const
         for (int i = 0; i < 4; i++) memcpy(&tr->rng.s[i], &state[4 + i], sizeof(uint64_t));
         memcpy(tr->perm, to->data, (size_t)tr->n * sizeof(int32_t));
     }
+    if (!st) { /* the caller's state, or none (an older checkpoint, or none was set) */
+        free(tr->caller_state);
+        tr->caller_state = caller;
+        caller = NULL;
+    }
+    free(caller);
     attend_st_close(f);
     return st ? st : at_ok(err);
 }

@@ -42,6 +42,7 @@ struct attend_trainer {
     size_t *lens;         /* [nranks] */
     int nb;               /* rows of the step in progress */
     int global_count;     /* its counted target tokens */
+    char *caller_state;   /* attend_trainer_set_caller_state (its copy), or NULL */
 };
 
 #endif

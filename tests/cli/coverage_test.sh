@@ -54,6 +54,11 @@ train)
     cp out beam2.tsv
     cmp -s beam0.tsv beam2.tsv && fail "--coverage-penalty 2 left the n-best scores unchanged"
     ok "decode: greedy, beam, beam with --coverage-penalty (scores change)"
+    # an ensemble of two copies of one model: the same distributions and mean attention as the model alone
+    cp cov.safetensors cov2.safetensors
+    run 0 "$A" decode cov.safetensors cov2.safetensors in.txt --beam 4 --nbest 3 --format tsv --coverage-penalty 2
+    cmp -s out beam2.tsv || fail "an ensemble of two copies with --coverage-penalty 2 differs from the model alone"
+    ok "decode: an ensemble with --coverage-penalty (two copies: the model's own n-best and scores)"
     run 0 "$A" align cov.safetensors abcdef --svg cov.svg
     grep -q '</svg>' cov.svg || fail "SVG not closed"
     run 0 "$A" align cov.safetensors abcdef --beam 3 --nbest 2 --coverage-penalty 1

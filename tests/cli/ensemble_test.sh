@@ -100,8 +100,21 @@ refuse)
     has err "^attend decode: model 3 \(space.safetensors\): tokenizer space, model 1 \($R1\) has char$"
     run 0 "$A" train --task sort --symbols 8 --steps 1 --out sort.safetensors
     run 1 "$A" decode "$R1" sort.safetensors in
-    has err "^attend decode: model 2 \(sort.safetensors\) is a pointer model \(pointer decoder\)"
+    has err "^attend decode: model 2 \(sort.safetensors\) is a pointer model \(pointer decoder\) and model 1 \($R1\) is not"
     ok "members with another vocabulary size, token, tokenizer or kind are refused naming the first difference"
+    # pointer models make an ensemble of their own: two copies decode as the model alone (greedy, beam n-best)
+    run 0 "$A" train --task sort --symbols 8 --steps 60 --out sortA.safetensors
+    cp sortA.safetensors sortB.safetensors
+    printf 'hgfe\ncadb\n' >ptr.txt
+    run 0 "$A" decode sortA.safetensors ptr.txt --beam 3 --nbest 2 --format tsv
+    cp out ptr1.tsv
+    run 0 "$A" decode sortA.safetensors sortB.safetensors ptr.txt --beam 3 --nbest 2 --format tsv
+    cmp -s out ptr1.tsv || fail "an ensemble of two copies of a pointer model (beam) differs from the model alone"
+    run 0 "$A" decode sortA.safetensors ptr.txt
+    cp out ptrg1.txt
+    run 0 "$A" decode sortA.safetensors sortB.safetensors ptr.txt
+    cmp -s out ptrg1.txt || fail "an ensemble of two copies of a pointer model (greedy) differs from the model alone"
+    ok "an ensemble of pointer models decodes (two copies: the model's own outputs, greedy and beam)"
     run 2 "$A" decode "$R1" --rescore "$R2" in
     has err "--rescore re-ranks an n-best list: give --nbest N"
     run 2 "$A" decode "$R1" --nbest 2 --rescore-weight 0.3 in

@@ -12,6 +12,9 @@
 #             -np 4 to 12 steps: the bytes of an uninterrupted -np 2 run
 #   kill      kill -9 of rank 1 mid-run: the job exits non-zero within the
 #             timeout and the last checkpoint resumes
+#   signal    SIGTERM to every rank: all stop after one step, rank 0's
+#             checkpoint, exit 143, resumed bit for bit; to rank 1 alone:
+#             rank 0 decides, the run goes on (issue 28)
 #   data      the training file readable on rank 0 only (each rank in its own
 #             directory, the same relative path): the job fails with rank 1's
 #             message; other data under the same name is refused naming rank 1
@@ -120,12 +123,55 @@ kill)
     [ $rc -ne 124 ] || fail "the job hung until timeout(1) killed it"
     [ $((t1 - t0)) -le 30 ] || fail "the job took $((t1 - t0)) s to end"
     ok "kill -9 of rank 1: exit $rc after $((t1 - t0)) s"
-    ls run.ck.* 2>/dev/null && fail "a temporary checkpoint is left"
+    ls run.ck.tmp.* 2>/dev/null && fail "a temporary checkpoint is left"
     step=$(sed -n 's/^checkpoint: step \([0-9]*\) saved.*/\1/p' out | tail -n 1)
     [ -n "$step" ] || fail "no checkpoint line"
     run 0 "$A" train $TASK --grad-shards 2 --steps $((step + 2)) --resume run.ck --out after.st
     has out "^resumed: run.ck at step $step"
     ok "the last checkpoint (step $step) resumes"
+    ;;
+signal)
+    # issue 28: SIGTERM to every rank (as a batch system sends it): rank 0
+    # decides, every rank stops after the same step, rank 0 writes the
+    # checkpoint and says how to resume; all exit 143; resumed, the model is
+    # the uninterrupted run's. SIGTERM to rank 1 alone does not stop the run.
+    run 0 $MPI -np 2 "$A" train $TASK --steps 1500 --out whole.st
+    $MPI -np 2 sh -c 'echo $$ >pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' "$A" train $TASK --steps 1500 \
+        --checkpoint ck.st --checkpoint-every 20 --out part.st >out 2>err &
+    job=$!
+    i=0
+    while [ ! -s ck.st ] || [ ! -s pid.0 ] || [ ! -s pid.1 ]; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || { kill $job; fail "no checkpoint after 30 s"; }
+        sleep 0.1
+    done
+    kill -TERM "$(cat pid.0)" "$(cat pid.1)"
+    wait $job
+    rc=$?
+    [ $rc -eq 143 ] || fail "SIGTERM to both ranks: exit status $rc, expected 143"
+    has out "^interrupted \(SIGTERM\) at step [0-9]+: checkpoint ck.st holds step [0-9]+; to go on, run the same command with --resume ck.st$"
+    [ "$(grep -c '^interrupted' out)" -eq 1 ] || fail "more than rank 0 spoke"
+    step=$(sed -n 's/^interrupted (SIGTERM) at step \([0-9]*\):.*/\1/p' out)
+    run 0 $MPI -np 2 "$A" train $TASK --steps 1500 --checkpoint ck.st --checkpoint-every 20 --resume ck.st --out part.st
+    has out "^resumed: ck.st at step $step$"
+    cmp -s whole.st part.st || fail "interrupted at step $step and resumed: the model differs from one -np 2 run's"
+    ok "SIGTERM to every rank: all stop after step $step, rank 0's checkpoint, exit 143; resumed, the uninterrupted run's model"
+    rm -f pid.0 pid.1 part.st out err # a stale "training:" line must not be taken for this run's
+    $MPI -np 2 sh -c 'echo $$ >pid.$OMPI_COMM_WORLD_RANK; exec "$0" "$@"' "$A" train $TASK --steps 1500 \
+        --out part.st >out 2>err &
+    job=$!
+    i=0
+    while [ ! -s pid.1 ] || ! grep -q "^training: " out; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || { kill $job; fail "the run did not start within 30 s"; }
+        sleep 0.1
+    done
+    kill -TERM "$(cat pid.1)"
+    wait $job
+    rc=$?
+    [ $rc -eq 0 ] || fail "SIGTERM to rank 1 alone: exit status $rc, expected 0 (rank 0 decides)"
+    cmp -s whole.st part.st || fail "SIGTERM to rank 1 alone changed the model"
+    ok "SIGTERM to rank 1 alone: rank 0 decides, the run goes on to its end"
     ;;
 data)
     mkdir r0 r1

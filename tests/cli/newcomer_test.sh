@@ -280,7 +280,7 @@ steps)
     [ "$(grep -c '^checkpoint: step [0-9]* saved' out)" -eq 10 ] || fail "expected a checkpoint every 150 steps"
     ok "train --steps 1500: warm-up 100, decay 1400, evaluation every 300, checkpoint every 150"
     # shellcheck disable=SC2086
-    run 0 "$A" train $TASK --steps 50 --checkpoint ck.safetensors --out m.safetensors
+    run 0 "$A" train $TASK --steps 50 --checkpoint ck.safetensors --overwrite --out m.safetensors
     has out "^training: adam lr 0.003, warm-up 5, cosine decay 45 to 0, clip 1, batch 16, 50 steps, seed 1$"
     [ "$(grep -c '^eval step ' out)" -eq 0 ] || fail "--steps 50: evaluations are at least 100 steps apart"
     [ "$(grep -c '^checkpoint: step [0-9]* saved' out)" -eq 1 ] || fail "--steps 50: only the final checkpoint"

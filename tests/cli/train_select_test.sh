@@ -14,9 +14,10 @@
 #             loss, token, seq the printed best is the best of the evaluations
 #             printed, `attend eval` of --out reproduces it to the printed
 #             digits, and (loss) it is not the last model's
-#   resume    a run resumed from its checkpoint to more steps evaluates the
-#             existing --out first ("best so far") and keeps it when no later
-#             evaluation beats it (the file is unchanged)
+#   resume    a run resumed from its checkpoint to more steps takes the best
+#             so far from the checkpoint's early-stopping state ("best so far",
+#             its step) and keeps --out when no later evaluation beats it (the
+#             file is unchanged)
 #   usage     --patience / --select with --train but no --dev, a bad --select,
 #             --patience with --eval-every 0; --help lists both
 #   mpi       (-DATTEND_MPI=ON) under mpirun -np 2 every rank evaluates and all
@@ -102,9 +103,10 @@ resume)
     best=$(sed -n 's/^saved: best.st (the best model: step 50, dev loss \([0-9.]*\))$/\1/p' out)
     # shellcheck disable=SC2086
     run 0 "$A" train $OVERFIT --steps 300 --out best.st --checkpoint run.ckpt --resume run.ckpt
-    has out "^best so far: best.st, dev loss $best$"
+    # the checkpoint carries the early-stopping state: the best so far, its step, the count since
+    has out "^best so far: best.st, dev loss $best \(step 50, 3 evaluations without improvement since\)$"
     if grep -q '^best: ' out; then fail "a later (overfitted) evaluation replaced the best so far"; fi
-    has out "^saved: best.st \(the best model: before this run, dev loss $best\)$"
+    has out "^saved: best.st \(the best model: step 50, dev loss $best\)$"
     cmp -s best.st before.st || fail "--out changed although nothing beat it"
     ok "resumed: --out's dev loss ($best) is the one to beat, and nothing later beats it: --out unchanged"
     ;;

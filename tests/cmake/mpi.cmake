@@ -12,7 +12,7 @@ if(ATTEND_MPI)
   if(NOT ATTEND_MPIRUN)
     message(FATAL_ERROR "ATTEND_MPI=ON but mpirun was not found (apt-get install openmpi-bin)")
   endif()
-  foreach(case same resume kill data options g2p)
+  foreach(case same resume kill signal data options g2p)
     add_test(NAME cli_mpi_${case}
       COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi_test.sh ${case} $<TARGET_FILE:attend_cli>
               ${CMAKE_CURRENT_BINARY_DIR}/mpi)

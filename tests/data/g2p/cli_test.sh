@@ -26,7 +26,7 @@ expect_rc() {
     got=$?
     [ "$got" -eq "$want" ] || { cat err.txt >&2; fail "exit $got, want $want: $*"; }
 }
-export OPENBLAS_NUM_THREADS=1
+export ATTEND_NUM_THREADS=1
 
 case $case_ in
 say)
