@@ -67,7 +67,8 @@ static void expect_none(const char *what, long before) {
 
 /* transformer: 0 the recurrent encoder, 1 a pre-norm transformer encoder
  * (sinusoidal positions), 2 a post-norm one (learned positions), 3 a conv
- * encoder (kernel 3) */
+ * encoder (kernel 3); 4 and 5: 1 and 2 under the transformer decoder (its
+ * key/value cache reordered by the beam) */
 static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int transformer) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
@@ -95,6 +96,15 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
         c.positions = transformer == 2 ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
         c.max_positions = transformer == 2 ? 9 : 0;
     }
+    if (transformer >= 4) {
+        c.encoder = ATTEND_ENCODER_TRANSFORMER;
+        c.heads = 2;
+        c.enc_layers = 2;
+        c.dec_layers = 2;
+        c.post_norm = transformer == 5;
+        c.positions = transformer == 5 ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
+        c.max_positions = transformer == 5 ? 10 : 0; /* max_tgt_len + 1 steps */
+    }
     attend_task_config tc = {ATTEND_TASK_REVERSE, 6, 3, 9, 64, 1};
     attend_dataset *d;
     attend_vocab *v;
@@ -110,6 +120,8 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
              transformer == 1   ? " (transformer encoder, pre-norm)"
              : transformer == 2 ? " (transformer encoder, post-norm)"
              : transformer == 3 ? " (conv encoder)"
+             : transformer == 4 ? " (transformer encoder + decoder, pre-norm)"
+             : transformer == 5 ? " (transformer encoder + decoder, post-norm)"
                                 : "");
     printf("%s\n", label);
 
@@ -160,7 +172,8 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
     bo.nbest = 4;
     bo.max_len = 10;
     bo.alpha = 0.6;
-    bo.coverage_penalty = dec == ATTEND_DECODER_NONE ? 0 : 0.4;
+    int no_cov = dec == ATTEND_DECODER_NONE || dec == ATTEND_DECODER_TRANSFORMER; /* the penalty is refused */
+    bo.coverage_penalty = no_cov ? 0 : 0.4;
     MUST(attend_decode(ens, 2, src, NULL, 1, 9, &bo, bout, blen, bscore, ealign, &n_out, ERR));
     before = n_alloc;
     for (int i = 0; i < 3; i++) {
@@ -169,7 +182,7 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
         bo.max_len = 10 - i;
         MUST(attend_decode(ens, 2, src, NULL, 1, 9 - i, &bo, bout, blen, bscore, ealign, &n_out, ERR));
     }
-    expect_none(dec == ATTEND_DECODER_NONE ? "attend_decode, ensemble of 2, beam"
+    expect_none(no_cov ? "attend_decode, ensemble of 2, beam"
                                            : "attend_decode, ensemble of 2, beam + coverage penalty", before);
 
     attend_model_free(m2);
@@ -240,6 +253,8 @@ int main(void) {
     run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 1);
     run_kind(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 2);
     run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 3);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE, 4);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE, 5);
     run_pointer();
     /* the counters do see the library: creation and warm-up allocate */
     printf("allocations counted in total (creation, warm-up): %ld\n", n_alloc);

@@ -11,9 +11,11 @@ static int select_decoder(const char *s) { return attend_decoder_from_name(s); }
 static const cli_option OPTIONS[] = {
     /* model */
     {"--cell", CLI_OPT_CHOICE, 0, 0, 0, attend_cell_from_name, "gru|lstm", NULL, "NAME", "gru or lstm"},
-    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer", NULL, "NAME",
-     "bahdanau, luong, none (no attention: a fixed context), or\n"
-     "pointer (only for --task sort, and implied by it)"},
+    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer|transformer", NULL, "NAME",
+     "bahdanau, luong, none (no attention: a fixed context),\n"
+     "pointer (only for --task sort, and implied by it), or\n"
+     "transformer (with --encoder transformer: its --heads, --positions\n"
+     "and --post-norm; --dec-layers layers, feed-forward --dec-hidden)"},
     {"--score", CLI_OPT_CHOICE, 0, 0, 0, attend_score_from_name, "dot|scaled_dot|general|additive", NULL, "NAME",
      "dot, scaled_dot, general, additive"},
     {"--emb", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "embedding width"},

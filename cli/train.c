@@ -274,6 +274,10 @@ static int check_combination(const train_opts *o) {
     if (o->encoder == ATTEND_ENCODER_CONV && o->kernel && o->kernel % 2 == 0)
         return cli_usage_error("train", "--kernel %d: the conv encoder's kernel width must be odd ('same' padding)",
                                o->kernel);
+    if (o->decoder == ATTEND_DECODER_TRANSFORMER && o->encoder != ATTEND_ENCODER_TRANSFORMER)
+        return cli_usage_error("train", "--decoder transformer shares the encoder's --heads, --positions and "
+                               "--post-norm: it needs --encoder transformer, not --encoder %s",
+                               attend_encoder_name((attend_encoder_kind)o->encoder));
     if (o->encoder == ATTEND_ENCODER_TRANSFORMER) {
         int heads = o->heads ? o->heads : 4;
         if (heads > o->emb || o->emb % heads)
@@ -390,7 +394,8 @@ static void print_model(const attend_model *m, const train_opts *o) {
         printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
                c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
     if (c->dec_layers > 1) printf(" (%d layers)", c->dec_layers);
-    if (c->decoder != ATTEND_DECODER_NONE) {
+    if (c->decoder == ATTEND_DECODER_TRANSFORMER) printf(" (feed-forward, cross-attention of %d heads)", c->heads);
+    else if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
         if (c->coverage) printf(" with coverage");
@@ -739,6 +744,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? attend_model_encoder_width(&mc) : 128;
+    if (mc.decoder == ATTEND_DECODER_TRANSFORMER && !o.dec_hidden) mc.dec_hidden = mc.enc_hidden; /* its feed-forward */
     mc.attn = o.attn;
     mc.coverage = o.coverage;
     mc.copy = o.copy;
@@ -747,9 +753,12 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
-    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder != ATTEND_ENCODER_RNN)
-        mc.max_positions = mc.max_src_len; /* the learned table: as long as the longest source seen */
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
+    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder != ATTEND_ENCODER_RNN) {
+        mc.max_positions = mc.max_src_len; /* the learned table: as long as the longest source seen */
+        if (mc.decoder == ATTEND_DECODER_TRANSFORMER && mc.max_tgt_len + 1 > mc.max_positions)
+            mc.max_positions = mc.max_tgt_len + 1; /* and the longest target's steps */
+    }
     if (attend_model_create(&m, &mc, o.seed, &err) ||
         (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err)) ||
         (o.copy && attend_model_set_copy_map(m, td.src_vocab, td.tgt_vocab, &err))) {

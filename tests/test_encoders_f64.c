@@ -29,6 +29,7 @@ static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_k
     cfg.post_norm = heads > 0 ? post_norm : 0;
     cfg.conv_relu = heads < 0 ? post_norm : 0; /* a conv encoder: 1 the ReLU variant */
     cfg.max_positions = pos == ATTEND_POSITIONS_LEARNED ? 6 : 0; /* more rows than the sources use */
+    if (dec == ATTEND_DECODER_TRANSFORMER) cfg.dec_layers = layers; /* as many layers as the encoder */
     char what[160];
     snprintf(what, sizeof what, "%s %s/%s/%s L%d %s%d %s %s%s", heads > 0 ? "transformer" : "conv",
              attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score), layers, heads > 0 ? "H" : "k",
@@ -102,7 +103,20 @@ static void test_conv(void) {
     check(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 1, -5, ATTEND_POSITIONS_NONE, 1, 0);
 }
 
+/* the transformer decoder (decoders/transformer.c): causal self-attention
+ * through its key/value cache, cross-attention, feed-forward; pre- and
+ * post-norm, one and two layers, every positions kind, dropout on its inputs */
+static void test_transformer_decoder(void) {
+    attend_decoder_kind td = ATTEND_DECODER_TRANSFORMER;
+    check(ATTEND_CELL_GRU, td, ATTEND_SCORE_ADDITIVE, 1, 2, ATTEND_POSITIONS_SINUSOIDAL, 0, 0);
+    check(ATTEND_CELL_GRU, td, ATTEND_SCORE_ADDITIVE, 2, 4, ATTEND_POSITIONS_LEARNED, 0, 0);
+    check(ATTEND_CELL_GRU, td, ATTEND_SCORE_ADDITIVE, 2, 2, ATTEND_POSITIONS_SINUSOIDAL, 1, 0);
+    check(ATTEND_CELL_GRU, td, ATTEND_SCORE_ADDITIVE, 1, 1, ATTEND_POSITIONS_NONE, 1, 0);
+    check(ATTEND_CELL_GRU, td, ATTEND_SCORE_ADDITIVE, 2, 2, ATTEND_POSITIONS_LEARNED, 0, 0.3);
+}
+
 int main(void) {
+    RUN(test_transformer_decoder);
     RUN(test_conv);
     RUN(test_pre_norm);
     RUN(test_post_norm);

@@ -309,6 +309,38 @@ static void test_conv_encoder(void) {
     attend_model_free(m);
 }
 
+/* The transformer decoder (issue 27): tests/ref/model_td_*, from
+ * /usr/bin/python3 tools/ref_model.py --only td_ — nn.TransformerDecoder
+ * layers over nn.TransformerEncoder (pre-norm, sinusoidal positions, two
+ * layers on both sides; post-norm with learned positions and three heads;
+ * no positions); loss, every gradient, greedy tokens (our key/value cache
+ * against the reference's whole-prefix recomputation) and alignments (the
+ * top layer's cross-attention averaged over the heads). Then a file without
+ * a cross-attention tensor and one whose feed-forward is one wider: refused
+ * naming the tensor (and both shapes). */
+static void test_transformer_decoder(void) {
+    run_model("td_pre_sin_2layers");
+    run_model("td_post_learned");
+    run_model("td_pre_none");
+    attend_model *m = NULL;
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_status st = attend_model_load(&m, "ref/model_td_missing.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  missing: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'decoder.layers.1.multihead_attn.in_proj_weight'") != NULL,
+           "message does not name the tensor: %s", err.msg);
+    attend_model_free(m);
+    m = NULL;
+    st = attend_model_load(&m, "ref/model_td_bad_ffn.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  mis-shaped: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'decoder.layers.0.linear1.weight'") && strstr(err.msg, "[12,6]") &&
+               strstr(err.msg, "[13,6]"),
+           "message does not name the tensor and both shapes: %s", err.msg);
+    attend_model_free(m);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(g_dir, sizeof g_dir, "%s/attend_model_ref_XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -326,6 +358,7 @@ int main(void) {
     RUN(test_transformer_encoder);
     RUN(test_transformer_bad_files);
     RUN(test_conv_encoder);
+    RUN(test_transformer_decoder);
     rmdir(g_dir);
     return harness_summary();
 }

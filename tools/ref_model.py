@@ -174,6 +174,26 @@ CONV_MODELS = [
           encoder="conv", kernel=3, conv_relu=1, positions="none"), 4033, 300),
 ]
 
+# (15)-(17) the transformer decoder (src/seq2seq/decoders/transformer.c, issue
+# 27) over the transformer encoder: nn.TransformerDecoder of
+# nn.TransformerDecoderLayer(emb, heads, dec_hidden, dropout=0,
+# batch_first=True, norm_first=not post_norm) (final LayerNorm for pre-norm),
+# positions added to the target embeddings, a causal tgt_mask and the source
+# padding as memory_key_padding_mask; no bridge, no recurrent cell; the
+# alignments are the top layer's cross-attention weights averaged over the
+# heads. Only those: --only td_
+TDEC_MODELS = [
+    ("td_pre_sin_2layers",
+     dict(cell="gru", decoder="transformer", score="additive", enc_hidden=10, enc_layers=2, dec_hidden=12, attn=4,
+          encoder="transformer", heads=2, positions="sinusoidal", post_norm=0, dec_layers=2), 4041, 300),
+    ("td_post_learned",
+     dict(cell="gru", decoder="transformer", score="additive", enc_hidden=8, enc_layers=1, dec_hidden=9, attn=4,
+          encoder="transformer", heads=3, positions="learned", post_norm=1, max_positions=8), 4042, 300),
+    ("td_pre_none",
+     dict(cell="gru", decoder="transformer", score="additive", enc_hidden=8, enc_layers=1, dec_hidden=10, attn=4,
+          encoder="transformer", heads=1, positions="none", post_norm=0), 4043, 300),
+]
+
 CONFIG_FIELDS = ["cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                  "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len"]
 
@@ -290,6 +310,10 @@ class Seq2Seq(nn.Module):
         else:
             rnn = nn.LSTM if self.lstm else nn.GRU
             self.encoder = rnn(D, H, num_layers=L, batch_first=True, bidirectional=True)
+        self.tdec = self.kind == "transformer"
+        if self.tdec:
+            self.build_transformer_decoder(cfg)
+            return
         self.bridge = nn.Linear(E, Hd)
         if self.kind != "none":
             score = cfg["score"]
@@ -319,6 +343,46 @@ class Seq2Seq(nn.Module):
         if not self.pointer:
             Fw = Hd if self.kind == "luong" else Hd + E
             self.out = nn.Linear(Fw, cfg["tgt_vocab"])
+
+    def build_transformer_decoder(self, cfg):
+        D, pre = cfg["emb"], not cfg.get("post_norm", 0)
+        layer = nn.TransformerDecoderLayer(D, cfg["heads"], cfg["dec_hidden"], dropout=0.0, batch_first=True,
+                                           norm_first=pre)
+        self.decoder = nn.TransformerDecoder(layer, max(1, cfg.get("dec_layers", 0)),
+                                             norm=nn.LayerNorm(D) if pre else None)
+        if self.positions == "learned":   # registered on the module itself: first in its state_dict
+            self.decoder.register_parameter("pos_emb", nn.Parameter(
+                torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+        self.register_buffer("pe_dec", sinusoid_table(cfg["max_tgt_len"] + 1, D), persistent=False)
+        self.out = nn.Linear(D, cfg["tgt_vocab"])
+
+    def tdec_run(self, tgt_in, ctx, weights=True):
+        """The transformer decoder over the steps tgt_in [N,T] at once (causal
+        mask): logits [N,T,V] and the top layer's cross-attention weights
+        averaged over the heads [N,T,S] (or None)."""
+        N, T = tgt_in.shape
+        x = self.tgt_emb(tgt_in)
+        if self.positions == "sinusoidal":
+            x = x + self.pe_dec[:T].to(x.dtype)
+        elif self.positions == "learned":
+            x = x + self.decoder.pos_emb[:T]
+        mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
+        pad = ~ctx["valid"]
+        cap = {}
+
+        def hook(mod, inp, outp):   # the same call again, asking for the weights
+            if cap.get("busy"):
+                return
+            cap["busy"] = True
+            cap["w"] = mod(inp[0], inp[1], inp[2], key_padding_mask=pad, need_weights=True,
+                           average_attn_weights=True)[1]
+            cap["busy"] = False
+
+        h = self.decoder.layers[-1].multihead_attn.register_forward_hook(hook) if weights else None
+        y = self.decoder(x, ctx["enc"], tgt_mask=mask, memory_key_padding_mask=pad)
+        if h is not None:
+            h.remove()
+        return self.out(y), cap.get("w")
 
     # encoder: source embedding -> bidirectional RNN -> bridge
     def encode(self, src, src_len):
@@ -364,6 +428,8 @@ class Seq2Seq(nn.Module):
         return self.decoder_start(src, enc, fin, valid)
 
     def decoder_start(self, src, enc, fin, valid):
+        if self.tdec:
+            return {}, {"src": src, "enc": enc, "fin": fin, "valid": valid}
         s0 = torch.tanh(self.bridge(fin))                                # [N,Hd]
         st = {"s": s0}
         if self.lstm:
@@ -434,6 +500,10 @@ class Seq2Seq(nn.Module):
     def forward(self, src, src_len, tgt_in, tgt_out):
         """Teacher-forced mean loss, and the per-step outputs and weights."""
         st, ctx = self.encode(src, src_len)
+        if self.tdec:
+            out, w = self.tdec_run(tgt_in, ctx, weights=not torch.is_grad_enabled() or self.want_weights)
+            loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), tgt_out.reshape(-1), ignore_index=PAD)
+            return loss, out, [None if w is None else w[:, t] for t in range(tgt_in.shape[1])]
         outs, ws = [], []
         for t in range(tgt_in.shape[1]):
             o, st, w = self.step(tgt_in[:, t], st, ctx)
@@ -462,8 +532,13 @@ class Seq2Seq(nn.Module):
             y = torch.tensor([-1 if self.pointer else BOS])
             steps = L if self.pointer else max_len
             k = steps
+            ys = [BOS]
             for t in range(steps):
-                o, st, w = self.step(y, st, ctx)
+                if self.tdec:   # the whole prefix again (no cache: the reference)
+                    logits, w = self.tdec_run(torch.tensor([ys]), ctx)
+                    o, w = logits[:, -1], w[:, -1]
+                else:
+                    o, st, w = self.step(y, st, ctx)
                 row = o[0]
                 if row.numel() >= 2:   # a one-position pointer has no choice to make
                     top2 = torch.topk(row, 2).values
@@ -473,6 +548,7 @@ class Seq2Seq(nn.Module):
                     k = t
                     break
                 out[n, t] = best
+                ys.append(best)
                 if w is not None:
                     align[n, t, :L] = w[0]
                 y = torch.tensor([best])
@@ -621,6 +697,17 @@ def expected_names(cfg):
         for l in range(cfg["enc_layers"]):
             for sfx in ("", "_reverse"):
                 names += ["encoder.%s_l%d%s" % (p, l, sfx) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    if cfg["decoder"] == "transformer":
+        names += ["decoder.pos_emb"] if cfg.get("positions") == "learned" else []
+        for l in range(max(1, cfg.get("dec_layers", 0))):
+            names += ["decoder.layers.%d.%s" % (l, p) for p in (
+                "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                "self_attn.out_proj.bias", "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
+                "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias", "linear1.weight", "linear1.bias",
+                "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias",
+                "norm3.weight", "norm3.bias")]
+        names += [] if cfg.get("post_norm", 0) else ["decoder.norm.weight", "decoder.norm.bias"]
+        return names + ["out.weight", "out.bias"]
     names += ["bridge.weight", "bridge.bias"]
     if cfg["decoder"] != "none":
         names += {"general": ["attention.W"], "additive": ["attention.Wq", "attention.Wk", "attention.b",
@@ -644,7 +731,9 @@ def make(name, arch, seed, steps):
     model = Seq2Seq(cfg)                      # float32, PyTorch's default initialisation
     model.double()
     rng = np.random.default_rng(seed)
+    model.want_weights = False
     train(model, rng, steps)
+    model.want_weights = True
     params = list(model.named_parameters())
     assert [n for n, _ in params] == expected_names(cfg), [n for n, _ in params]
     assert torch.all(model.src_emb.weight[PAD] == 0)
@@ -730,8 +819,8 @@ def write(path, data):
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    first = first_tf = first_cv = None
-    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS + CONV_MODELS:
+    first = first_tf = first_cv = first_td = None
+    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS + CONV_MODELS + TDEC_MODELS:
         if only is not None and not name.startswith(only):
             continue
         cfg, tensors, st_bytes, text, summary = make(name, arch, seed, steps)
@@ -744,6 +833,17 @@ def main():
             first_tf = (cfg, tensors)
         if first_cv is None and name.startswith("cv_"):
             first_cv = (cfg, tensors)
+        if first_td is None and name.startswith("td_"):
+            first_td = (cfg, tensors)
+    if first_td is not None:
+        # the first transformer decoder's tensors without a cross-attention
+        # tensor, and under a feed-forward one wider: refused naming the tensor
+        cfg, tensors = first_td
+        write(os.path.join(OUT_DIR, "model_td_missing.safetensors"),
+              safetensors_bytes([(n, a) for n, a in tensors if n != "decoder.layers.1.multihead_attn.in_proj_weight"],
+                                file_metadata(cfg)))
+        write(os.path.join(OUT_DIR, "model_td_bad_ffn.safetensors"),
+              safetensors_bytes(tensors, file_metadata(dict(cfg, dec_hidden=cfg["dec_hidden"] + 1))))
     if first_cv is not None:
         # the first conv model's tensors under a configuration whose kernel is 2 wider
         cfg, tensors = first_cv

@@ -42,6 +42,13 @@ typedef enum {
     ATTEND_DECODER_LUONG = 1,
     ATTEND_DECODER_NONE = 2,
     ATTEND_DECODER_POINTER = 3,
+    /* issue 27: dec_layers (0: 1) layers of causal multi-head self-attention,
+     * cross-attention over the encoder states and a feed-forward network
+     * (dec_hidden wide) on emb-wide states; needs the TRANSFORMER encoder,
+     * whose heads, positions and post_norm it shares; no recurrent cell (cell
+     * is ignored), no bridge; decodes with a key/value cache; its alignments
+     * are the top layer's cross-attention averaged over the heads */
+    ATTEND_DECODER_TRANSFORMER = 4,
 } attend_decoder_kind;
 
 /* The encoder kind (issue 27): what turns the source embeddings into the

@@ -421,12 +421,13 @@ static attend_status name_error(attend_error *err, attend_status st, const char 
 static double min_params(const attend_model_config *c) {
     const at_encoder_ops *enc = at_encoder_of(c); /* known: the configuration was checked */
     double G = c->cell == ATTEND_CELL_LSTM ? 4 : 3, D = c->emb, E = enc->width(c), Hd = c->dec_hidden;
-    double n = (double)c->src_vocab * D        /* source embedding */
-               + enc->min_params(c)            /* the encoder kind's (RNN: the first layer, both directions) */
-               + Hd * E                        /* bridge */
-               + G * Hd * (Hd + D);            /* decoder cell */
-    if (c->dec_layers > 1) n += (c->dec_layers - 1) * 2 * G * Hd * Hd; /* a stacked decoder's upper layers */
     const at_decoder_ops *dec = at_decoders[c->decoder];
+    double n = (double)c->src_vocab * D        /* source embedding */
+               + enc->min_params(c);           /* the encoder kind's (RNN: the first layer, both directions) */
+    if (dec->no_cell) return n + dec->min_params(c); /* its layers, target embedding and output layer */
+    n += Hd * E                                /* bridge */
+         + G * Hd * (Hd + D);                  /* decoder cell */
+    if (c->dec_layers > 1) n += (c->dec_layers - 1) * 2 * G * Hd * Hd; /* a stacked decoder's upper layers */
     if (dec->vocabulary) n += (double)c->tgt_vocab * (D + Hd); /* target embedding, output */
     if (dec->attentive && c->score == ATTEND_SCORE_ADDITIVE) n += (double)c->attn * (Hd + E);
     return n;

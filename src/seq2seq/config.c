@@ -40,6 +40,7 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
     CHECK(enc, err, ATTEND_ERR_ARG, "model config: encoder=%d is unknown", (int)c->encoder);
     TRY(enc->check(c, err));
     int E = enc->width(c);
+    if (dec->check) TRY(dec->check(c, E, err));
     /* the extensions' keys, and what does not combine, naming both */
     TRY(at_ext_config_check(c, err));
     if (dec->attentive) {

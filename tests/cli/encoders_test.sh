@@ -53,6 +53,13 @@ usage)
     run 2 "$A" train --task reverse --encoder transformer --positions rotary --steps 1
     has err "rotary"
     ok "an unknown --positions"
+    run 2 "$A" train --task reverse --decoder transformer --steps 1
+    has err "--decoder transformer .*it needs --encoder transformer, not --encoder rnn"
+    ok "--decoder transformer with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder transformer --decoder transformer --coverage --steps 1
+    has err "coverage"
+    has err "transformer"
+    ok "--coverage with --decoder transformer"
     ;;
 train)
     SMALL="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 500 --dev-count 50
@@ -83,6 +90,18 @@ train)
     run 0 "$A" decode cv.safetensors in --beam 2 --align
     has out "weight per cell"
     ok "train --encoder conv --kernel 5 --positions learned, decode"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL $TF --decoder transformer --dec-layers 2 --positions learned --out td.safetensors
+    has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, pre-norm, learned positions\), gru transformer decoder 32 \(2 layers\) \(feed-forward, cross-attention of 2 heads\)"
+    has out "^dev: pairs 50 "
+    run 0 "$A" decode td.safetensors in --align
+    has out "weight per cell"
+    run 0 "$A" decode td.safetensors in --beam 3 --nbest 2
+    [ "$(wc -l <out)" -ge 4 ] || fail "n-best decoding printed $(wc -l <out) lines"
+    run 0 "$A" quantize td.safetensors --to int8 --out td8.safetensors
+    run 0 "$A" decode td8.safetensors in
+    [ "$(wc -l <out)" -eq 2 ] || fail "the int8 transformer decoder decoded $(wc -l <out) lines"
+    ok "train --decoder transformer --dec-layers 2, decode greedy (alignments), n-best, int8"
     # shellcheck disable=SC2086
     run 0 "$A" train $SMALL --encoder conv --conv-relu --steps 10 --warmup 2 --decay 8 --out relu.safetensors
     has out "^model: conv encoder 2 layers of width 16 \(kernel 3, ReLU, sinusoidal positions\)"

@@ -32,7 +32,7 @@ void at_enc_positions_layout(at_param_layout *L, attend_real **pos) {
 }
 
 /* PE [S_cap,D]: PE[j,2i] = sin(j / 10000^(2i/D)), PE[j,2i+1] = cos(j / 10000^(2i/D)) */
-static void sinusoid_table(attend_real *pe, int S, int D) {
+void at_sinusoid_table(attend_real *pe, int S, int D) {
     for (int j = 0; j < S; j++)
         for (int d = 0; d < D; d++) {
             double angle = j / pow(10000.0, (double)(d - d % 2) / D);
@@ -49,7 +49,7 @@ void at_enc_positions_forward(const attend_model *m, attend_real *x0, const atte
     const attend_real *p = NULL;
     if (c->positions == ATTEND_POSITIONS_SINUSOIDAL) {
         if (!*pe_ready) {
-            sinusoid_table(pe, c->max_src_len, D);
+            at_sinusoid_table(pe, c->max_src_len, D);
             *pe_ready = 1;
         }
         p = pe;

@@ -13,6 +13,9 @@
 
 /* The configuration's positions and max_positions (learned: >= max_src_len; else 0). */
 attend_status at_enc_positions_check(const attend_model_config *c, attend_error *err);
+/* PE [S,D]: PE[j,2i] = sin(j / 10000^(2i/D)), PE[j,2i+1] = cos(j / 10000^(2i/D))
+ * (also the transformer decoder's, decoders/transformer.c). */
+void at_sinusoid_table(attend_real *pe, int S, int D);
 /* The positions tensor encoder.pos_emb [max_positions, D] (learned positions
  * only; pos as at_param_slot's [2] pointers: params, grads). */
 void at_enc_positions_layout(at_param_layout *L, attend_real **pos);
