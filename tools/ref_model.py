@@ -55,6 +55,17 @@ tensors):
 
     /usr/bin/python3 tools/ref_model.py --only cv_
 
+Models with the transformer decoder over the transformer encoder
+(TDEC_MODELS, "td_*": nn.TransformerDecoder, a causal tgt_mask, the source
+padding as memory_key_padding_mask; the alignments are the top layer's
+cross-attention weights averaged over the heads, read by calling its
+multihead_attn again with need_weights; greedy decoding recomputes the whole
+prefix at every step, the C side uses its key/value cache) likewise, with
+model_td_missing.safetensors (a cross-attention tensor left out) and
+model_td_bad_ffn.safetensors (dec_hidden one wider than the tensors):
+
+    /usr/bin/python3 tools/ref_model.py --only td_
+
 It also writes tests/ref/model_bad_width.safetensors: the first model's
 tensors under a configuration whose dec_hidden is one wider, which the loader
 must reject naming 'bridge.weight'.
