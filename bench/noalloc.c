@@ -65,7 +65,11 @@ static void expect_none(const char *what, long before) {
     }
 }
 
-static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+/* transformer: 0 the recurrent encoder, 1 a pre-norm transformer encoder
+ * (sinusoidal positions), 2 a post-norm one (learned positions), 3 a conv
+ * encoder (kernel 3); 4 and 5: 1 and 2 under the transformer decoder (its
+ * key/value cache reordered by the beam) */
+static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int transformer) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
     c.cell = cell;
@@ -80,6 +84,27 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
     c.max_batch = 16;
     c.max_src_len = 9;
     c.max_tgt_len = 9;
+    if (transformer == 3) {
+        c.encoder = ATTEND_ENCODER_CONV;
+        c.kernel = 3;
+        c.enc_layers = 2;
+    } else if (transformer) {
+        c.encoder = ATTEND_ENCODER_TRANSFORMER;
+        c.heads = 2;
+        c.enc_layers = 2;
+        c.post_norm = transformer == 2;
+        c.positions = transformer == 2 ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
+        c.max_positions = transformer == 2 ? 9 : 0;
+    }
+    if (transformer >= 4) {
+        c.encoder = ATTEND_ENCODER_TRANSFORMER;
+        c.heads = 2;
+        c.enc_layers = 2;
+        c.dec_layers = 2;
+        c.post_norm = transformer == 5;
+        c.positions = transformer == 5 ? ATTEND_POSITIONS_LEARNED : ATTEND_POSITIONS_SINUSOIDAL;
+        c.max_positions = transformer == 5 ? 10 : 0; /* max_tgt_len + 1 steps */
+    }
     attend_task_config tc = {ATTEND_TASK_REVERSE, 6, 3, 9, 64, 1};
     attend_dataset *d;
     attend_vocab *v;
@@ -91,7 +116,13 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
     oc.clip_norm = 1.0;
     MUST(attend_trainer_create(&tr, m, &oc, d, 16, 3, ERR));
     char label[96];
-    snprintf(label, sizeof label, "%s/%s/%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score));
+    snprintf(label, sizeof label, "%s/%s/%s%s", attend_cell_name(cell), attend_decoder_name(dec), attend_score_name(score),
+             transformer == 1   ? " (transformer encoder, pre-norm)"
+             : transformer == 2 ? " (transformer encoder, post-norm)"
+             : transformer == 3 ? " (conv encoder)"
+             : transformer == 4 ? " (transformer encoder + decoder, pre-norm)"
+             : transformer == 5 ? " (transformer encoder + decoder, post-norm)"
+                                : "");
     printf("%s\n", label);
 
     attend_step_report rep;
@@ -141,7 +172,8 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
     bo.nbest = 4;
     bo.max_len = 10;
     bo.alpha = 0.6;
-    bo.coverage_penalty = dec == ATTEND_DECODER_NONE ? 0 : 0.4;
+    int no_cov = dec == ATTEND_DECODER_NONE || dec == ATTEND_DECODER_TRANSFORMER; /* the penalty is refused */
+    bo.coverage_penalty = no_cov ? 0 : 0.4;
     MUST(attend_decode(ens, 2, src, NULL, 1, 9, &bo, bout, blen, bscore, ealign, &n_out, ERR));
     before = n_alloc;
     for (int i = 0; i < 3; i++) {
@@ -150,7 +182,7 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
         bo.max_len = 10 - i;
         MUST(attend_decode(ens, 2, src, NULL, 1, 9 - i, &bo, bout, blen, bscore, ealign, &n_out, ERR));
     }
-    expect_none(dec == ATTEND_DECODER_NONE ? "attend_decode, ensemble of 2, beam"
+    expect_none(no_cov ? "attend_decode, ensemble of 2, beam"
                                            : "attend_decode, ensemble of 2, beam + coverage penalty", before);
 
     attend_model_free(m2);
@@ -161,6 +193,10 @@ static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kin
 }
 
 /* A pointer model (a sort task) and an ensemble of two: greedy and beam. */
+static void run(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+    run_kind(cell, dec, score, 0);
+}
+
 static void run_pointer(void) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
@@ -214,6 +250,11 @@ int main(void) {
     run(ATTEND_CELL_GRU, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL);
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_SCALED_DOT);
     run(ATTEND_CELL_LSTM, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 1);
+    run_kind(ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL, 2);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 3);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE, 4);
+    run_kind(ATTEND_CELL_GRU, ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE, 5);
     run_pointer();
     /* the counters do see the library: creation and warm-up allocate */
     printf("allocations counted in total (creation, warm-up): %ld\n", n_alloc);

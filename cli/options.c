@@ -11,14 +11,32 @@ static int select_decoder(const char *s) { return attend_decoder_from_name(s); }
 static const cli_option OPTIONS[] = {
     /* model */
     {"--cell", CLI_OPT_CHOICE, 0, 0, 0, attend_cell_from_name, "gru|lstm", NULL, "NAME", "gru or lstm"},
-    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer", NULL, "NAME",
-     "bahdanau, luong, none (no attention: a fixed context), or\n"
-     "pointer (only for --task sort, and implied by it)"},
+    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer|transformer", NULL, "NAME",
+     "bahdanau, luong, none (no attention: a fixed context),\n"
+     "pointer (only for --task sort, and implied by it), or\n"
+     "transformer (with --encoder transformer: its --heads, --positions\n"
+     "and --post-norm; --dec-layers layers, feed-forward --dec-hidden)"},
     {"--score", CLI_OPT_CHOICE, 0, 0, 0, attend_score_from_name, "dot|scaled_dot|general|additive", NULL, "NAME",
      "dot, scaled_dot, general, additive"},
     {"--emb", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "embedding width"},
-    {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N", "encoder width per direction"},
-    {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked bidirectional encoder layers"},
+    {"--encoder", CLI_OPT_CHOICE, 0, 0, 0, attend_encoder_from_name, "rnn|transformer|conv", NULL, "NAME",
+     "rnn (bidirectional recurrent), transformer (multi-head\n"
+     "self-attention and feed-forward layers) or conv (ConvS2S:\n"
+     "gated convolutions); the last two have width --emb"},
+    {"--kernel", CLI_OPT_INT, 1, 1025, 0, NULL, NULL, NULL, "K", "the conv encoder's kernel width (odd)"},
+    {"--conv-relu", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, NULL, NULL,
+     "the conv encoder's layers end in a ReLU (emb channels) in\nplace of the gated linear unit (2 emb channels)"},
+    {"--hidden", CLI_OPT_INT, 1, 32768, 0, NULL, NULL, NULL, "N",
+     "encoder width per direction (transformer: the feed-forward width)"},
+    {"--layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N", "stacked encoder layers"},
+    {"--heads", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N",
+     "the transformer encoder's attention heads; must divide --emb"},
+    {"--positions", CLI_OPT_CHOICE, 0, 0, 0, attend_positions_from_name, "sinusoidal|learned|none", NULL, "NAME",
+     "positions added to the transformer or conv encoder's\nembeddings: "
+     "sinusoidal, learned, or none (blind to order)"},
+    {"--post-norm", CLI_OPT_FLAG, 0, 0, 0, NULL, NULL, NULL, NULL,
+     "the transformer encoder's layer norm after each residual\n"
+     "(the original Transformer's; default: before each sub-layer)"},
     {"--dec-layers", CLI_OPT_INT, 1, 8, 0, NULL, NULL, NULL, "N",
      "stacked decoder layers; attention reads the top one"},
     {"--dec-hidden", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "decoder width"},

@@ -48,6 +48,7 @@ void train_opts_init(train_opts *o) {
     o->max_nonfinite = 100;
     o->patience = -1;
     o->select = -1;
+    o->positions = -1;
 }
 
 static const char *const SELECT_NAMES[] = {"loss", "token", "seq"};
@@ -105,11 +106,17 @@ static void train_usage(FILE *f) {
                "                       a chosen position is masked out, so outputs are permutations;\n"
                "                       the model file keeps the choice for decoding)\n");
     opt_line(f, "--score", "additive");
+    opt_line(f, "--encoder", "rnn");
     opt_line(f, "--emb", "32");
     opt_line(f, "--hidden", "64");
     opt_line(f, "--layers", "1");
+    opt_line(f, "--heads", "4");
+    opt_line(f, "--positions", "sinusoidal");
+    opt_line(f, "--post-norm", NULL);
+    opt_line(f, "--kernel", "3");
+    opt_line(f, "--conv-relu", NULL);
     opt_line(f, "--dec-layers", "1");
-    opt_line(f, "--dec-hidden", "128; 2 x --hidden for dot and scaled_dot");
+    opt_line(f, "--dec-hidden", "128; for dot and scaled_dot the encoder width: 2 x --hidden, transformer --emb");
     opt_line(f, "--attn", "64");
     opt_line(f, "--coverage", NULL);
     opt_line(f, "--monotonic", NULL);
@@ -227,7 +234,10 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--resume", &o->resume, &rc) || cli_opt(&p, "--monotonic", &o->monotonic, &rc) ||
                  cli_opt(&p, "--copy", &o->copy, &rc) || cli_opt(&p, "--coverage", &o->coverage, &rc) ||
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
-                 cli_opt(&p, "--patience", &o->patience, &rc))
+                 cli_opt(&p, "--patience", &o->patience, &rc) || cli_opt(&p, "--encoder", &o->encoder, &rc) ||
+                 cli_opt(&p, "--heads", &o->heads, &rc) || cli_opt(&p, "--positions", &o->positions, &rc) ||
+                 cli_opt(&p, "--post-norm", &o->post_norm, &rc) || cli_opt(&p, "--kernel", &o->kernel, &rc) ||
+                 cli_opt(&p, "--conv-relu", &o->conv_relu, &rc))
             continue;
         else if (cli_is(&p, "--reference")) rc = cli_string(&p, &o->reference);
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
@@ -262,6 +272,28 @@ static int check_combination(const train_opts *o) {
     if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
+    /* the transformer encoder's options */
+    if (o->encoder != ATTEND_ENCODER_TRANSFORMER && (o->heads || o->post_norm))
+        return cli_usage_error("train", "%s applies to --encoder transformer, not --encoder %s",
+                               o->heads ? "--heads" : "--post-norm", attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder == ATTEND_ENCODER_RNN && o->positions >= 0)
+        return cli_usage_error("train", "--positions applies to --encoder transformer or conv, not --encoder rnn");
+    if (o->encoder != ATTEND_ENCODER_CONV && (o->kernel || o->conv_relu))
+        return cli_usage_error("train", "%s applies to --encoder conv, not --encoder %s",
+                               o->kernel ? "--kernel" : "--conv-relu", attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder == ATTEND_ENCODER_CONV && o->kernel && o->kernel % 2 == 0)
+        return cli_usage_error("train", "--kernel %d: the conv encoder's kernel width must be odd ('same' padding)",
+                               o->kernel);
+    if (o->decoder == ATTEND_DECODER_TRANSFORMER && o->encoder != ATTEND_ENCODER_TRANSFORMER)
+        return cli_usage_error("train", "--decoder transformer shares the encoder's --heads, --positions and "
+                               "--post-norm: it needs --encoder transformer, not --encoder %s",
+                               attend_encoder_name((attend_encoder_kind)o->encoder));
+    if (o->encoder == ATTEND_ENCODER_TRANSFORMER) {
+        int heads = o->heads ? o->heads : 4;
+        if (heads > o->emb || o->emb % heads)
+            return cli_usage_error("train", "--heads %d%s does not divide --emb %d (the transformer encoder's width)",
+                                   heads, o->heads ? "" : " (the default)", o->emb);
+    }
     /* what combines with what: the library's rules, in these options' words */
     attend_model_config mc;
     memset(&mc, 0, sizeof mc);
@@ -370,10 +402,23 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
 
 static void print_model(const attend_model *m, const train_opts *o) {
     const attend_model_config *c = attend_model_get_config(m);
-    printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
-           c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
+    if (c->encoder == ATTEND_ENCODER_TRANSFORMER)
+        printf("model: transformer encoder %d layers of width %d (%d heads, feed-forward %d, %s, %s positions), "
+               "%s %s decoder %d",
+               c->enc_layers, c->emb, c->heads, c->enc_hidden, c->post_norm ? "post-norm" : "pre-norm",
+               attend_positions_name(c->positions), attend_cell_name(c->cell), attend_decoder_name(c->decoder),
+               c->dec_hidden);
+    else if (c->encoder == ATTEND_ENCODER_CONV)
+        printf("model: conv encoder %d layers of width %d (kernel %d, %s, %s positions), %s %s decoder %d",
+               c->enc_layers, c->emb, c->kernel, c->conv_relu ? "ReLU" : "GLU", attend_positions_name(c->positions),
+               attend_cell_name(c->cell),
+               attend_decoder_name(c->decoder), c->dec_hidden);
+    else
+        printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
+               c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
     if (c->dec_layers > 1) printf(" (%d layers)", c->dec_layers);
-    if (c->decoder != ATTEND_DECODER_NONE) {
+    if (c->decoder == ATTEND_DECODER_TRANSFORMER) printf(" (feed-forward, cross-attention of %d heads)", c->heads);
+    else if (c->decoder != ATTEND_DECODER_NONE) {
         printf(", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
         if (c->coverage) printf(" with coverage");
@@ -709,9 +754,21 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
+    mc.encoder = (attend_encoder_kind)o.encoder;
+    if (o.encoder == ATTEND_ENCODER_TRANSFORMER) {
+        mc.heads = o.heads ? o.heads : 4;
+        mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
+        mc.post_norm = o.post_norm;
+    }
+    if (o.encoder == ATTEND_ENCODER_CONV) {
+        mc.kernel = o.kernel ? o.kernel : 3;
+        mc.conv_relu = o.conv_relu;
+        mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
+    }
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
-    mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? 2 * o.hidden : 128;
+    mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? attend_model_encoder_width(&mc) : 128;
+    if (mc.decoder == ATTEND_DECODER_TRANSFORMER && !o.dec_hidden) mc.dec_hidden = mc.enc_hidden; /* its feed-forward */
     mc.attn = o.attn;
     mc.coverage = o.coverage;
     mc.copy = o.copy;
@@ -722,6 +779,11 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
+    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder != ATTEND_ENCODER_RNN) {
+        mc.max_positions = mc.max_src_len; /* the learned table: as long as the longest source seen */
+        if (mc.decoder == ATTEND_DECODER_TRANSFORMER && mc.max_tgt_len + 1 > mc.max_positions)
+            mc.max_positions = mc.max_tgt_len + 1; /* and the longest target's steps */
+    }
     if (attend_model_create(&m, &mc, o.seed, &err) ||
         (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err)) ||
         (o.copy && attend_model_set_copy_map(m, td.src_vocab, td.tgt_vocab, &err))) {

@@ -25,7 +25,7 @@ static inline attend_status fuzz_setup_make(fuzz_setup *s, attend_error *err) {
     if (st) return st;
     int V = attend_vocab_size(s->vocab);
     attend_model_config mc = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 4, 3, 1, 5, 3,
-                              4, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                              4, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     st = attend_model_create(&s->model, &mc, 7, err);
     if (st) return st;
     s->opt = attend_optim_defaults(ATTEND_OPT_ADAM);

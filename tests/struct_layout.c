@@ -45,6 +45,9 @@ int main(void) {
     F(attend_model_config, attn), F(attend_model_config, max_batch), F(attend_model_config, max_src_len);
     F(attend_model_config, max_tgt_len), F(attend_model_config, dec_layers), F(attend_model_config, coverage);
     F(attend_model_config, copy), F(attend_model_config, monotonic), F(attend_model_config, normalizer);
+    F(attend_model_config, encoder), F(attend_model_config, heads), F(attend_model_config, positions);
+    F(attend_model_config, post_norm), F(attend_model_config, max_positions), F(attend_model_config, kernel);
+    F(attend_model_config, conv_relu);
     F(attend_model_config, uniform_attention);
     S(attend_model_tensor);
     F(attend_model_tensor, name), F(attend_model_tensor, ndim), F(attend_model_tensor, shape);

@@ -466,6 +466,16 @@ static void test_caller_state(void) {
     EXPECT(!attend_model_config_diff(&a, &b, 0, field, va, vb), "capacities compared without the flag");
     EXPECT(attend_model_config_diff(&a, &b, 1, field, va, vb) && !strcmp(field, "max_batch"), "got %s", field);
     b = a;
+    b.encoder = ATTEND_ENCODER_TRANSFORMER; /* the encoder kinds' fields (issue 27) */
+    b.heads = 2;
+    EXPECT(attend_model_config_diff(&a, &b, 0, field, va, vb) && !strcmp(field, "encoder") && !strcmp(va, "rnn") &&
+               !strcmp(vb, "transformer"),
+           "got %s %s %s", field, va, vb);
+    b = a;
+    b.kernel = 3;
+    EXPECT(attend_model_config_diff(&a, &b, 0, field, va, vb) && !strcmp(field, "kernel") && !strcmp(vb, "3"),
+           "got %s %s %s", field, va, vb);
+    b = a;
     b.dec_layers = 1; /* 0 and 1 are both one layer */
     EXPECT(!attend_model_config_diff(&a, &b, 1, field, va, vb), "dec_layers 0 and 1 differ");
     remove(ck);

@@ -330,7 +330,7 @@ out:
 
 static attend_model_config base(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
     attend_model_config c = {cell, dec, score, 0, 0, 8, 6, 1, 12, 8, 16, 8, MAXL, 2, 0, 0, 0,
-                             ATTEND_NORMALIZER_SOFTMAX, 0};
+                             ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     return c;
 }
 

@@ -104,7 +104,7 @@ static void check(const char *what, attend_model_config cfg, combo_opts o) {
 
 static attend_model_config base(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
     /* emb 5, enc 3, dec 4: wide enough that dropout keeps some of every vector; two decoder layers */
-    attend_model_config c = {cell, dec, score, 9, 7, 5, 3, 1, 4, 3, 3, 5, 6, 2, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config c = {cell, dec, score, 9, 7, 5, 3, 1, 4, 3, 3, 5, 6, 2, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     return c;
 }
 

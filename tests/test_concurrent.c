@@ -85,7 +85,7 @@ static void test_eight_threads(void) {
     EXPECT(attend_dataset_task(&d, &v, &tc, &err) == ATTEND_OK, "%s", err.msg);
     int V = attend_vocab_size(v);
     attend_model_config mc = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 8, 8, 1, 16, 8,
-                              NSRC, S, MAXLEN, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                              NSRC, S, MAXLEN, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *made = NULL, *loaded = NULL;
     EXPECT(attend_model_create(&made, &mc, 11, &err) == ATTEND_OK, "%s", err.msg);
     char path[300];

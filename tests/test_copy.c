@@ -196,7 +196,7 @@ static void test_unseen_token(void) {
     const char *wt[] = {"CALL", "noon", "ann"};
     for (int i = 0; i < 3; i++) attend_vocab_add(tv, wt[i], strlen(wt[i]), NULL, NULL);
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 8, 7, 4, 3, 1, 5, 4,
-                             2, 6, 6, 0, 0, 1, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                             2, 6, 6, 0, 0, 1, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m = NULL;
     EXPECT(attend_model_create(&m, &c, 7, &err) == ATTEND_OK, "%s", err.msg);
     if (!m) return;
@@ -342,7 +342,7 @@ static void test_tsv_and_tokens(void) {
 static void test_bad_config(void) {
     attend_error err;
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE, 8, 7, 4, 3, 1, 5, 4,
-                             2, 6, 6, 0, 0, 1, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                             2, 6, 6, 0, 0, 1, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     EXPECT(attend_model_config_check(&c, &err) == ATTEND_ERR_ARG && strstr(err.msg, "copy with decoder none"), "%s",
            err.msg);
     c.decoder = ATTEND_DECODER_POINTER;

@@ -18,7 +18,7 @@
 
 static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
     /* Vs = 9, Vt = 7: source ids 4..6 copy as themselves, 7 and 8 as extended ids */
-    attend_model_config cfg = {cell, dec, score, 9, 7, 3, 2, 1, 4, 3, 3, 5, 6, 0, 0, 1, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config cfg = {cell, dec, score, 9, 7, 3, 2, 1, 4, 3, 3, 5, 6, 0, 0, 1, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     char what[128];
     snprintf(what, sizeof what, "copy %s/%s/%s", attend_cell_name(cell), attend_decoder_name(dec),
              attend_score_name(score));

@@ -241,7 +241,7 @@ static void test_penalty(void) {
     attend_model_free(m);
     /* a model without attention has no coverage to penalise */
     attend_model_config cfg = {ATTEND_CELL_GRU, ATTEND_DECODER_NONE, ATTEND_SCORE_DOT, 10, 10, 3, 2, 1, 4, 3, K, 4, 8,
-                               0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                               0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     EXPECT(attend_model_create(&m, &cfg, 1, &err) == ATTEND_OK, "%s", err.msg);
     attend_beam_options o = {0, 1};
     EXPECT(attend_model_beam_opts(m, src, 3, K, K, L, &o, out1, len1, sc1, NULL, &n1, &err) == ATTEND_ERR_ARG &&

@@ -133,7 +133,7 @@ static double cov_loss_by_hand(attend_model *m, const attend_dataset *d, double 
 
 static void check_model(attend_cell_kind cell, attend_decoder_kind dec, int coverage, double lambda) {
     attend_model_config cfg = {cell, dec, ATTEND_SCORE_ADDITIVE, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, coverage, 0, 0,
-                               ATTEND_NORMALIZER_SOFTMAX, 0};
+                               ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     char what[128];
     snprintf(what, sizeof what, "%s/%s/coverage=%d/lambda=%g", attend_cell_name(cell), attend_decoder_name(dec),
              coverage, lambda);
@@ -196,7 +196,7 @@ static void test_model(void) {
 
 static void test_refusals(void) {
     attend_model_config cfg = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_GENERAL, 7, 7, 3, 2, 1, 4, 3, 2,
-                               4, 4, 0, 1, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                               4, 4, 0, 1, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m = NULL;
     attend_error err;
     EXPECT(attend_model_create(&m, &cfg, 1, &err) == ATTEND_ERR_ARG && strstr(err.msg, "coverage") &&

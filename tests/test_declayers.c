@@ -37,7 +37,7 @@ static attend_model *trained(attend_cell_kind cell, attend_decoder_kind dec, att
         return NULL;
     }
     int V = attend_vocab_size(*vocab);
-    attend_model_config mc = {cell, dec, score, V, V, 8, 8, 1, 16, 8, 16, 8, 8, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config mc = {cell, dec, score, V, V, 8, 8, 1, 16, 8, 16, 8, 8, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     mc.dec_layers = layers;
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
     oc.lr = 1e-2;

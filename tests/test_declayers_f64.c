@@ -17,7 +17,7 @@
 
 static attend_model_config tiny_config(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score,
                                        int dec_layers) {
-    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     cfg.dec_layers = dec_layers;
     return cfg;
 }

@@ -36,7 +36,7 @@ static int make(setup *s, const attend_train_options *o) {
     if (ok) {
         int V = attend_vocab_size(s->vocab);
         attend_model_config mc = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 8, 12, 2, 16, 8,
-                                  8, 7, 7, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                                  8, 7, 7, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
         ok = attend_model_create(&s->m, &mc, 5, &err) == ATTEND_OK &&
              attend_trainer_create(&s->tr, s->m, &oc, s->data, 8, 3, &err) == ATTEND_OK &&
              (!o || attend_trainer_set_options(s->tr, o, &err) == ATTEND_OK);

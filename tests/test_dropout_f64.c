@@ -27,7 +27,7 @@ static double loss_of(attend_model *m, const attend_batch *b) {
 static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers, double p,
                   double ls) {
     /* emb 5, enc 3, dec 4: wide enough that p = 0.3 keeps some of every vector */
-    attend_model_config cfg = {cell, dec, score, 7, 7, 5, 3, layers, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config cfg = {cell, dec, score, 7, 7, 5, 3, layers, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     char what[160];
     snprintf(what, sizeof what, "%s/%s/%s/L%d p=%g ls=%g", attend_cell_name(cell), attend_decoder_name(dec),
              attend_score_name(score), layers, p, ls);

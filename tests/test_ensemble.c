@@ -44,7 +44,7 @@ static void make_sources(void) {
 static attend_model *make_model(attend_cell_kind cell, attend_decoder_kind dec, int tgt_vocab, uint64_t seed) {
     attend_error err = {0};
     attend_model_config mc = {cell, dec, ATTEND_SCORE_ADDITIVE, V, tgt_vocab, 8, 8, 1, 16, 8,
-                              N_SRC, S_MAX, L, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                              N_SRC, S_MAX, L, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     if (dec == ATTEND_DECODER_POINTER) mc.max_tgt_len = S_MAX;
     attend_model *m = NULL;
     EXPECT(attend_model_create(&m, &mc, seed, &err) == ATTEND_OK, "%s", err.msg);

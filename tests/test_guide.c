@@ -324,7 +324,7 @@ static void test_loss_against_torch(void) {
 
 static void test_model_refusals(void) {
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE, 10, 10, 4, 4, 1, 8, 4, 2,
-                             5, 5, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                             5, 5, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m = NULL;
     attend_error e;
     attend_model_create(&m, &c, 1, NULL);
@@ -361,7 +361,7 @@ static int make_run(run *r, attend_task task, attend_decoder_kind dec, double la
     if (attend_dataset_task(&r->data, &r->vocab, &tc, err)) return 0;
     int V = attend_vocab_size(r->vocab);
     attend_model_config mc = {ATTEND_CELL_GRU, dec, ATTEND_SCORE_ADDITIVE, V, V, 8, 8, 1, 16, 8, 16, 6, 6, 0, 0, 0,
-                              0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                              0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
     oc.lr = 1e-2;
     if (attend_model_create(&r->m, &mc, 3, err) || attend_trainer_create(&r->tr, r->m, &oc, r->data, 16, 9, err))

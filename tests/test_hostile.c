@@ -297,7 +297,7 @@ static int small_make(small_model *s, attend_decoder_kind dec, attend_score_kind
     const char *sym[] = {"a", "b", "c", "d"};
     for (int i = 0; i < 4; i++) attend_vocab_add(s->v, sym[i], 1, NULL, NULL);
     int dot = score == ATTEND_SCORE_DOT || score == ATTEND_SCORE_SCALED_DOT;
-    attend_model_config c = {cell, dec, score, 8, 8, 4, 3, 1, dot ? 6 : 5, 4, 4, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config c = {cell, dec, score, 8, 8, 4, 3, 1, dot ? 6 : 5, 4, 4, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     if (attend_model_create(&s->m, &c, 3, &err) != ATTEND_OK) {
         EXPECT(0, "%s", err.msg);
         return 0;

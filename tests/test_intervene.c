@@ -179,7 +179,7 @@ static int train_model(trained *t, attend_task task, attend_decoder_kind dec, at
     attend_dataset_task(&t->dev, &dv, &tc, NULL);
     attend_vocab_free(dv);
     int V = attend_vocab_size(t->vocab);
-    attend_model_config mc = {ATTEND_CELL_GRU, dec, score, V, V, 16, 32, 1, 64, 32, 32, 8, 16, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config mc = {ATTEND_CELL_GRU, dec, score, V, V, 16, 32, 1, 64, 32, 32, 8, 16, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_trainer *tr = NULL;
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
     oc.lr = 5e-3;
@@ -399,7 +399,7 @@ static void test_model_interventions(void) {
 
     /* decoder kinds: none takes only token interventions; pointer none */
     attend_model_config none_cfg = {ATTEND_CELL_GRU, ATTEND_DECODER_NONE, ATTEND_SCORE_ADDITIVE, 8, 8, 8, 8, 1, 16,
-                                    8, 1, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                                    8, 1, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m = NULL;
     EXPECT(attend_model_create(&m, &none_cfg, 1, &err) == ATTEND_OK, "%s", err.msg);
     int32_t s6[3] = {4, 5, 6}, b2[2] = {5, 6};

@@ -20,7 +20,7 @@ static const char *tmp_path(const char *name) {
 }
 
 static attend_model_config small_config(void) {
-    attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 8, 8, 4, 3, 1, 5, 4, 4, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, 8, 8, 4, 3, 1, 5, 4, 4, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     return c;
 }
 

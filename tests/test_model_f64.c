@@ -13,7 +13,7 @@
 
 static void check_config_x(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int layers,
                            int exclude) {
-    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, layers, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, layers, 4, 3, 2, 4, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     char what[128];
     snprintf(what, sizeof what, "%s/%s/%s/L%d%s", attend_cell_name(cell), attend_decoder_name(dec),
              attend_score_name(score), layers, exclude ? "/exclude" : "");

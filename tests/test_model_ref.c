@@ -254,6 +254,93 @@ static void test_config_width_mismatch(void) {
     attend_model_free(m);
 }
 
+/* The transformer encoder (issue 27): tests/ref/model_tf_*, from
+ * /usr/bin/python3 tools/ref_model.py --only tf_ — nn.TransformerEncoder
+ * layers (pre-norm with sinusoidal positions and two layers; post-norm with
+ * learned positions; no positions with a dot score on E = emb) under the
+ * recurrent decoders. */
+static void test_transformer_encoder(void) {
+    run_model("tf_pre_sin_gru_bahdanau_additive");
+    run_model("tf_post_learned_lstm_luong_general");
+    run_model("tf_none_gru_bahdanau_dot");
+}
+
+/* A transformer model file without one layer tensor, and one whose
+ * configuration's feed-forward width is one wider than its tensors: both
+ * refused, naming the tensor. */
+static void test_transformer_bad_files(void) {
+    attend_model *m = NULL;
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_status st = attend_model_load(&m, "ref/model_tf_missing.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  missing: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'encoder.layers.1.linear2.weight'") != NULL, "message does not name the tensor: %s",
+           err.msg);
+    attend_model_free(m);
+    m = NULL;
+    st = attend_model_load(&m, "ref/model_tf_bad_ffn.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  mis-shaped: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'encoder.layers.0.linear1.weight'") != NULL, "message does not name the tensor: %s",
+           err.msg);
+    EXPECT(strstr(err.msg, "[10,6]") && strstr(err.msg, "[11,6]"), "message lacks both shapes: %s", err.msg);
+    attend_model_free(m);
+}
+
+/* The conv encoder (issue 27): tests/ref/model_cv_*, from
+ * /usr/bin/python3 tools/ref_model.py --only cv_ — ConvS2S layers
+ * (nn.Conv1d + GLU + scaled residual, padding zeroed before every
+ * convolution): kernel 3 with two layers and sinusoidal positions, kernel 5
+ * (wider than the shorter sources) with learned positions. */
+static void test_conv_encoder(void) {
+    run_model("cv_k3_sin_gru_bahdanau_additive");
+    run_model("cv_k5_learned_lstm_luong_general");
+    run_model("cv_k3_relu_none_gru_bahdanau_additive"); /* the ReLU variant, no positions */
+    /* a file whose kernel is two wider than its tensors: refused naming the first convolution */
+    attend_model *m = NULL;
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_status st = attend_model_load(&m, "ref/model_cv_bad_kernel.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  kernel 5 over kernel-3 tensors: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'encoder.convs.0.weight'") && strstr(err.msg, "[12,18]") && strstr(err.msg, "[12,30]"),
+           "message does not name the tensor and both shapes: %s", err.msg);
+    attend_model_free(m);
+}
+
+/* The transformer decoder (issue 27): tests/ref/model_td_*, from
+ * /usr/bin/python3 tools/ref_model.py --only td_ — nn.TransformerDecoder
+ * layers over nn.TransformerEncoder (pre-norm, sinusoidal positions, two
+ * layers on both sides; post-norm with learned positions and three heads;
+ * no positions); loss, every gradient, greedy tokens (our key/value cache
+ * against the reference's whole-prefix recomputation) and alignments (the
+ * top layer's cross-attention averaged over the heads). Then a file without
+ * a cross-attention tensor and one whose feed-forward is one wider: refused
+ * naming the tensor (and both shapes). */
+static void test_transformer_decoder(void) {
+    run_model("td_pre_sin_2layers");
+    run_model("td_post_learned");
+    run_model("td_pre_none");
+    attend_model *m = NULL;
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_status st = attend_model_load(&m, "ref/model_td_missing.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  missing: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'decoder.layers.1.multihead_attn.in_proj_weight'") != NULL,
+           "message does not name the tensor: %s", err.msg);
+    attend_model_free(m);
+    m = NULL;
+    st = attend_model_load(&m, "ref/model_td_bad_ffn.safetensors", NULL, NULL, NULL, NULL, &err);
+    printf("  mis-shaped: %s\n", err.msg);
+    EXPECT(st == ATTEND_ERR_FORMAT && m == NULL, "status %s, expected ATTEND_ERR_FORMAT", attend_status_name(st));
+    EXPECT(strstr(err.msg, "'decoder.layers.0.linear1.weight'") && strstr(err.msg, "[12,6]") &&
+               strstr(err.msg, "[13,6]"),
+           "message does not name the tensor and both shapes: %s", err.msg);
+    attend_model_free(m);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(g_dir, sizeof g_dir, "%s/attend_model_ref_XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -268,6 +355,10 @@ int main(void) {
     RUN(test_gru_none);
     RUN(test_dec_layers_2);
     RUN(test_config_width_mismatch);
+    RUN(test_transformer_encoder);
+    RUN(test_transformer_bad_files);
+    RUN(test_conv_encoder);
+    RUN(test_transformer_decoder);
     rmdir(g_dir);
     return harness_summary();
 }

@@ -144,7 +144,7 @@ static void kernel_errors(void) {
  * long enough to move). */
 static attend_model *small_model(attend_decoder_kind dec, attend_cell_kind cell, uint64_t seed) {
     attend_model_config c = {cell, dec, ATTEND_SCORE_ADDITIVE, 9, 9, 6, 5, 1, 8, 6, 4, 8, 10, 0, 0, 0, 1,
-                             ATTEND_NORMALIZER_SOFTMAX, 0};
+                             ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m = NULL;
     attend_error err;
     EXPECT(attend_model_create(&m, &c, seed, &err) == ATTEND_OK, "%s", err.msg);
@@ -255,7 +255,7 @@ static void intervene_remove_state(void) {
 /* The configuration refuses what does not combine, naming both. */
 static void config_combinations(void) {
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, 9, 9, 6, 5, 1, 8, 6, 4,
-                             8, 10, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX, 0};
+                             8, 10, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_error err;
     EXPECT(attend_model_config_check(&c, &err) == ATTEND_ERR_ARG && strstr(err.msg, "monotonic") &&
                strstr(err.msg, "pointer"),
@@ -376,7 +376,7 @@ static void training_steps(void) {
     if (!d) return;
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE,
                              attend_vocab_size(v), attend_vocab_size(v), 8, 8, 1, 16, 8, 16, 6, 6, 0, 0, 0, 1,
-                             ATTEND_NORMALIZER_SOFTMAX, 0};
+                             ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m[3] = {NULL, NULL, NULL};
     attend_trainer *tr[3] = {NULL, NULL, NULL};
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
@@ -435,7 +435,7 @@ static int mono_rank_make(mono_rank *r) {
     }
     int V = attend_vocab_size(r->v);
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 8, 8, 1, 16, 8, 8,
-                             6, 6, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX, 0};
+                             6, 6, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
     oc.lr = 1e-2;
     if (attend_model_create(&r->m, &c, 5, &err) || attend_trainer_create(&r->tr, r->m, &oc, r->d, 8, 3, &err)) {

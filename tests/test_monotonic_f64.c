@@ -88,7 +88,7 @@ static attend_dataset *tiny_data(void) {
 }
 
 static void check_model(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, double r) {
-    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config cfg = {cell, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 4, 4, 0, 0, 0, 1, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     char what[160];
     snprintf(what, sizeof what, "%s/%s/%s/monotonic r=%g", attend_cell_name(cell), attend_decoder_name(dec),
              attend_score_name(score), r);

@@ -33,7 +33,7 @@ static int make_rank(rank_setup *s, int count, uint64_t data_seed) {
     }
     int V = attend_vocab_size(s->vocab);
     attend_model_config mc = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 8, 12, 1, 16, 8,
-                              8, 7, 7, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                              8, 7, 7, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
     oc.lr = 1e-2;
     oc.clip_norm = 1;

@@ -41,7 +41,7 @@ static int make(fixture *f, int exclude) {
     if (!f->v) return 0;
     int V = attend_vocab_size(f->v);
     attend_model_config mc = {ATTEND_CELL_GRU, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, V, V, 8, 8, 1, 16, 8,
-                              NB, S_MAX, S_MAX, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                              NB, S_MAX, S_MAX, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     EXPECT(attend_model_create(&f->m, &mc, 7, &err) == ATTEND_OK, "%s", err.msg);
     if (!f->m) return 0;
     EXPECT(attend_model_set_pointer_exclude(f->m, exclude, &err) == ATTEND_OK, "%s", err.msg);

@@ -29,7 +29,7 @@ typedef struct {
 static const attend_model_config *base_config(int V, int dec_layers) {
     static attend_model_config mc;
     attend_model_config c = {ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE, V, V, 8, 12, 1, 16, 8,
-                             8, 7, 7, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+                             8, 7, 7, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     c.dec_layers = dec_layers;
     mc = c;
     return &mc;

@@ -236,7 +236,7 @@ static void check_model(attend_decoder_kind dec, attend_score_kind score, attend
     int V = attend_vocab_size(vocab);
     int dot = score == ATTEND_SCORE_DOT;
     attend_model_config mc = {ATTEND_CELL_GRU, dec, score, V, V, 16, 16, 1, dot ? 32 : 32, 16, 32, 7, 7,
-                              0, 0, 0, 0, nz, 0};
+                              0, 0, 0, 0, nz, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_model *m = NULL;
     attend_trainer *tr = NULL;
     EXPECT(attend_model_create(&m, &mc, 3, &err) == ATTEND_OK, "%s: %s", what, err.msg);
@@ -356,7 +356,7 @@ static void test_model(void) {
 
 static void test_config(void) {
     attend_model_config mc = {ATTEND_CELL_GRU, ATTEND_DECODER_POINTER, ATTEND_SCORE_ADDITIVE, 9, 9, 8, 8, 1, 16,
-                              8, 4, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SPARSEMAX, 0};
+                              8, 4, 6, 6, 0, 0, 0, 0, ATTEND_NORMALIZER_SPARSEMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     attend_error err;
     attend_status st = attend_model_config_check(&mc, &err);
     EXPECT(st == ATTEND_ERR_ARG && strstr(err.msg, "sparsemax") && strstr(err.msg, "pointer"), "pointer: %s",

@@ -208,7 +208,7 @@ static void test_attention(void) {
 /* ---------------------------------------------------------- whole model */
 
 static void check_model(attend_decoder_kind dec, attend_score_kind score, attend_normalizer nz) {
-    attend_model_config cfg = {ATTEND_CELL_GRU, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 5, 4, 0, 0, 0, 0, nz, 0};
+    attend_model_config cfg = {ATTEND_CELL_GRU, dec, score, 7, 7, 3, 2, 1, 4, 3, 2, 5, 4, 0, 0, 0, 0, nz, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     char what[96];
     snprintf(what, sizeof what, "%s/%s/%s", attend_decoder_name(dec), attend_score_name(score),
              attend_normalizer_name(nz));

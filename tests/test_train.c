@@ -53,7 +53,7 @@ static int make_setup(setup *s, attend_task task, int min_len, int max_len, atte
     attend_dataset_task(&s->dev, &dev_vocab, &tc, NULL);
     attend_vocab_free(dev_vocab); /* same symbols, same ids */
     int V = attend_vocab_size(s->vocab);
-    attend_model_config mc = {ATTEND_CELL_GRU, dec, score, V, V, 32, 64, 1, 128, 64, 64, max_len, max_len, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config mc = {ATTEND_CELL_GRU, dec, score, V, V, 32, 64, 1, 128, 64, 64, max_len, max_len, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     if (attend_model_create(&s->m, &mc, seed, &err)) {
         EXPECT(0, "%s", err.msg);
         return 0;

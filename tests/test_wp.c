@@ -26,7 +26,7 @@
 
 static attend_model_config cfg_of(attend_decoder_kind dec, attend_score_kind score, int uniform) {
     attend_model_config c = {ATTEND_CELL_GRU, dec, score, 9, 9, 4, 3, 1, 6, 4, 4, 6, 5, 0, 0, 0, 0,
-                             ATTEND_NORMALIZER_SOFTMAX, 0};
+                             ATTEND_NORMALIZER_SOFTMAX, ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     c.uniform_attention = uniform;
     return c;
 }

@@ -60,7 +60,8 @@ static void check(const char *what, attend_model *m, const attend_batch *b, cons
 
 static attend_model *make(attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score, int uniform,
                           uint64_t seed) {
-    attend_model_config c = {cell, dec, score, 8, 8, 3, 2, 1, 4, 3, 4, 5, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX, 0};
+    attend_model_config c = {cell, dec, score, 8, 8, 3, 2, 1, 4, 3, 4, 5, 4, 0, 0, 0, 0, ATTEND_NORMALIZER_SOFTMAX,
+                             ATTEND_ENCODER_RNN, 0, ATTEND_POSITIONS_SINUSOIDAL, 0, 0, 0, 0, 0};
     c.uniform_attention = uniform;
     attend_model *m = NULL;
     attend_error err;

@@ -42,6 +42,30 @@ are written the same way; only those:
 
     /usr/bin/python3 tools/ref_model.py --only dl2_
 
+Models with a transformer encoder (TRANSFORMER_MODELS, "tf_*", issue 27)
+likewise, with tests/ref/model_tf_missing.safetensors (a layer tensor left
+out) and model_tf_bad_ffn.safetensors (enc_hidden one wider than the
+tensors); only those:
+
+    /usr/bin/python3 tools/ref_model.py --only tf_
+
+Models with a convolutional encoder (CONV_MODELS, "cv_*") likewise, with
+tests/ref/model_cv_bad_kernel.safetensors (kernel two wider than the
+tensors):
+
+    /usr/bin/python3 tools/ref_model.py --only cv_
+
+Models with the transformer decoder over the transformer encoder
+(TDEC_MODELS, "td_*": nn.TransformerDecoder, a causal tgt_mask, the source
+padding as memory_key_padding_mask; the alignments are the top layer's
+cross-attention weights averaged over the heads, read by calling its
+multihead_attn again with need_weights; greedy decoding recomputes the whole
+prefix at every step, the C side uses its key/value cache) likewise, with
+model_td_missing.safetensors (a cross-attention tensor left out) and
+model_td_bad_ffn.safetensors (dec_hidden one wider than the tensors):
+
+    /usr/bin/python3 tools/ref_model.py --only td_
+
 It also writes tests/ref/model_bad_width.safetensors: the first model's
 tensors under a configuration whose dec_hidden is one wider, which the loader
 must reject naming 'bridge.weight'.
@@ -126,6 +150,61 @@ DEC_LAYER_MODELS = [
           dec_layers=2), 4014, 300),
 ]
 
+# (10)-(12) the transformer encoder (src/seq2seq/encoders/transformer.c, issue
+# 27): nn.TransformerEncoderLayer(emb, heads, enc_hidden, dropout=0,
+# batch_first=True, norm_first=not post_norm) layers under
+# nn.TransformerEncoder (final LayerNorm for pre-norm), positions added to the
+# embeddings, padding as src_key_padding_mask; E = emb, the bridge reads the
+# mean of the valid states. Only those: --only tf_
+TRANSFORMER_MODELS = [
+    ("tf_pre_sin_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=10, enc_layers=2, dec_hidden=7, attn=4,
+          encoder="transformer", heads=2, positions="sinusoidal", post_norm=0), 4021, 300),
+    ("tf_post_learned_lstm_luong_general",
+     dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=7, attn=4,
+          encoder="transformer", heads=3, positions="learned", post_norm=1, max_positions=8), 4022, 300),
+    ("tf_none_gru_bahdanau_dot",
+     dict(cell="gru", decoder="bahdanau", score="dot", enc_hidden=8, enc_layers=1, dec_hidden=6, attn=4,
+          encoder="transformer", heads=1, positions="none", post_norm=0), 4023, 300),
+]
+
+# (13)-(14) the convolutional encoder (src/seq2seq/encoders/conv.c, ConvS2S's):
+# per layer x' = sqrt(1/2) (x + glu(nn.Conv1d(emb, 2 emb, kernel,
+# padding=kernel//2)(x with padding positions zeroed))) (conv_relu: relu of a
+# Conv1d to emb channels); the Conv1d weight [C, D, k] is written as [C, D*k]
+# in its memory order. Only those: --only cv_
+CONV_MODELS = [
+    ("cv_k3_sin_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=8, enc_layers=2, dec_hidden=7, attn=4,
+          encoder="conv", kernel=3, positions="sinusoidal"), 4031, 300),
+    ("cv_k5_learned_lstm_luong_general",
+     dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=7, attn=4,
+          encoder="conv", kernel=5, positions="learned", max_positions=7), 4032, 300),
+    ("cv_k3_relu_none_gru_bahdanau_additive",
+     dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=8, enc_layers=2, dec_hidden=7, attn=4,
+          encoder="conv", kernel=3, conv_relu=1, positions="none"), 4033, 300),
+]
+
+# (15)-(17) the transformer decoder (src/seq2seq/decoders/transformer.c, issue
+# 27) over the transformer encoder: nn.TransformerDecoder of
+# nn.TransformerDecoderLayer(emb, heads, dec_hidden, dropout=0,
+# batch_first=True, norm_first=not post_norm) (final LayerNorm for pre-norm),
+# positions added to the target embeddings, a causal tgt_mask and the source
+# padding as memory_key_padding_mask; no bridge, no recurrent cell; the
+# alignments are the top layer's cross-attention weights averaged over the
+# heads. Only those: --only td_
+TDEC_MODELS = [
+    ("td_pre_sin_2layers",
+     dict(cell="gru", decoder="transformer", score="additive", enc_hidden=10, enc_layers=2, dec_hidden=12, attn=4,
+          encoder="transformer", heads=2, positions="sinusoidal", post_norm=0, dec_layers=2), 4041, 300),
+    ("td_post_learned",
+     dict(cell="gru", decoder="transformer", score="additive", enc_hidden=8, enc_layers=1, dec_hidden=9, attn=4,
+          encoder="transformer", heads=3, positions="learned", post_norm=1, max_positions=8), 4042, 300),
+    ("td_pre_none",
+     dict(cell="gru", decoder="transformer", score="additive", enc_hidden=8, enc_layers=1, dec_hidden=10, attn=4,
+          encoder="transformer", heads=1, positions="none", post_norm=0), 4043, 300),
+]
+
 CONFIG_FIELDS = ["cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                  "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len"]
 
@@ -186,6 +265,21 @@ class DotAttention(nn.Module):
         return (kp @ q[:, :, None]).squeeze(-1) * self.scale
 
 
+def sinusoid_table(S, D):
+    """PE[j, 2i] = sin(j / 10000^(2i/D)), PE[j, 2i+1] = cos(same)."""
+    pe = torch.zeros(S, D, dtype=torch.float64)
+    for j in range(S):
+        for d in range(D):
+            angle = j / 10000.0 ** ((d - d % 2) / D)
+            pe[j, d] = math.cos(angle) if d % 2 else math.sin(angle)
+    return pe
+
+
+def flat2(a):
+    """A tensor as our files keep it: a 3-D Conv1d weight [O, I, k] as [O, I*k] (same memory order)."""
+    return a.reshape(a.shape[0], -1) if a.ndim > 2 else a
+
+
 class Seq2Seq(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -199,8 +293,38 @@ class Seq2Seq(nn.Module):
         self.src_emb = nn.Embedding(cfg["src_vocab"], D, padding_idx=PAD)
         if not self.pointer:
             self.tgt_emb = nn.Embedding(cfg["tgt_vocab"], D, padding_idx=PAD)
-        rnn = nn.LSTM if self.lstm else nn.GRU
-        self.encoder = rnn(D, H, num_layers=L, batch_first=True, bidirectional=True)
+        self.transformer = cfg.get("encoder") == "transformer"
+        self.conv = cfg.get("encoder") == "conv"
+        if self.conv:
+            E = D
+            self.encoder = nn.Module()
+            self.positions = cfg.get("positions", "sinusoidal")
+            if self.positions == "learned":
+                self.encoder.register_parameter("pos_emb", nn.Parameter(
+                    torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+            self.relu = cfg.get("conv_relu", 0)
+            C = D if self.relu else 2 * D
+            self.encoder.convs = nn.ModuleList(
+                [nn.Conv1d(D, C, cfg["kernel"], padding=cfg["kernel"] // 2) for _ in range(L)])
+            self.register_buffer("pe", sinusoid_table(cfg["max_src_len"], D), persistent=False)
+        elif self.transformer:
+            E = D
+            pre = not cfg.get("post_norm", 0)
+            layer = nn.TransformerEncoderLayer(D, cfg["heads"], H, dropout=0.0, batch_first=True, norm_first=pre)
+            self.encoder = nn.TransformerEncoder(layer, L, norm=nn.LayerNorm(D) if pre else None,
+                                                 enable_nested_tensor=False)
+            self.positions = cfg.get("positions", "sinusoidal")
+            if self.positions == "learned":   # U(±sqrt 3): variance 1, as attend initialises it
+                self.encoder.register_parameter("pos_emb", nn.Parameter(
+                    torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+            self.register_buffer("pe", sinusoid_table(cfg["max_src_len"], D), persistent=False)
+        else:
+            rnn = nn.LSTM if self.lstm else nn.GRU
+            self.encoder = rnn(D, H, num_layers=L, batch_first=True, bidirectional=True)
+        self.tdec = self.kind == "transformer"
+        if self.tdec:
+            self.build_transformer_decoder(cfg)
+            return
         self.bridge = nn.Linear(E, Hd)
         if self.kind != "none":
             score = cfg["score"]
@@ -231,18 +355,93 @@ class Seq2Seq(nn.Module):
             Fw = Hd if self.kind == "luong" else Hd + E
             self.out = nn.Linear(Fw, cfg["tgt_vocab"])
 
+    def build_transformer_decoder(self, cfg):
+        D, pre = cfg["emb"], not cfg.get("post_norm", 0)
+        layer = nn.TransformerDecoderLayer(D, cfg["heads"], cfg["dec_hidden"], dropout=0.0, batch_first=True,
+                                           norm_first=pre)
+        self.decoder = nn.TransformerDecoder(layer, max(1, cfg.get("dec_layers", 0)),
+                                             norm=nn.LayerNorm(D) if pre else None)
+        if self.positions == "learned":   # registered on the module itself: first in its state_dict
+            self.decoder.register_parameter("pos_emb", nn.Parameter(
+                torch.empty(cfg["max_positions"], D).uniform_(-math.sqrt(3), math.sqrt(3))))
+        self.register_buffer("pe_dec", sinusoid_table(cfg["max_tgt_len"] + 1, D), persistent=False)
+        self.out = nn.Linear(D, cfg["tgt_vocab"])
+
+    def tdec_run(self, tgt_in, ctx, weights=True):
+        """The transformer decoder over the steps tgt_in [N,T] at once (causal
+        mask): logits [N,T,V] and the top layer's cross-attention weights
+        averaged over the heads [N,T,S] (or None)."""
+        N, T = tgt_in.shape
+        x = self.tgt_emb(tgt_in)
+        if self.positions == "sinusoidal":
+            x = x + self.pe_dec[:T].to(x.dtype)
+        elif self.positions == "learned":
+            x = x + self.decoder.pos_emb[:T]
+        mask = torch.triu(torch.full((T, T), float("-inf"), dtype=x.dtype), diagonal=1)
+        pad = ~ctx["valid"]
+        cap = {}
+
+        def hook(mod, inp, outp):   # the same call again, asking for the weights
+            if cap.get("busy"):
+                return
+            cap["busy"] = True
+            cap["w"] = mod(inp[0], inp[1], inp[2], key_padding_mask=pad, need_weights=True,
+                           average_attn_weights=True)[1]
+            cap["busy"] = False
+
+        h = self.decoder.layers[-1].multihead_attn.register_forward_hook(hook) if weights else None
+        y = self.decoder(x, ctx["enc"], tgt_mask=mask, memory_key_padding_mask=pad)
+        if h is not None:
+            h.remove()
+        return self.out(y), cap.get("w")
+
     # encoder: source embedding -> bidirectional RNN -> bridge
     def encode(self, src, src_len):
         N, S = src.shape
         x = self.src_emb(src)                                            # [N,S,D]
+        if self.transformer:
+            return self.encode_transformer(src, src_len, x)
+        if self.conv:
+            return self.encode_conv(src, src_len, x)
         packed = pack_padded_sequence(x, src_len, batch_first=True, enforce_sorted=False)
         out, hn = self.encoder(packed)
         if self.lstm:
             hn = hn[0]                                                   # h_n; the cell states are unused
         enc, _ = pad_packed_sequence(out, batch_first=True, total_length=S)  # [N,S,E], zeros at padding
         fin = torch.cat([hn[-2], hn[-1]], dim=-1)                        # top layer [h_fwd; h_bwd] [N,E]
-        s0 = torch.tanh(self.bridge(fin))                                # [N,Hd]
         valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
+        return self.decoder_start(src, enc, fin, valid)
+
+    def encode_transformer(self, src, src_len, x):
+        N, S = src.shape
+        if self.positions == "sinusoidal":
+            x = x + self.pe[:S].to(x.dtype)
+        elif self.positions == "learned":
+            x = x + self.encoder.pos_emb[:S]
+        valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
+        out = self.encoder(x, src_key_padding_mask=~valid)               # training mode: the plain path
+        enc = out * valid[:, :, None]                                    # padding rows 0
+        fin = enc.sum(1) / src_len[:, None].to(enc.dtype)                # mean of the valid states [N,E]
+        return self.decoder_start(src, enc, fin, valid)
+
+    def encode_conv(self, src, src_len, x):
+        N, S = src.shape
+        if self.positions == "sinusoidal":
+            x = x + self.pe[:S].to(x.dtype)
+        elif self.positions == "learned":
+            x = x + self.encoder.pos_emb[:S]
+        valid = torch.arange(S)[None, :] < src_len[:, None]              # [N,S]
+        for conv in self.encoder.convs:
+            z = conv((x * valid[:, :, None]).transpose(1, 2)).transpose(1, 2)  # [N,S,2D], padding zeroed first
+            x = (x + (F.relu(z) if self.relu else F.glu(z, dim=-1))) * math.sqrt(0.5)
+        enc = x * valid[:, :, None]
+        fin = enc.sum(1) / src_len[:, None].to(enc.dtype)
+        return self.decoder_start(src, enc, fin, valid)
+
+    def decoder_start(self, src, enc, fin, valid):
+        if self.tdec:
+            return {}, {"src": src, "enc": enc, "fin": fin, "valid": valid}
+        s0 = torch.tanh(self.bridge(fin))                                # [N,Hd]
         st = {"s": s0}
         if self.lstm:
             st["c"] = torch.zeros_like(s0)                               # decoder cell state starts at zero
@@ -312,6 +511,10 @@ class Seq2Seq(nn.Module):
     def forward(self, src, src_len, tgt_in, tgt_out):
         """Teacher-forced mean loss, and the per-step outputs and weights."""
         st, ctx = self.encode(src, src_len)
+        if self.tdec:
+            out, w = self.tdec_run(tgt_in, ctx, weights=not torch.is_grad_enabled() or self.want_weights)
+            loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), tgt_out.reshape(-1), ignore_index=PAD)
+            return loss, out, [None if w is None else w[:, t] for t in range(tgt_in.shape[1])]
         outs, ws = [], []
         for t in range(tgt_in.shape[1]):
             o, st, w = self.step(tgt_in[:, t], st, ctx)
@@ -340,8 +543,13 @@ class Seq2Seq(nn.Module):
             y = torch.tensor([-1 if self.pointer else BOS])
             steps = L if self.pointer else max_len
             k = steps
+            ys = [BOS]
             for t in range(steps):
-                o, st, w = self.step(y, st, ctx)
+                if self.tdec:   # the whole prefix again (no cache: the reference)
+                    logits, w = self.tdec_run(torch.tensor([ys]), ctx)
+                    o, w = logits[:, -1], w[:, -1]
+                else:
+                    o, st, w = self.step(y, st, ctx)
                 row = o[0]
                 if row.numel() >= 2:   # a one-position pointer has no choice to make
                     top2 = torch.topk(row, 2).values
@@ -351,6 +559,7 @@ class Seq2Seq(nn.Module):
                     k = t
                     break
                 out[n, t] = best
+                ys.append(best)
                 if w is not None:
                     align[n, t, :L] = w[0]
                 y = torch.tensor([best])
@@ -448,8 +657,17 @@ def safetensors_bytes(tensors, metadata, metadata_first=True):
 
 def config_fields(cfg):
     """The keys of attend.config in attend_model_config_to_json's order (the
-    later fields only when set)."""
-    return CONFIG_FIELDS + (["dec_layers"] if cfg.get("dec_layers", 0) else [])
+    later fields only when set: positions when not sinusoidal)."""
+    keys = CONFIG_FIELDS + (["dec_layers"] if cfg.get("dec_layers", 0) else [])
+    if cfg.get("encoder", "rnn") == "transformer":
+        keys += ["encoder", "heads"] + (["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else [])
+        keys += ["post_norm"] if cfg.get("post_norm", 0) else []
+        keys += ["max_positions"] if cfg.get("max_positions", 0) else []
+    elif cfg.get("encoder", "rnn") == "conv":
+        keys += ["encoder", "kernel"] + (["conv_relu"] if cfg.get("conv_relu", 0) else [])
+        keys += ["positions"] if cfg.get("positions", "sinusoidal") != "sinusoidal" else []
+        keys += ["max_positions"] if cfg.get("max_positions", 0) else []
+    return keys
 
 
 def file_metadata(cfg):
@@ -474,9 +692,33 @@ def fmt_tensor(name, a, integer=False):
 def expected_names(cfg):
     """Our layout_tensors() order, written out independently of the model."""
     names = ["src_emb.weight"] + ([] if cfg["decoder"] == "pointer" else ["tgt_emb.weight"])
-    for l in range(cfg["enc_layers"]):
-        for sfx in ("", "_reverse"):
-            names += ["encoder.%s_l%d%s" % (p, l, sfx) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    if cfg.get("encoder", "rnn") == "conv":
+        names += ["encoder.pos_emb"] if cfg.get("positions") == "learned" else []
+        for l in range(cfg["enc_layers"]):
+            names += ["encoder.convs.%d.weight" % l, "encoder.convs.%d.bias" % l]
+    elif cfg.get("encoder", "rnn") == "transformer":
+        names += ["encoder.pos_emb"] if cfg.get("positions") == "learned" else []
+        for l in range(cfg["enc_layers"]):
+            names += ["encoder.layers.%d.%s" % (l, p) for p in (
+                "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                "self_attn.out_proj.bias", "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias",
+                "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias")]
+        names += [] if cfg.get("post_norm", 0) else ["encoder.norm.weight", "encoder.norm.bias"]
+    else:
+        for l in range(cfg["enc_layers"]):
+            for sfx in ("", "_reverse"):
+                names += ["encoder.%s_l%d%s" % (p, l, sfx) for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    if cfg["decoder"] == "transformer":
+        names += ["decoder.pos_emb"] if cfg.get("positions") == "learned" else []
+        for l in range(max(1, cfg.get("dec_layers", 0))):
+            names += ["decoder.layers.%d.%s" % (l, p) for p in (
+                "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                "self_attn.out_proj.bias", "multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
+                "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias", "linear1.weight", "linear1.bias",
+                "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias",
+                "norm3.weight", "norm3.bias")]
+        names += [] if cfg.get("post_norm", 0) else ["decoder.norm.weight", "decoder.norm.bias"]
+        return names + ["out.weight", "out.bias"]
     names += ["bridge.weight", "bridge.bias"]
     if cfg["decoder"] != "none":
         names += {"general": ["attention.W"], "additive": ["attention.Wq", "attention.Wk", "attention.b",
@@ -500,14 +742,16 @@ def make(name, arch, seed, steps):
     model = Seq2Seq(cfg)                      # float32, PyTorch's default initialisation
     model.double()
     rng = np.random.default_rng(seed)
+    model.want_weights = False
     train(model, rng, steps)
+    model.want_weights = True
     params = list(model.named_parameters())
     assert [n for n, _ in params] == expected_names(cfg), [n for n, _ in params]
     assert torch.all(model.src_emb.weight[PAD] == 0)
 
-    tensors = [(n, p.detach().numpy().astype(np.float32)) for n, p in params]
+    tensors = [(n, flat2(p.detach().numpy()).astype(np.float32)) for n, p in params]
     for (_, a), (_, p) in zip(tensors, params):
-        assert np.array_equal(a.astype(np.float64), p.detach().numpy())   # exactly float32
+        assert np.array_equal(a.astype(np.float64), flat2(p.detach().numpy()))   # exactly float32
     st_bytes = safetensors_bytes(tensors, file_metadata(cfg))
 
     # the fixed batch: random targets (not the task's), so the loss is far from 0
@@ -565,7 +809,7 @@ def make(name, arch, seed, steps):
     parts.append(fmt_tensor("correct_seqs", np.array([seqs_ok]), True))
     parts.append(fmt_tensor("attn_entropy", np.array([ent])))
     for n, p in params:
-        parts.append(fmt_tensor("grad." + n, p.grad.numpy()))
+        parts.append(fmt_tensor("grad." + n, flat2(p.grad.numpy())))
     parts.append(fmt_tensor("greedy_src", gsrc, True))
     parts.append(fmt_tensor("greedy_src_len", np.array(GREEDY_SRC_LEN), True))
     parts.append(fmt_tensor("greedy_max_len", np.array([GREEDY_MAX_LEN]), True))
@@ -586,8 +830,8 @@ def write(path, data):
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    first = None
-    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS:
+    first = first_tf = first_cv = first_td = None
+    for name, arch, seed, steps in MODELS + DEC_LAYER_MODELS + TRANSFORMER_MODELS + CONV_MODELS + TDEC_MODELS:
         if only is not None and not name.startswith(only):
             continue
         cfg, tensors, st_bytes, text, summary = make(name, arch, seed, steps)
@@ -596,6 +840,36 @@ def main():
         print("  " + summary)
         if first is None:
             first = (cfg, tensors)
+        if first_tf is None and name.startswith("tf_"):
+            first_tf = (cfg, tensors)
+        if first_cv is None and name.startswith("cv_"):
+            first_cv = (cfg, tensors)
+        if first_td is None and name.startswith("td_"):
+            first_td = (cfg, tensors)
+    if first_td is not None:
+        # the first transformer decoder's tensors without a cross-attention
+        # tensor, and under a feed-forward one wider: refused naming the tensor
+        cfg, tensors = first_td
+        write(os.path.join(OUT_DIR, "model_td_missing.safetensors"),
+              safetensors_bytes([(n, a) for n, a in tensors if n != "decoder.layers.1.multihead_attn.in_proj_weight"],
+                                file_metadata(cfg)))
+        write(os.path.join(OUT_DIR, "model_td_bad_ffn.safetensors"),
+              safetensors_bytes(tensors, file_metadata(dict(cfg, dec_hidden=cfg["dec_hidden"] + 1))))
+    if first_cv is not None:
+        # the first conv model's tensors under a configuration whose kernel is 2 wider
+        cfg, tensors = first_cv
+        write(os.path.join(OUT_DIR, "model_cv_bad_kernel.safetensors"),
+              safetensors_bytes(tensors, file_metadata(dict(cfg, kernel=cfg["kernel"] + 2))))
+    if first_tf is not None:
+        # the first transformer model's tensors without one layer tensor, and
+        # under a configuration whose feed-forward is one wider: the loader
+        # must refuse both naming the tensor
+        cfg, tensors = first_tf
+        write(os.path.join(OUT_DIR, "model_tf_missing.safetensors"),
+              safetensors_bytes([(n, a) for n, a in tensors if n != "encoder.layers.1.linear2.weight"],
+                                file_metadata(cfg)))
+        write(os.path.join(OUT_DIR, "model_tf_bad_ffn.safetensors"),
+              safetensors_bytes(tensors, file_metadata(dict(cfg, enc_hidden=cfg["enc_hidden"] + 1))))
     if only is not None:
         return
     # config wider than the tensors: dec_hidden + 1 makes bridge.weight the

@@ -21,7 +21,9 @@ extern "C" {
 /*
  * The encoder–decoder of seed 004: source embedding → bidirectional recurrent
  * encoder (E = 2He) → bridge tanh(W [h_fwd; h_bwd] + b) → attentive recurrent
- * decoder → logits. Decoder kinds:
+ * decoder → logits. The encoder may instead be a Transformer or a ConvS2S
+ * encoder (attend_encoder_kind below: E = emb, the bridge reads the mean of
+ * the valid states). Decoder kinds:
  *   BAHDANAU  query s_{t-1};  s_t = cell([E(y_{t-1}); c_t], s_{t-1});  logits = W_o [s_t; c_t] + b_o
  *   LUONG     s_t = cell([E(y_{t-1}); h̃_{t-1}], s_{t-1}) (input feeding, h̃_0 = 0);
  *             query s_t;  h̃_t = tanh(W_c [c_t; s_t]);  logits = W_s h̃_t + b_s
@@ -40,10 +42,54 @@ typedef enum {
     ATTEND_DECODER_LUONG = 1,
     ATTEND_DECODER_NONE = 2,
     ATTEND_DECODER_POINTER = 3,
+    /* issue 27: dec_layers (0: 1) layers of causal multi-head self-attention,
+     * cross-attention over the encoder states and a feed-forward network
+     * (dec_hidden wide) on emb-wide states; needs the TRANSFORMER encoder,
+     * whose heads, positions and post_norm it shares; no recurrent cell (cell
+     * is ignored), no bridge; decodes with a key/value cache; its alignments
+     * are the top layer's cross-attention averaged over the heads */
+    ATTEND_DECODER_TRANSFORMER = 4,
 } attend_decoder_kind;
 
+/* The encoder kind (issue 27): what turns the source embeddings into the
+ * states the decoder attends over.
+ *   RNN          the bidirectional GRU/LSTM stack above: E = 2 enc_hidden
+ *   TRANSFORMER  enc_layers layers of multi-head self-attention (heads H,
+ *                key padding masked) and a position-wise feed-forward
+ *                network (emb -> enc_hidden -> emb, ReLU), each with a
+ *                residual connection and layer norm: pre-norm
+ *                x + f(LN(x)) with a final LN (nn.TransformerEncoderLayer
+ *                (norm_first=True) under nn.TransformerEncoder(norm=
+ *                LayerNorm)), or post-norm LN(x + f(x)) (post_norm = 1);
+ *                positions added to the embeddings first; E = emb, the
+ *                summary the bridge reads is the mean of the valid states
+ *   CONV         ConvS2S's encoder (Gehring et al. 2017): enc_layers layers
+ *                x' = sqrt(1/2) (x + GLU(conv_k(x))), a 1-D convolution of
+ *                width k (kernel, odd; 'same' padding, padding positions
+ *                zeroed before every convolution) to 2 emb channels and a
+ *                gated linear unit back to emb (or, conv_relu = 1, to emb
+ *                channels and a ReLU); positions as TRANSFORMER's;
+ *                E = emb, the summary the mean of the valid states
+ *                (enc_hidden unused: 0 or any value) */
+typedef enum {
+    ATTEND_ENCODER_RNN = 0,
+    ATTEND_ENCODER_TRANSFORMER = 1,
+    ATTEND_ENCODER_CONV = 2,
+} attend_encoder_kind;
+
+/* Positions added to the source embeddings by a TRANSFORMER encoder:
+ * sinusoidal (Vaswani et al. 2017: PE[j,2i] = sin(j / 10000^(2i/D)),
+ * PE[j,2i+1] = cos(same)), learned (a [max_src_len, D] table, tensor
+ * encoder.pos_emb [max_positions, D]), or none (the encoder is then blind to
+ * order, seed 002). */
+typedef enum {
+    ATTEND_POSITIONS_SINUSOIDAL = 0,
+    ATTEND_POSITIONS_LEARNED = 1,
+    ATTEND_POSITIONS_NONE = 2,
+} attend_positions;
+
 typedef struct {
-    attend_cell_kind cell;       /* encoder and decoder cells */
+    attend_cell_kind cell;       /* encoder and decoder cells (TRANSFORMER: the decoder's) */
     attend_decoder_kind decoder;
     attend_score_kind score;     /* not used by NONE; dot kinds need Hd == 2H */
     int src_vocab;               /* Vs (>= 5: four specials and one symbol) */
@@ -64,6 +110,19 @@ typedef struct {
     int copy;                    /* 1: pointer-generator output (p_gen mixes vocabulary and copy); BAHDANAU/LUONG */
     int monotonic;               /* 1: monotonic attention (expected alignments in training, hard at inference) */
     attend_normalizer normalizer; /* the score → weight map of the attention (0: softmax) */
+    /* Added in 0.3 (issue 27), the same rule: all zero is the recurrent
+     * encoder, and its JSON carries none of these keys. For a TRANSFORMER
+     * encoder enc_hidden is the feed-forward width and enc_layers the
+     * layers; the encoder width E is emb. */
+    attend_encoder_kind encoder;  /* ATTEND_ENCODER_RNN (0) or ATTEND_ENCODER_TRANSFORMER */
+    int heads;                    /* TRANSFORMER: attention heads H >= 1 dividing emb (RNN: 0) */
+    attend_positions positions;   /* TRANSFORMER: 0 sinusoidal, 1 learned, 2 none (RNN: 0) */
+    int post_norm;                /* TRANSFORMER: 1 post-norm, 0 pre-norm (RNN: 0) */
+    int max_positions;            /* TRANSFORMER with LEARNED positions: rows of the position table, >=
+                                     max_src_len (a capacity, which a loader may change, while the table's
+                                     size is fixed by the file); otherwise 0 */
+    int kernel;                   /* CONV: the convolutions' width k (odd, >= 1); otherwise 0 */
+    int conv_relu;                /* CONV: 1 ReLU (a convolution to emb channels) in place of the GLU; otherwise 0 */
     /* Added in issue 31 (zero: as before, no JSON key). */
     int uniform_attention;       /* 1: every step's weights are 1/len over the source, constants (Wiegreffe &
                                     Pinter 2019's uniform baseline; no score computed, none trained) */
@@ -584,6 +643,15 @@ int attend_score_from_name(const char *name);
 int attend_tokenizer_from_name(const char *name);
 const char *attend_normalizer_name(attend_normalizer n);
 int attend_normalizer_from_name(const char *name);
+/* "rnn" "transformer" "conv"; "sinusoidal" "learned" "none" (issue 27). */
+const char *attend_encoder_name(attend_encoder_kind kind);
+int attend_encoder_from_name(const char *name);
+const char *attend_positions_name(attend_positions p);
+int attend_positions_from_name(const char *name);
+/* The encoder output width E of a configuration (2 enc_hidden for RNN, emb
+ * for TRANSFORMER and CONV; the width dot scores need dec_hidden to equal); 0 for
+ * NULL or an unknown encoder kind. Thread-safe. */
+int attend_model_encoder_width(const attend_model_config *cfg);
 
 /* The configuration as a JSON object string (malloc'ed; caller frees) and back
  * (every field required, values range-checked by attend_model_config_check). */

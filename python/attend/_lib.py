@@ -147,7 +147,9 @@ class MhaGrads(Structure):
 
 MODEL_CONFIG_FIELDS = ("cell", "decoder", "score", "src_vocab", "tgt_vocab", "emb", "enc_hidden", "enc_layers",
                        "dec_hidden", "attn", "max_batch", "max_src_len", "max_tgt_len",
-                       "dec_layers", "coverage", "copy", "monotonic", "normalizer", "uniform_attention")
+                       "dec_layers", "coverage", "copy", "monotonic", "normalizer",
+                       "encoder", "heads", "positions", "post_norm", "max_positions", "kernel", "conv_relu",
+                       "uniform_attention")
 
 
 class ModelConfig(Structure):
@@ -414,6 +416,10 @@ _SIGNATURES = {
     "attend_score_from_name": (c_int, [c_char_p]),
     "attend_normalizer_name": (c_char_p, [c_int]),
     "attend_normalizer_from_name": (c_int, [c_char_p]),
+    "attend_encoder_name": (c_char_p, [c_int]),
+    "attend_encoder_from_name": (c_int, [c_char_p]),
+    "attend_positions_name": (c_char_p, [c_int]),
+    "attend_positions_from_name": (c_int, [c_char_p]),
     "attend_tokenizer_from_name": (c_int, [c_char_p]),
     # training
     "attend_optim_defaults": (OptimConfig, [c_int]),

@@ -42,7 +42,9 @@ TOKENIZERS = {"char": 0, "space": 1}
 _NAMED = {"cell": ("attend_cell_name", "attend_cell_from_name"),
           "decoder": ("attend_decoder_name", "attend_decoder_from_name"),
           "score": ("attend_score_name", "attend_score_from_name"),
-          "normalizer": ("attend_normalizer_name", "attend_normalizer_from_name")}
+          "normalizer": ("attend_normalizer_name", "attend_normalizer_from_name"),
+          "encoder": ("attend_encoder_name", "attend_encoder_from_name"),
+          "positions": ("attend_positions_name", "attend_positions_from_name")}
 
 
 def _name_to_int(field, value):
@@ -54,8 +56,10 @@ def _name_to_int(field, value):
     return v
 
 
-# Fields added in 0.2: like the model file's JSON, a dict has them only when not zero.
-_OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer", "uniform_attention")
+# Fields added in 0.2 and 0.3: like the model file's JSON, a dict has them only when not zero.
+_OPTIONAL_FIELDS = ("dec_layers", "coverage", "copy", "monotonic", "normalizer", "encoder", "heads", "positions",
+                    "post_norm", "max_positions", "kernel", "conv_relu",
+                    "uniform_attention")
 
 
 def config_to_dict(c: ModelConfig) -> Dict[str, Any]:

@@ -75,3 +75,39 @@ def test_set_tensor_changes_outputs(reverse_model, tmp_path):
         assert m.greedy("abc", max_len=4)[0].text == "aaaa"
         assert m.score("abc", "cba")[0] < before
         np.testing.assert_array_equal(m.tensors()["out.bias"], w)
+
+
+def test_encoder_kinds_config_and_tensors(reverse_model, tmp_path):
+    """Issue 27: a transformer and a conv encoder from a config dict: the
+    names travel both ways, the tensors are the kinds' (nn.TransformerEncoder's
+    and nn.Conv1d's names), and a saved file loads with the same config and
+    decodes the same."""
+    base = {"cell": "gru", "decoder": "bahdanau", "score": "additive", "src_vocab": 10, "tgt_vocab": 10,
+            "emb": 8, "enc_hidden": 16, "enc_layers": 2, "dec_hidden": 12, "attn": 6, "max_batch": 4,
+            "max_src_len": 7, "max_tgt_len": 7}
+    kinds = [dict(base, encoder="transformer", heads=2, positions="learned", post_norm=1, max_positions=9),
+             dict(base, encoder="conv", kernel=3)]
+    for cfg in kinds:
+        with attend.Model.load(reverse_model) as r:   # its vocabularies (abcdef), handed to the new model
+            assert len(r.src_vocab) == 10 and len(r.tgt_vocab) == 10
+            m = attend.Model.create(cfg, seed=3, src_vocab=r.src_vocab, tgt_vocab=r.tgt_vocab)
+            r.src_vocab = r.tgt_vocab = None
+        with m:
+            assert m.config == cfg
+            t = m.tensors()
+            if cfg["encoder"] == "transformer":
+                assert t["encoder.pos_emb"].shape == (9, 8)
+                assert t["encoder.layers.1.self_attn.in_proj_weight"].shape == (24, 8)
+                assert t["encoder.layers.0.linear1.weight"].shape == (16, 8)
+                assert "encoder.norm.weight" not in t   # post-norm: no final norm
+            else:
+                assert t["encoder.convs.1.weight"].shape == (16, 24)
+            assert t["bridge.weight"].shape == (12, 8)   # E = emb
+            path = tmp_path / ("%s.safetensors" % cfg["encoder"])
+            m.save(path)
+            hyps = m.greedy(["abc", "fedcba"], max_len=5)
+        with attend.Model.load(path) as m2:
+            assert m2.config == cfg
+            assert [h.text for h in m2.greedy(["abc", "fedcba"], max_len=5)] == [h.text for h in hyps]
+    with pytest.raises(attend.AttendError, match="heads=3 does not divide emb=8"):
+        attend.Model.create(dict(base, encoder="transformer", heads=3))

@@ -171,7 +171,7 @@ void at_step_logp(attend_model *m, int t, int S, double *lp, int W) {
 
 void at_forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
                         double *lp, int W, attend_real *align) {
-    int F = m->F, attentive = m->dec->attentive;
+    int F = m->F, attentive = m->dec->attentive || m->dec->aligns;
     encode_one(m, src, S, removed);
     for (int t = 0; t <= base_len; t++) {
         int32_t y = t == 0 ? ATTEND_BOS : base[t - 1];
@@ -187,7 +187,7 @@ void at_forced_pass(attend_model *m, const int32_t *src, int S, int removed, con
 /* Free-running greedy decoding of one source under the current hook. */
 static int greedy_pass(attend_model *m, const int32_t *src, int S, int removed, int max_len, int32_t *out,
                        attend_real *align) {
-    int F = m->F, attentive = m->dec->attentive;
+    int F = m->F, attentive = m->dec->attentive || m->dec->aligns;
     encode_one(m, src, S, removed);
     int32_t y = ATTEND_BOS;
     if (align) memset(align, 0, (size_t)max_len * S * sizeof *align);

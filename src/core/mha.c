@@ -115,10 +115,10 @@ static void project_backward(attend_real *dX, attend_real *dW, attend_real *db, 
 /* The forward after its arguments were checked; returns only the data check
  * of the masked softmax (a NaN score, a row with every position masked),
  * which can only run once the scores exist, and writes out/weights only then. */
-attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
-                             attend_real *weights, int average_weights, const attend_real *q, const attend_real *k,
-                             const attend_real *v, const uint8_t *valid, const uint8_t *allowed, int causal, int N,
-                             int T, int S, attend_real *workspace, const char *who, attend_error *err) {
+static attend_status mha_forward(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
+                                 attend_real *weights, int average_weights, const attend_real *q, const attend_real *k,
+                                 const attend_real *v, const uint8_t *valid, const uint8_t *allowed, int causal, int N,
+                                 int T, int S, attend_real *workspace, int check, const char *who, attend_error *err) {
     // out [N,T,D], weights [N,H,T,S] or [N,T,S] (average_weights) or NULL, q [N,T,D], k [N,S,Kd],
     // v [N,S,Vd], valid [N,S] or NULL, allowed [T,S] or NULL, workspace [attend_mha_workspace_size]
     mha_ws ws;
@@ -133,7 +133,8 @@ attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_para
             at_gemm(0, 1, T, S, dh, scale, ws.Q + (size_t)n * T * D + h * dh, D,
                     ws.K + (size_t)n * S * D + h * dh, D, 0, ws.Sc + ((size_t)n * H + h) * T * S, S);
     /* rows are (n,h,t); the key padding row of (n,h) is valid[n] */
-    TRY(at_masked_softmax(ws.P, ws.Sc, valid, allowed, causal, N * H, T, S, H, 0, who, err));
+    if (check) TRY(at_masked_softmax(ws.P, ws.Sc, valid, allowed, causal, N * H, T, S, H, 0, who, err));
+    else at_masked_softmax_forward(ws.P, ws.Sc, valid, allowed, causal, N * H, T, S, H, 0);
     for (int n = 0; n < N; n++)
         for (int h = 0; h < H; h++) /* O_h[n] [T,dh] = P[n,h] [T,S] V_h[n] [S,dh] */
             at_gemm(0, 0, T, dh, S, 1, ws.P + ((size_t)n * H + h) * T * S, S,
@@ -152,7 +153,22 @@ attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_para
                 }
         }
     }
-    return at_ok(err);
+    return check ? at_ok(err) : ATTEND_OK;
+}
+
+attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
+                             attend_real *weights, int average_weights, const attend_real *q, const attend_real *k,
+                             const attend_real *v, const uint8_t *valid, const uint8_t *allowed, int causal, int N,
+                             int T, int S, attend_real *workspace, const char *who, attend_error *err) {
+    return mha_forward(cfg, p, out, weights, average_weights, q, k, v, valid, allowed, causal, N, T, S, workspace, 1,
+                       who, err);
+}
+
+void at_self_attention_forward_model(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
+                                     const attend_real *x, const uint8_t *valid, int causal, int N, int T,
+                                     attend_real *workspace) {
+    // out [N,T,D], x [N,T,D], valid [N,T] or NULL, workspace [attend_mha_workspace_size(cfg, N, T, T)]
+    mha_forward(cfg, p, out, NULL, 0, x, x, x, valid, NULL, causal, N, T, T, workspace, 0, NULL, NULL);
 }
 
 attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p,

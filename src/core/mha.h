@@ -34,6 +34,14 @@ attend_status at_self_attention_forward(const attend_mha_config *cfg, const atte
                                         attend_real *weights, int average_weights, const attend_real *x,
                                         const uint8_t *valid, int causal, int N, int T, attend_real *workspace,
                                         const char *who, attend_error *err);
+/* Self-attention inside the model (no weights out): at_self_attention_forward
+ * without the masked softmax's data pass, so nothing is refused: every row
+ * must keep a position (valid has one per row), and a non-finite score
+ * propagates into out as the recurrent cells' NaNs do (the trainer's
+ * non-finite step check sees it). */
+void at_self_attention_forward_model(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
+                                     const attend_real *x, const uint8_t *valid, int causal, int N, int T,
+                                     attend_real *workspace);
 /* attend_self_attention_backward unchecked: dx [N,T,D] += from dout [N,T,D]. */
 void at_self_attention_backward(const attend_mha_config *cfg, const attend_mha_params *p, const attend_mha_grads *g,
                                 attend_real *dx, const attend_real *dout, const attend_real *x, int N, int T,

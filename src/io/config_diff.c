@@ -27,21 +27,29 @@ static void field_text(const attend_model_config *c, int field, char out[32]) {
     case 12: snprintf(out, 32, "%d", c->copy); break;
     case 13: snprintf(out, 32, "%d", c->monotonic); break;
     case 14: snprintf(out, 32, "%s", attend_normalizer_name(c->normalizer)); break;
-    case 15: snprintf(out, 32, "%d", c->max_batch); break;
-    case 16: snprintf(out, 32, "%d", c->max_src_len); break;
+    case 15: snprintf(out, 32, "%s", attend_encoder_name(c->encoder)); break;
+    case 16: snprintf(out, 32, "%d", c->heads); break;
+    case 17: snprintf(out, 32, "%s", attend_positions_name(c->positions)); break;
+    case 18: snprintf(out, 32, "%d", c->post_norm); break;
+    case 19: snprintf(out, 32, "%d", c->max_positions); break;
+    case 20: snprintf(out, 32, "%d", c->kernel); break;
+    case 21: snprintf(out, 32, "%d", c->conv_relu); break;
+    case 22: snprintf(out, 32, "%d", c->max_batch); break;
+    case 23: snprintf(out, 32, "%d", c->max_src_len); break;
     default: snprintf(out, 32, "%d", c->max_tgt_len); break;
     }
 }
 
 static const char *const FIELDS[] = {"cell",       "decoder",    "score",     "src_vocab",  "tgt_vocab", "emb",
                                      "enc_hidden", "enc_layers", "dec_hidden", "attn",      "dec_layers", "coverage",
-                                     "copy",       "monotonic",  "normalizer", "max_batch", "max_src_len",
-                                     "max_tgt_len"};
+                                     "copy",       "monotonic",  "normalizer", "encoder",   "heads",
+                                     "positions",  "post_norm",  "max_positions", "kernel", "conv_relu",
+                                     "max_batch",  "max_src_len", "max_tgt_len"};
 
 int attend_model_config_diff(const attend_model_config *a, const attend_model_config *b, int capacities,
                              char field[32], char va[32], char vb[32]) {
     if (!a || !b) return 0;
-    int n = capacities ? 18 : 15;
+    int n = capacities ? 25 : 22; /* the capacities last */
     for (int f = 0; f < n; f++) {
         char x[32], y[32];
         field_text(a, f, x);

@@ -13,6 +13,8 @@
 #include "io/quantize.h"
 #include "seq2seq/linear.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/encoder.h"
+#include "seq2seq/encoders/encoder_kind.h"
 #include "seq2seq/extension.h"
 
 attend_status attend_model_config_to_json(const attend_model_config *c, char **json, attend_error *err) {
@@ -30,6 +32,20 @@ attend_status attend_model_config_to_json(const attend_model_config *c, char **j
      * decoder's layers, then each extension's keys in the extensions' order */
     if (n > 0 && (size_t)n < sizeof buf && c->dec_layers)
         n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"dec_layers\":%d", c->dec_layers);
+    /* the encoder kind (added in 0.3) and its keys, when not the recurrent one */
+    const at_encoder_ops *enc = at_encoder_of(c);
+    CHECK(enc, err, ATTEND_ERR_ARG, "attend_model_config_to_json: encoder=%d is unknown", (int)c->encoder);
+    if (n > 0 && (size_t)n < sizeof buf && c->encoder && enc) {
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"encoder\":\"%s\"", attend_encoder_name(c->encoder));
+        for (int k = 0; k < enc->nkeys; k++) {
+            const at_encoder_key *key = &enc->keys[k];
+            int v;
+            memcpy(&v, (const char *)c + key->offset, sizeof v);
+            if (!(n > 0 && (size_t)n < sizeof buf) || !v) continue;
+            if (key->name) n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"%s\":\"%s\"", key->key, key->name(v));
+            else n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"%s\":%d", key->key, v);
+        }
+    }
     for (int i = 0; i < at_ext_count; i++)
         for (int k = 0; k < at_exts[i]->nkeys; k++) {
             const at_ext_key *key = &at_exts[i]->keys[k];
@@ -76,6 +92,14 @@ static const char *decoder_key(const char *key) {
     return NULL;
 }
 
+/* Some encoder kind's key named key, or NULL. */
+static const at_encoder_key *encoder_key(const char *key) {
+    for (int e = 0; e < at_encoder_count; e++)
+        for (int k = 0; k < at_encoders[e]->nkeys; k++)
+            if (!strcmp(at_encoders[e]->keys[k].key, key)) return &at_encoders[e]->keys[k];
+    return NULL;
+}
+
 /* An extension's key named key, or NULL. */
 static const at_ext_key *ext_key(const char *key) {
     for (int i = 0; i < at_ext_count; i++)
@@ -110,6 +134,19 @@ static attend_status config_parse(attend_model_config *c, int *setting, const ch
     for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !st; i++) st = json_int_field(root, ints[i].key, ints[i].dst, err);
     /* optional fields added in 0.2: 0 when absent; ranges checked by attend_model_config_check */
     if (!st && at_json_get(root, "dec_layers")) st = json_int_field(root, "dec_layers", &t.dec_layers, err);
+    /* added in 0.3: the encoder kind (rnn when absent) and every kind's keys (the kind's check refuses another's) */
+    int encoder = 0;
+    if (!st && at_json_get(root, "encoder")) st = json_name_field(root, "encoder", attend_encoder_from_name, &encoder, err);
+    t.encoder = (attend_encoder_kind)encoder;
+    for (int e = 0; e < at_encoder_count && !st; e++)
+        for (int k = 0; k < at_encoders[e]->nkeys && !st; k++) {
+            const at_encoder_key *key = &at_encoders[e]->keys[k];
+            if (!at_json_get(root, key->key)) continue;
+            int v = 0;
+            st = key->name ? json_name_field(root, key->key, key->from_name, &v, err)
+                           : json_int_field(root, key->key, &v, err);
+            if (!st) memcpy((char *)&t + key->offset, &v, sizeof v);
+        }
     for (int i = 0; i < at_ext_count && !st; i++)
         for (int k = 0; k < at_exts[i]->nkeys && !st; k++) {
             const at_ext_key *key = &at_exts[i]->keys[k];
@@ -135,7 +172,8 @@ static attend_status config_parse(attend_model_config *c, int *setting, const ch
     if (!st)
         for (const at_json_node *kv = root->first; kv; kv = kv->next) {
             int known = !strcmp(kv->key, "cell") || !strcmp(kv->key, "decoder") || !strcmp(kv->key, "score") ||
-                        !strcmp(kv->key, "dec_layers") || ext_key(kv->key) || decoder_key(kv->key);
+                        !strcmp(kv->key, "dec_layers") || !strcmp(kv->key, "encoder") || encoder_key(kv->key) ||
+                        ext_key(kv->key) || decoder_key(kv->key);
             for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) known |= !strcmp(kv->key, ints[i].key);
             if (!known) {
                 char snip[AT_JSON_SNIPPET_MAX];
@@ -381,13 +419,15 @@ static attend_status name_error(attend_error *err, attend_status st, const char 
 #define AT_LOAD_MAX_ACT_BYTES ((double)(1u << 30))
 
 static double min_params(const attend_model_config *c) {
-    double G = c->cell == ATTEND_CELL_LSTM ? 4 : 3, D = c->emb, H = c->enc_hidden, E = 2 * H, Hd = c->dec_hidden;
-    double n = (double)c->src_vocab * D        /* source embedding */
-               + 2 * G * H * (D + H)           /* first encoder layer, both directions */
-               + Hd * E                        /* bridge */
-               + G * Hd * (Hd + D);            /* decoder cell */
-    if (c->dec_layers > 1) n += (c->dec_layers - 1) * 2 * G * Hd * Hd; /* a stacked decoder's upper layers */
+    const at_encoder_ops *enc = at_encoder_of(c); /* known: the configuration was checked */
+    double G = c->cell == ATTEND_CELL_LSTM ? 4 : 3, D = c->emb, E = enc->width(c), Hd = c->dec_hidden;
     const at_decoder_ops *dec = at_decoders[c->decoder];
+    double n = (double)c->src_vocab * D        /* source embedding */
+               + enc->min_params(c);           /* the encoder kind's (RNN: the first layer, both directions) */
+    if (dec->no_cell) return n + dec->min_params(c); /* its layers, target embedding and output layer */
+    n += Hd * E                                /* bridge */
+         + G * Hd * (Hd + D);                  /* decoder cell */
+    if (c->dec_layers > 1) n += (c->dec_layers - 1) * 2 * G * Hd * Hd; /* a stacked decoder's upper layers */
     if (dec->vocabulary) n += (double)c->tgt_vocab * (D + Hd); /* target embedding, output */
     if (dec->attentive && c->score == ATTEND_SCORE_ADDITIVE) n += (double)c->attn * (Hd + E);
     return n;
@@ -395,7 +435,7 @@ static double min_params(const attend_model_config *c) {
 
 static double min_activation_bytes(const attend_model_config *c) {
     double N = c->max_batch, S = c->max_src_len, T = (double)c->max_tgt_len + 1, D = c->emb,
-           E = 2.0 * c->enc_hidden, Hd = c->dec_hidden,
+           E = at_encoder_of(c)->width(c), Hd = c->dec_hidden,
            V = at_decoders[c->decoder]->vocabulary ? c->tgt_vocab : 1;
     double n = N * S * D + (c->enc_layers + 2) * N * S * E /* embeddings, layer outputs and their gradients */
                + 3 * (T + 1) * N * Hd + T * N * (2 * E + Hd)  /* decoder states, inputs, contexts */

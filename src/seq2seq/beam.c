@@ -170,7 +170,7 @@ attend_status at_beam(attend_model *const *models, int M, const int32_t *src, in
                 memcpy(ftok + (size_t)nfin * L, htok + (size_t)cd->parent * L, (size_t)L * sizeof(int32_t));
                 for (int k = 0; k < M; k++) {
                     memcpy(AL(fal, fin_cap, k, nfin, 0), AL(hal, K, k, cd->parent, 0), (size_t)L * S * sizeof(attend_real));
-                    if (end == 2 && models[k]->dec->attentive)
+                    if (end == 2 && (models[k]->dec->attentive || models[k]->dec->aligns))
                         memcpy(AL(fal, fin_cap, k, nfin, t), models[k]->acts.weights + ((size_t)t * live + cd->parent) * S,
                                (size_t)S * sizeof(attend_real));
                 }
@@ -183,7 +183,7 @@ attend_status at_beam(attend_model *const *models, int M, const int32_t *src, in
             htok2[(size_t)next * L + t] = cd->token;
             for (int k = 0; k < M; k++) {
                 memcpy(AL(hal2, K, k, next, 0), AL(hal, K, k, cd->parent, 0), (size_t)L * S * sizeof(attend_real));
-                if (models[k]->dec->attentive)
+                if (models[k]->dec->attentive || models[k]->dec->aligns)
                     memcpy(AL(hal2, K, k, next, t), models[k]->acts.weights + ((size_t)t * live + cd->parent) * S,
                            (size_t)S * sizeof(attend_real));
             }

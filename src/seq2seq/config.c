@@ -5,6 +5,8 @@
  * attention score against the widths.
  */
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/encoder.h"
+#include "seq2seq/encoders/encoder_kind.h"
 #include "seq2seq/extension.h"
 
 attend_status attend_model_config_check(const attend_model_config *c, attend_error *err) {
@@ -34,15 +36,19 @@ attend_status attend_model_config_check(const attend_model_config *c, attend_err
           "model config: max_tgt_len=%d, must be in [1, 65536]", c->max_tgt_len);
     CHECK(c->dec_layers >= 0 && c->dec_layers <= AT_MAX_LAYERS, err, ATTEND_ERR_SHAPE,
           "model config: dec_layers=%d, must be in [0, %d] (0 and 1: one layer)", c->dec_layers, AT_MAX_LAYERS);
+    const at_encoder_ops *enc = at_encoder_of(c);
+    CHECK(enc, err, ATTEND_ERR_ARG, "model config: encoder=%d is unknown", (int)c->encoder);
+    TRY(enc->check(c, err));
+    int E = enc->width(c);
+    if (dec->check) TRY(dec->check(c, E, err));
     /* the extensions' keys, and what does not combine, naming both */
     TRY(at_ext_config_check(c, err));
     if (dec->attentive) {
-        attend_score_config sc = {c->score, c->dec_hidden, 2 * c->enc_hidden, c->attn, 1, 0};
+        attend_score_config sc = {c->score, c->dec_hidden, E, c->attn, 1, 0};
         attend_error e2;
         if (attend_score_config_check(&sc, &e2) != ATTEND_OK)
-            return at_fail(err, e2.status,
-                           "model config: score %d with dec_hidden=%d and encoder width 2*enc_hidden=%d: %s",
-                           (int)c->score, c->dec_hidden, 2 * c->enc_hidden, e2.msg);
+            return at_fail(err, e2.status, "model config: score %d with dec_hidden=%d and encoder width %s=%d: %s",
+                           (int)c->score, c->dec_hidden, c->encoder ? "emb" : "2*enc_hidden", E, e2.msg);
     }
     return at_ok(err);
 }

@@ -160,7 +160,7 @@ attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, 
             out[(size_t)n * max_len + t] = best;
             if (align)
                 for (int k = 0; k < M; k++)
-                    if (models[k]->dec->attentive)
+                    if (models[k]->dec->attentive || models[k]->dec->aligns)
                         memcpy(align + (((size_t)k * N + n) * max_len + t) * S,
                                models[k]->acts.weights + ((size_t)t * N + n) * S, (size_t)S * sizeof *align);
             y[n] = best;
@@ -217,7 +217,7 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
     if (rc == ATTEND_OK) {
         *logp = -st.loss * st.tokens;
         if (align) {
-            if (!m->dec->attentive) memset(align, 0, (size_t)steps * S * sizeof *align);
+            if (!m->dec->attentive && !m->dec->aligns) memset(align, 0, (size_t)steps * S * sizeof *align);
             else /* weights are [T,N,S] with N = 1 */
                 memcpy(align, m->acts.weights, (size_t)steps * S * sizeof *align);
         }

@@ -11,7 +11,7 @@
 
 #include "seq2seq/state.h"
 
-/* The encoder kind of a configuration (the recurrent one today). */
+/* The encoder kind of a configuration (cfg.encoder), NULL when unknown. */
 const at_encoder_ops *at_encoder_of(const attend_model_config *c);
 /* Its tensors in file order (the kind's, then bridge.weight [Hd,E], bridge.bias [Hd]). */
 void at_encoder_layout_params(at_param_layout *L);

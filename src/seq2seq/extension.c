@@ -68,7 +68,11 @@ static void rule_names(const attend_model_config *c, const attend_feature_rule *
     else snprintf(f, cap, "%s", r->feature);
     const at_decoder_ops *dec = at_decoders[c->decoder];
     switch (r->kind) {
-    case ATTEND_RULE_ATTENTION: snprintf(o, cap, "decoder %s, which has no attention weights", dec->name); break;
+    case ATTEND_RULE_ATTENTION:
+        snprintf(o, cap, dec->aligns ? "decoder %s, whose multi-head attention has no single attention step to act on"
+                                     : "decoder %s, which has no attention weights",
+                 dec->name);
+        break;
     case ATTEND_RULE_VOCABULARY: snprintf(o, cap, "decoder %s", dec->name); break;
     case ATTEND_RULE_ADDITIVE: snprintf(o, cap, "score %s", attend_score_name(c->score)); break;
     case ATTEND_RULE_EXCLUDES:

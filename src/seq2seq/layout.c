@@ -24,11 +24,13 @@ size_t at_layout_params(attend_model *m, attend_real *base, at_model_tensors *v,
     if (dec->layout_input) dec->layout_input(&L);
     at_encoder_layout_params(&L);
     if (dec->attentive) at_dec_layout_attention(&L);
-    at_param_add_init(&L, L.v ? &L.v->dec_wih : NULL, "decoder.weight_ih", G * Hd, m->Din, AT_INIT_UNIFORM, bound);
-    at_param_add_init(&L, L.v ? &L.v->dec_whh : NULL, "decoder.weight_hh", G * Hd, Hd, AT_INIT_UNIFORM, bound);
-    at_param_add_init(&L, L.v ? &L.v->dec_bih : NULL, "decoder.bias_ih", G * Hd, 0, AT_INIT_UNIFORM, bound);
-    at_param_add_init(&L, L.v ? &L.v->dec_bhh : NULL, "decoder.bias_hh", G * Hd, 0, AT_INIT_UNIFORM, bound);
-    at_dec_stack_layout_params(&L); /* layers 1 .. dec_layers-1 */
+    if (!dec->no_cell) {
+        at_param_add_init(&L, L.v ? &L.v->dec_wih : NULL, "decoder.weight_ih", G * Hd, m->Din, AT_INIT_UNIFORM, bound);
+        at_param_add_init(&L, L.v ? &L.v->dec_whh : NULL, "decoder.weight_hh", G * Hd, Hd, AT_INIT_UNIFORM, bound);
+        at_param_add_init(&L, L.v ? &L.v->dec_bih : NULL, "decoder.bias_ih", G * Hd, 0, AT_INIT_UNIFORM, bound);
+        at_param_add_init(&L, L.v ? &L.v->dec_bhh : NULL, "decoder.bias_hh", G * Hd, 0, AT_INIT_UNIFORM, bound);
+        at_dec_stack_layout_params(&L); /* layers 1 .. dec_layers-1 */
+    }
     if (dec->layout_params) dec->layout_params(&L);
     at_ext_layout_params(&L, AT_PARAMS_OUTPUT);
     if (record) m->ntensors = L.count;

@@ -37,8 +37,8 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->dec = at_decoders[c->decoder];
     m->enc = at_encoder_of(c);
     m->G = at_cell_gates(c->cell);
-    m->Ld = c->dec_layers > 1 ? c->dec_layers : 1;
-    m->E = 2 * c->enc_hidden;
+    m->Ld = c->dec_layers > 1 && !m->dec->no_cell ? c->dec_layers : 1; /* a stacked recurrent decoder's */
+    m->E = m->enc->width(c);
     m->dec->dims(c, m->E, &m->Din, &m->F, &m->V);
     attend_score_config sc = {c->score, c->dec_hidden, m->E, c->attn, 1, 0};
     m->score = sc;
@@ -48,7 +48,7 @@ attend_status attend_model_create(attend_model **out, const attend_model_config 
     m->Tcap = c->max_tgt_len + 1;
     size_t N = (size_t)c->max_batch, S = (size_t)c->max_src_len, T = (size_t)m->Tcap;
     /* a table is kept when it is no larger than the per-position projections it replaces */
-    m->dec_tab_cap = m->dec->vocabulary && (size_t)c->tgt_vocab <= N * T;
+    m->dec_tab_cap = m->dec->vocabulary && !m->dec->no_cell && (size_t)c->tgt_vocab <= N * T;
     /* the kinds' and the extensions' own state, one allocation */
     size_t kinds = (m->enc->state_size + 15) / 16 * 16 + (m->dec->state_size + 15) / 16 * 16;
     unsigned char *states = calloc(kinds + at_ext_state_size(c), 1);
@@ -226,7 +226,8 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
         m->dec->input_rows(m, rows, y_in, src, N, S);
         /* inputs chosen step by step: the same transform as the whole grid's in at_model_forward */
         if (!infer) at_ext_site_rows(m, rows, N, t, D, AT_SITE_DEC_IN);
-        if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
+        if (m->dec->no_cell) { /* the kind reads the rows themselves */
+        } else if (m->dec_tab_on) { /* xg_emb = dec_tab[y] */
             for (int n = 0; n < N; n++)
                 memcpy(xg_emb + (size_t)n * GHd, a->dec_tab + (size_t)m->dec->input_id(m, y_in[n]) * GHd,
                        (size_t)GHd * sizeof *xg_emb);
@@ -235,7 +236,7 @@ void at_model_step(attend_model *m, int t, int N, int S, const int32_t *y_in, co
             at_rows_add(xg_emb, m->p.dec_bih, (size_t)N, GHd);
         }
     }
-    if (xg_emb != a->xg) memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
+    if (xg_emb != a->xg && !m->dec->no_cell) memcpy(a->xg, xg_emb, (size_t)N * GHd * sizeof(attend_real));
     m->step_y_in = y_in; /* what a kind remembers of the previous outputs (a pointer's exclusion) */
     m->step_S = S;
     m->dec->step_forward(m, t, N, S, active, feat_row, feat_stride);
@@ -316,8 +317,8 @@ attend_status at_model_forward(attend_model *m, const attend_batch *b, const at_
         m->dec->input_rows(m, a->emb_tgt + (size_t)t * N * D, m->fwd_tgt_in + (size_t)t * N, b->src, N, S);
     at_ext_site(m, a->emb_tgt, T, N, D, 0, AT_SITE_DEC_IN); /* a transform disables the table (encode) */
     m->dec_tab_on = m->dec_tab_on && m->V < T * N;
-    if (feeds) {
-        /* at_model_step below */
+    if (feeds || m->dec->no_cell) {
+        /* at_model_step below; a kind without a cell reads emb_tgt */
     } else if (m->dec_tab_on) { /* rows of dec_tab (at_model_encode), one per token */
         for (size_t r = 0; r < (size_t)T * N; r++)
             memcpy(a->xg_emb + r * GHd, a->dec_tab + (size_t)m->fwd_tgt_in[r] * GHd, (size_t)GHd * sizeof(attend_real));
@@ -348,7 +349,7 @@ attend_status at_model_forward(attend_model *m, const attend_batch *b, const at_
             if (best == y) correct++;
             else all_right = 0;
             count++;
-            if (m->dec->attentive) {
+            if (m->dec->attentive || m->dec->aligns) {
                 entropy += row_entropy(a->weights + ((size_t)t * N + n) * S, S);
                 ent_rows++;
             }
@@ -409,7 +410,11 @@ attend_status attend_model_backward(attend_model *m, attend_error *err) {
     /* decoder input projection for all steps at once:
      * forward: xg = [emb; extra] W_ihᵀ + b_ih; the kind's extra part first */
     if (m->dec->input_backward) m->dec->input_backward(m, T, N);
-    if (m->dec_tab_on) {
+    if (m->dec->no_cell) {
+        /* the kind's step_backward wrote d emb_tgt into demb */
+        at_ext_site(m, a->demb, T, N, D, 0, AT_SITE_DEC_IN); /* forward: x = site(emb) */
+        m->dec->input_rows_backward(m, a->demb, T, N, S);
+    } else if (m->dec_tab_on) {
         /* forward: xg_emb[r] = dec_tab[y_r], dec_tab = tgt_emb W_ih[:, :D]ᵀ + b_ih */
         at_table_backward(m, a->dtab, a->demb, m->g.tgt_emb, m->g.dec_wih, Din, m->g.dec_bih, a->dxg_all,
                           m->fwd_tgt_in, NULL, 0, (size_t)T * N, m->V, GHd, m->p.tgt_emb, m->p.dec_wih);

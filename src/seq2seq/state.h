@@ -36,7 +36,7 @@
 #include "../core/options.h"
 
 #define AT_MAX_LAYERS 8
-#define AT_MAX_TENSORS (8 + 12 * AT_MAX_LAYERS + 16) /* encoder 8, decoder 4 per layer */
+#define AT_MAX_TENSORS (8 + 20 * AT_MAX_LAYERS + 16) /* per layer: encoder 8 (RNN) or 12 (transformer), decoder 4 */
 #define AT_NAME_MAX 48
 #define AT_DEC_OWN 6  /* tensors and buffers a decoder kind owns (decoders/<kind>.c) */
 #define AT_EXT_MAX 12 /* registered extensions (extension.c) */

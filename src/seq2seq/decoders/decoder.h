@@ -20,12 +20,23 @@
 struct at_decoder_ops {
     const char *name;
     int attentive;     /* attention weights per step: attention.* tensors, projected keys */
+    int no_cell;       /* no recurrent cell and no bridge: the core lays out no decoder.weight_ih/hh,
+                          bias_ih/hh, bridge.*, makes no input projection xg and hands the kind the
+                          input embeddings (emb_tgt) alone; its step_backward writes their gradient
+                          into acts.demb [T*N,D] (row t*N + n) */
+    int aligns;        /* writes acts.weights [T,N,S] every step by its own attention (attentive = 0:
+                          no score tensors, extensions or interventions); the alignments read them */
     int vocabulary;    /* outputs are ids of a target vocabulary (tgt_emb, an output layer); 0: source positions */
     int32_t start;     /* the first step's input (ATTEND_BOS; a pointer: -1, no position yet) */
     int eos;           /* 1: a sequence ends with ATTEND_EOS, one more step than its tokens; 0: after src_len steps */
     size_t state_size; /* bytes of its own state (m->dec_state), zeroed at create */
     /* the decoder cell's input width Din, the output feature width F and the output classes V (1: none) */
     void (*dims)(const attend_model_config *c, int E, int *Din, int *F, int *V);
+    /* its own configuration rules (the encoder width E), naming both sides (NULL: none) */
+    attend_status (*check)(const attend_model_config *c, int E, attend_error *err);
+    /* no_cell kinds: a lower bound on its parameters with the target embedding and the output layer
+     * (the loader's size check, io/model_io.c) */
+    double (*min_params)(const attend_model_config *c);
     /* its tensors before the encoder's (after src_emb: a target embedding), and its own after the cell's
      * (its output layer last) (NULL: none) */
     void (*layout_input)(at_param_layout *L);

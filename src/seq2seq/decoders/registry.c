@@ -10,7 +10,8 @@
     X(ATTEND_DECODER_BAHDANAU, at_decoder_bahdanau)  \
     X(ATTEND_DECODER_LUONG, at_decoder_luong)        \
     X(ATTEND_DECODER_NONE, at_decoder_none)          \
-    X(ATTEND_DECODER_POINTER, at_decoder_pointer)
+    X(ATTEND_DECODER_POINTER, at_decoder_pointer)      \
+    X(ATTEND_DECODER_TRANSFORMER, at_decoder_transformer)
 
 #define AT_DECLARE(kind, ops) extern const at_decoder_ops ops;
 AT_DECODER_KINDS(AT_DECLARE)

@@ -17,9 +17,29 @@
 
 #include "seq2seq/state.h"
 
+/* A configuration key of a kind: an int field of attend_model_config at
+ * `offset`, written to the config JSON as `key` only when not zero; as a name
+ * (name/from_name) or, when name is NULL, as a number. Ranges: the kind's
+ * check. */
+typedef struct {
+    const char *key;
+    size_t offset;
+    const char *(*name)(int v);
+    int (*from_name)(const char *s);
+} at_encoder_key;
+
 struct at_encoder_ops {
     const char *name;
     size_t state_size; /* bytes of its own state (m->enc_state), zeroed at create */
+    /* its configuration: keys (beyond the fields every model has), their
+     * check (and the fields it reads: emb, enc_hidden, enc_layers; the
+     * message names the field), the output width E, and a lower bound on
+     * its parameter count (the loader's size check, io/model_io.c) */
+    const at_encoder_key *keys;
+    int nkeys;
+    attend_status (*check)(const attend_model_config *c, attend_error *err);
+    int (*width)(const attend_model_config *c);
+    double (*min_params)(const attend_model_config *c);
     /* its tensors (after the embeddings, before the bridge) */
     void (*layout_params)(at_param_layout *L);
     /* its buffers; it points acts.enc_top [N,S,E] at its output */
@@ -34,7 +54,7 @@ struct at_encoder_ops {
     int (*backward)(attend_model *m, int N, int S);
 };
 
-/* registry.c: the encoder kinds, the recurrent one first */
+/* registry.c: the encoder kinds, at their attend_encoder_kind values */
 extern const at_encoder_ops *const at_encoders[];
 extern const int at_encoder_count;
 

@@ -1,12 +1,13 @@
 /*
  * registry.c — the encoder kinds. Adding a kind: its file encoders/<kind>.c
- * and one line in AT_ENCODER_KINDS below. Index 0, the recurrent encoder, is
- * what every configuration has today (encoder.c: at_encoder_of).
+ * and one line in AT_ENCODER_KINDS below. The index is the kind's
+ * attend_encoder_kind value (cfg.encoder; encoder.c: at_encoder_of), the
+ * recurrent encoder 0.
  */
 #include "seq2seq/encoders/encoder_kind.h"
 
 /* X(the kind's at_encoder_ops) */
-#define AT_ENCODER_KINDS(X) X(at_encoder_rnn)
+#define AT_ENCODER_KINDS(X) X(at_encoder_rnn) X(at_encoder_transformer) X(at_encoder_conv)
 
 #define AT_DECLARE(ops) extern const at_encoder_ops ops;
 AT_ENCODER_KINDS(AT_DECLARE)

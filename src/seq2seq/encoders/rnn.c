@@ -237,9 +237,32 @@ static int backward(attend_model *m, int N, int S) {
     return !s->tab_on;
 }
 
+/* The recurrent encoder has no settings of its own: the other kinds' are 0. */
+static attend_status check(const attend_model_config *c, attend_error *err) {
+    CHECK(c->conv_relu == 0, err, ATTEND_ERR_ARG, "model config: conv_relu=%d is a conv encoder's setting, but "
+          "encoder is rnn", c->conv_relu);
+    CHECK(c->heads == 0 && c->positions == 0 && c->post_norm == 0 && c->max_positions == 0 && c->kernel == 0, err,
+          ATTEND_ERR_ARG, "model config: %s=%d is a %s encoder's setting, but encoder is rnn",
+          c->heads ? "heads" : c->positions ? "positions" : c->post_norm ? "post_norm" : c->max_positions ? "max_positions" : "kernel",
+          c->heads ? c->heads : c->positions ? (int)c->positions : c->post_norm ? c->post_norm : c->max_positions ? c->max_positions : c->kernel,
+          c->kernel && !c->heads && !c->positions && !c->post_norm && !c->max_positions ? "conv" : "transformer");
+    return ATTEND_OK;
+}
+
+static int width(const attend_model_config *c) { return 2 * c->enc_hidden; }
+
+/* the first layer, both directions: 2 G He (D + He) */
+static double min_params(const attend_model_config *c) {
+    double G = c->cell == ATTEND_CELL_LSTM ? 4 : 3, D = c->emb, H = c->enc_hidden;
+    return 2 * G * H * (D + H);
+}
+
 const at_encoder_ops at_encoder_rnn = {
     .name = "rnn",
     .state_size = sizeof(rnn_state),
+    .check = check,
+    .width = width,
+    .min_params = min_params,
     .layout_params = layout_params,
     .layout_acts = layout_acts,
     .forward = forward,

@@ -1,0 +1,112 @@
+#!/bin/sh
+# encoders_test.sh — the transformer and conv encoders through the command
+# line (issue 27): `attend train --encoder transformer|conv` writes a model
+# file that decode (greedy, beam, alignments) and quantize read; usage errors
+# name both sides (--heads not dividing --emb, one kind's options with
+# another, unknown names).
+#
+#   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR     CASE: usage | train
+set -u
+CASE=encoders_$1
+A=$2
+WORK=$3
+. "$(dirname "$0")/lib.sh"
+A=$(abs "$A")
+D=$(abs "$WORK")/$CASE
+rm -rf "$D"
+mkdir -p "$D" || exit 1
+cd "$D" || exit 1
+PASSED=0
+
+case $1 in
+usage)
+    run 2 "$A" train --task reverse --encoder transformer --emb 8 --heads 3 --steps 1
+    has err "--heads 3 does not divide --emb 8"
+    ok "--heads 3 with --emb 8"
+    run 2 "$A" train --task reverse --encoder transformer --emb 6 --steps 1
+    has err "--heads 4 \(the default\) does not divide --emb 6"
+    ok "the default --heads with --emb 6"
+    run 2 "$A" train --task reverse --heads 2 --steps 1
+    has err "--heads applies to --encoder transformer, not --encoder rnn"
+    ok "--heads with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder rnn --positions none --steps 1
+    has err "--positions applies to --encoder transformer or conv, not --encoder rnn"
+    ok "--positions with the recurrent encoder"
+    run 2 "$A" train --task reverse --post-norm --steps 1
+    has err "--post-norm applies to --encoder transformer"
+    ok "--post-norm with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder conv --heads 2 --steps 1
+    has err "--heads applies to --encoder transformer, not --encoder conv"
+    ok "--heads with the conv encoder"
+    run 2 "$A" train --task reverse --encoder transformer --kernel 3 --steps 1
+    has err "--kernel applies to --encoder conv, not --encoder transformer"
+    ok "--kernel with the transformer encoder"
+    run 2 "$A" train --task reverse --conv-relu --steps 1
+    has err "--conv-relu applies to --encoder conv, not --encoder rnn"
+    ok "--conv-relu with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder conv --kernel 4 --steps 1
+    has err "--kernel 4: the conv encoder's kernel width must be odd"
+    ok "an even --kernel"
+    run 2 "$A" train --task reverse --encoder conformer --steps 1
+    has err "conformer"
+    ok "an unknown --encoder"
+    run 2 "$A" train --task reverse --encoder transformer --positions rotary --steps 1
+    has err "rotary"
+    ok "an unknown --positions"
+    run 2 "$A" train --task reverse --decoder transformer --steps 1
+    has err "--decoder transformer .*it needs --encoder transformer, not --encoder rnn"
+    ok "--decoder transformer with the recurrent encoder"
+    run 2 "$A" train --task reverse --encoder transformer --decoder transformer --coverage --steps 1
+    has err "coverage"
+    has err "transformer"
+    ok "--coverage with --decoder transformer"
+    ;;
+train)
+    SMALL="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 500 --dev-count 50
+           --emb 16 --layers 2 --batch 16 --steps 60 --warmup 10 --decay 50"
+    TF="--encoder transformer --heads 2 --hidden 32"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL $TF --dec-hidden 32 --positions learned --post-norm --out tf.safetensors
+    has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, post-norm, learned positions\), gru bahdanau decoder 32"
+    has out "^dev: pairs 50 "
+    ok "train --encoder transformer --positions learned --post-norm"
+    printf 'abcd\nfed\n' >in
+    run 0 "$A" decode tf.safetensors in --align
+    has out "weight per cell"
+    run 0 "$A" decode tf.safetensors in --beam 3
+    [ "$(wc -l <out)" -ge 2 ] || fail "beam decoding printed $(wc -l <out) lines"
+    ok "decode greedy (alignments) and beam"
+    run 0 "$A" quantize tf.safetensors --to int8 --out tf8.safetensors
+    run 0 "$A" decode tf8.safetensors in
+    [ "$(wc -l <out)" -eq 2 ] || fail "the int8 model decoded $(wc -l <out) lines"
+    ok "quantize --to int8 and decode"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL $TF --score dot --steps 20 --warmup 2 --decay 18 --out dot.safetensors
+    has out "\(2 heads, feed-forward 32, pre-norm, sinusoidal positions\), gru bahdanau decoder 16, dot attention"
+    ok "--score dot: the decoder width defaults to the encoder's (--emb)"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --encoder conv --kernel 5 --positions learned --out cv.safetensors
+    has out "^model: conv encoder 2 layers of width 16 \(kernel 5, GLU, learned positions\), gru bahdanau decoder 128"
+    run 0 "$A" decode cv.safetensors in --beam 2 --align
+    has out "weight per cell"
+    ok "train --encoder conv --kernel 5 --positions learned, decode"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL $TF --decoder transformer --dec-layers 2 --positions learned --out td.safetensors
+    has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, pre-norm, learned positions\), gru transformer decoder 32 \(2 layers\) \(feed-forward, cross-attention of 2 heads\)"
+    has out "^dev: pairs 50 "
+    run 0 "$A" decode td.safetensors in --align
+    has out "weight per cell"
+    run 0 "$A" decode td.safetensors in --beam 3 --nbest 2
+    [ "$(wc -l <out)" -ge 4 ] || fail "n-best decoding printed $(wc -l <out) lines"
+    run 0 "$A" quantize td.safetensors --to int8 --out td8.safetensors
+    run 0 "$A" decode td8.safetensors in
+    [ "$(wc -l <out)" -eq 2 ] || fail "the int8 transformer decoder decoded $(wc -l <out) lines"
+    ok "train --decoder transformer --dec-layers 2, decode greedy (alignments), n-best, int8"
+    # shellcheck disable=SC2086
+    run 0 "$A" train $SMALL --encoder conv --conv-relu --steps 10 --warmup 2 --decay 8 --out relu.safetensors
+    has out "^model: conv encoder 2 layers of width 16 \(kernel 3, ReLU, sinusoidal positions\)"
+    ok "train --encoder conv --conv-relu"
+    ;;
+*) fail "unknown case $1" ;;
+esac
+echo "$PASSED passed, 0 failed"
