@@ -271,8 +271,8 @@ void at_gemm_portable(int transA, int transB, int M, int N, int K, attend_real a
         scale_c(M, N, beta, C, ldc);
         return;
     }
-    gemm_run((int)at_isa(), gemm_path(transA, transB, M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb, NULL, 0, 0, beta, C,
-             ldc);
+    gemm_run((int)at_isa(), gemm_path(transA, transB, M, N, K), transA, transB, M, N, K, alpha, A, lda, B, ldb,
+             NULL, 0, 0, beta, C, ldc);
 }
 
 /* One product (or one thread's share of one: rows or columns of C) on the
