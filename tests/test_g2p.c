@@ -919,6 +919,9 @@ static void test_text_notes(void) {
          "'<U+00A9>': U+00A9 skipped\n'<U+2122><U+2122>': U+2122 skipped\n"},
         {"plain text", "plain text", ""},
         {"r\xc2\x9b" "ed", "red", "'r<U+009B>ed': U+009B skipped\n"},
+        /* a ',' or ':' after the decimal point splits the run like one before it (it was read as a digit:
+         * UBSan, an index of -4 into the digit names) */
+        {"1.5,3 2.5:30", "one point five | three two point five | thirty", ""},
     };
     attend_error err;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

@@ -489,7 +489,11 @@ static void scan_run(numrun *r, const char *run, size_t n) {
     if (i < n) {
         r->frac = run + i + 1;
         r->nfrac = n - i - 1;
-        for (size_t j = i; j < n; j++) r->dots += run[j] == '.';
+        for (size_t j = i; j < n; j++) { /* after the point too: "1.5,3" must split, not read ',' as a digit */
+            r->dots += run[j] == '.';
+            r->commas += run[j] == ',';
+            r->colons += run[j] == ':';
+        }
     }
 }
 

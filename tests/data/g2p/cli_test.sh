@@ -220,7 +220,9 @@ lexicon)
     printf 'zyzzogeton Z IH Z AH G EH T AH N\nai AY\n' > want.txt
     cmp -s out.txt want.txt || fail "a damaged cache was not rebuilt: $(cat out.txt) $(cat err.txt)"
     # the file form itself as --lexicon; a damaged one is refused, naming it
-    cp "$(ls cache/attend/lexicon-*.bin | head -1)" lex.bin
+    # (the newest: the copy of my.dict just rebuilt; the others are still the damaged ones, and the
+    # order of their names is a hash of the path, so `head -1` of ls picked one by chance)
+    cp "$(ls -t cache/attend/lexicon-*.bin | head -1)" lex.bin
     expect_rc 0 "$cli" g2p --lexicon lex.bin ai
     [ "$(cat out.txt)" = "ai AY" ] || fail "file form: $(cat out.txt)"
     head -c 200 lex.bin > bad.bin
