@@ -691,6 +691,8 @@ static void test_lexicon(void) {
         attend_g2p_lexicon_free(bad);
     }
     remove(path);
+    attend_g2p_lexicon_free(back); /* the failing loads below set back to NULL first */
+    back = NULL;
     EXPECT(attend_g2p_lexicon_load(&back, "no/such/lexicon.bin", &err) == ATTEND_ERR_IO &&
                strstr(err.msg, "no/such/lexicon.bin"),
            "missing: %s", err.msg);
