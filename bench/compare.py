@@ -274,8 +274,9 @@ def main():
                     print("[%4.0fs] rep %d %-7s %-26s %-5s %dt  %s" % (
                         time.time() - t_start, rep, lv, name, side, threads, summary(j)), file=sys.stderr, flush=True)
         if a.default_env:  # attend as a user runs it: nothing set but (OpenBLAS build) generic kernels
-            # (name, binary, OPENBLAS_CORETYPE): the default build; the OpenBLAS build with the generic
-            # kernels an OpenBLAS older than the CPU runs; and (a candidate for "best") with its right kernels
+            # (name, binary, OPENBLAS_CORETYPE, ATTEND_NUM_THREADS or None): the default build; the OpenBLAS
+            # build with the generic kernels an OpenBLAS older than the CPU runs; and, candidates for "best",
+            # the OpenBLAS build with its right kernels and the default build at each thread count.
             # Each row's runs follow one another, alternating in order, beside attend's explicit
             # settings ("set-Nt": ATTEND_NUM_THREADS=N, the default build) measured again in the same
             # block: the gate compares runs minutes apart at most, so a change of load between the
