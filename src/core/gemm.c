@@ -324,10 +324,19 @@ static void gemm_one(int path, int transA, int transB, int M, int N, int K, atte
  * OPENBLAS_NUM_THREADS=1 would. */
 #ifdef ATTEND_USE_CBLAS
 void openblas_set_num_threads(int num_threads);
+/* OpenBLAS's pthreads build exports its thread server's shutdown (its fork
+ * handler calls it); its OpenMP build has none, hence weak. */
+int blas_thread_shutdown_(void) __attribute__((weak));
 static void blas_single_thread(void) {
     static _Atomic int done = 0;
     if (!done) {
         openblas_set_num_threads(1);
+        /* The server's workers, started when OpenBLAS loaded, would spin in
+         * sched_yield for ~0.1 s more beside attend's threads (the latency
+         * rows of a short run: 0.82-0.88 of the default build). With one
+         * thread OpenBLAS never hands them work; a later
+         * openblas_set_num_threads(n > 1) by the host starts them again. */
+        if (blas_thread_shutdown_) blas_thread_shutdown_();
         done = 1;
     }
 }
