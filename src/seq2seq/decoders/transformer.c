@@ -67,7 +67,7 @@ typedef struct {
     attend_real *mean[3], *rstd[3]; /* [T,N] LN_k's */
     attend_real *q[2];       /* [T,N,D] the self- and cross-attention queries */
     attend_real *o[2];       /* [T,N,D] their outputs before out_proj */
-    attend_real *p1;         /* [T,N,H,Tc] self-attention weights (positions 0..t) */
+    attend_real *p1;         /* [T,N,H,Tc] self-attention weights: step t's [N,H,t+1] (positions 0..t) */
     attend_real *p2;         /* [T,N,H,S] cross-attention weights */
     attend_real *u;          /* [T,N,F] relu(W1 · + b1) */
 } td_layer_acts;
@@ -87,14 +87,11 @@ typedef struct {
     attend_real *dckv;              /* [N][S][L][2][D] */
     attend_real *dx, *dh, *da, *dq, *dO; /* [N,D] */
     attend_real *du;                /* [N,F] */
-    attend_real *dp;                /* [max(Tc,S)] one row of an attention's weight gradient */
+    attend_real *dp, *ds;           /* [N,H,max(Tc,S)] an attention's weight and score gradients */
     int pe_ready;
 } td_state;
 
 static td_state *st(const attend_model *m) { return m->dec_state; }
-
-/* the attention loops take the key rows of this many batch rows at a time */
-#define AT_CHUNK_ROWS 64
 
 static int layers(const attend_model_config *c) { return c->dec_layers > 1 ? c->dec_layers : 1; }
 
@@ -209,7 +206,8 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
     s->dq = at_act_take(L, N * D);
     s->dO = at_act_take(L, N * D);
     s->du = at_act_take(L, N * F);
-    s->dp = at_act_take(L, T > S ? T : S);
+    s->dp = at_act_take(L, N * H * (T > S ? T : S));
+    s->ds = at_act_take(L, N * H * (T > S ? T : S));
     s->pe_ready = 0;
     /* beam search: a hypothesis's cache follows it; the cross keys and values are the source's */
     at_act_rows(L, s->kv, Ls * 2 * T * D * sizeof(attend_real), 0, AT_ROWS_STATE);
@@ -230,91 +228,78 @@ static attend_real *cross(const attend_model *m, attend_real *base, int n, int l
     return base + ((size_t)n * S * Ls * 2 + (size_t)l * 2 + kv) * D;
 }
 
+/* Y [N,D] (row stride ldy) += b [D] on every row */
+static void add_bias(attend_real *Y, int ldy, const attend_real *b, int N, int D) {
+    if (ldy == D) at_rows_add(Y, b, (size_t)N, D);
+    else
+        for (int n = 0; n < N; n++) at_rows_add(Y + (size_t)n * ldy, b, 1, D);
+}
+
+/* db [D] += Σ_n dY [N,D] (row stride lddy) */
+static void sum_bias(attend_real *db, const attend_real *dY, int lddy, int N, int D) {
+    if (lddy == D) at_rows_sum(db, dY, (size_t)N, D);
+    else
+        for (int n = 0; n < N; n++) at_rows_sum(db, dY + (size_t)n * lddy, 1, D);
+}
+
 /* Y [N,D] (row stride ldy) = X [N,D] Wᵀ + b for W [D,D] (a slice of an in_proj) */
 static void proj(const attend_model *m, attend_real *Y, int ldy, const attend_real *X, const attend_real *W,
                  const attend_real *b, int N, int D) {
     at_model_linear(m, N, D, D, X, D, W, D, 0, Y, ldy);
-    for (int n = 0; n < N; n++)
-        for (int i = 0; i < D; i++) Y[(size_t)n * ldy + i] += b[i];
+    add_bias(Y, ldy, b, N, D);
 }
 
-/* One query row per n over K keys: o [N,D] = Σ_j p_j V_j per head, p [N,H,ldp]
- * = softmax_j(q·K_j / sqrt(dh)) over the keys j < K (valid [N,vstride] or NULL)
- * of K [n] at kbase(n) row stride ldk (values at vbase(n), the same stride). */
-static void attend_rows(attend_real *o, attend_real *p, int ldp, const attend_real *q, const attend_real *const *kb,
-                        const attend_real *const *vb, int ldk, const uint8_t *valid, int vstride, int N, int K, int D,
+/* One query row per n over K keys, every head h (dh = D/H wide):
+ *   p [N,H,K] = softmax_j(q_n,h · k_n,j,h / sqrt(dh)) over the keys j < K
+ *               (key padding valid [N,K], or NULL),
+ *   o [N,D]   = Σ_j p_n,h,j v_n,j,h per head,
+ * with row n's keys at kb + n·nstride (key j at row stride ldk) and its values
+ * at vb the same way. Vectorized through the shared kernels: per head one
+ * batched product over the N rows for the scores and one for the weighted
+ * sum (at_gemm_batched's matrix-vector path), one masked softmax over all
+ * N·H rows. Each row's bits do not depend on the thread count. */
+static void attend_rows(attend_real *o, attend_real *p, const attend_real *q, const attend_real *kb,
+                        const attend_real *vb, size_t nstride, int ldk, const uint8_t *valid, int N, int K, int D,
                         int H) {
     int dh = D / H;
-    double scale = 1.0 / sqrt((double)dh);
-    for (int n = 0; n < N; n++)
-        for (int h = 0; h < H; h++) {
-            const attend_real *qh = q + (size_t)n * D + h * dh;
-            const attend_real *kh = kb[n] + h * dh, *vh = vb[n] + h * dh;
-            attend_real *ph = p + ((size_t)n * H + h) * ldp;
-            const uint8_t *ok = valid ? valid + (size_t)n * vstride : NULL;
-            double mx = -INFINITY;
-            for (int j = 0; j < K; j++) {
-                if (ok && !ok[j]) continue;
-                double sc = 0;
-                for (int i = 0; i < dh; i++) sc += (double)qh[i] * kh[(size_t)j * ldk + i];
-                ph[j] = (attend_real)(sc * scale);
-                if (ph[j] > mx) mx = ph[j];
-            }
-            double sum = 0;
-            for (int j = 0; j < K; j++) {
-                if (ok && !ok[j]) {
-                    ph[j] = 0;
-                    continue;
-                }
-                ph[j] = (attend_real)exp(ph[j] - mx);
-                sum += ph[j];
-            }
-            attend_real *oh = o + (size_t)n * D + h * dh;
-            for (int i = 0; i < dh; i++) oh[i] = 0;
-            for (int j = 0; j < K; j++) {
-                ph[j] = (attend_real)(ph[j] / sum);
-                if (ph[j] == 0) continue;
-                for (int i = 0; i < dh; i++) oh[i] += ph[j] * vh[(size_t)j * ldk + i];
-            }
-            for (int j = K; j < ldp; j++) ph[j] = 0;
-        }
+    attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
+    size_t HK = (size_t)H * K;
+    for (int h = 0; h < H; h++) /* s_n,h [1,K] = scale q_n,h [1,dh] K_n,hᵀ [dh,K] */
+        at_gemm_batched(N, 0, 1, 1, K, dh, scale, q + h * dh, dh, (size_t)D, kb + h * dh, ldk, nstride, 0,
+                        p + (size_t)h * K, K, HK);
+    at_masked_softmax_forward(p, p, valid, NULL, 0, N * H, 1, K, H, 0);
+    for (int h = 0; h < H; h++) /* o_n,h [1,dh] = p_n,h [1,K] V_n,h [K,dh] */
+        at_gemm_batched(N, 0, 0, 1, dh, K, 1, p + (size_t)h * K, K, HK, vb + h * dh, ldk, nstride, 0, o + h * dh, D,
+                        (size_t)D);
 }
 
-/* Backward of attend_rows: from dO [N,D]: dq [N,D] (=), dK, dV rows += at
- * dkb(n), dvb(n) (row stride ldk), with the forward's p, q, K, V. */
-static void attend_rows_backward(attend_real *dq, attend_real *const *dkb, attend_real *const *dvb, attend_real *dp,
-                                 const attend_real *dO, const attend_real *p, int ldp, const attend_real *q,
-                                 const attend_real *const *kb, const attend_real *const *vb, int ldk, int N, int K,
+/* Backward of attend_rows: from dO [N,D]: dq [N,D] (=), the keys' and values'
+ * gradients dkb, dvb (the layout of kb, vb) +=, with the forward's p [N,H,K],
+ * q, keys and values; dp, ds [N,H,K] scratch. */
+static void attend_rows_backward(attend_real *dq, attend_real *dkb, attend_real *dvb, attend_real *dp, attend_real *ds,
+                                 const attend_real *dO, const attend_real *p, const attend_real *q,
+                                 const attend_real *kb, const attend_real *vb, size_t nstride, int ldk, int N, int K,
                                  int D, int H) {
     int dh = D / H;
     attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
-    for (int n = 0; n < N; n++)
-        for (int h = 0; h < H; h++) {
-            const attend_real *qh = q + (size_t)n * D + h * dh, *doh = dO + (size_t)n * D + h * dh;
-            const attend_real *kh = kb[n] + h * dh, *vh = vb[n] + h * dh;
-            attend_real *dkh = dkb[n] + h * dh, *dvh = dvb[n] + h * dh, *dqh = dq + (size_t)n * D + h * dh;
-            const attend_real *ph = p + ((size_t)n * H + h) * ldp;
-            /* forward: o = Σ_j p_j v_j  ⇒  dp_j = dO·v_j, dv_j += p_j dO */
-            double dot = 0;
-            for (int j = 0; j < K; j++) {
-                double d = 0;
-                for (int i = 0; i < dh; i++) d += (double)doh[i] * vh[(size_t)j * ldk + i];
-                dp[j] = (attend_real)d;
-                dot += d * ph[j];
-                if (ph[j] != 0)
-                    for (int i = 0; i < dh; i++) dvh[(size_t)j * ldk + i] += ph[j] * doh[i];
-            }
-            /* forward: p = softmax(s)  ⇒  ds_j = p_j (dp_j − Σ p dp); s_j = scale q·k_j */
-            for (int i = 0; i < dh; i++) dqh[i] = 0;
-            for (int j = 0; j < K; j++) {
-                if (ph[j] == 0) continue;
-                attend_real ds = (attend_real)(ph[j] * (dp[j] - dot)) * scale;
-                for (int i = 0; i < dh; i++) {
-                    dqh[i] += ds * kh[(size_t)j * ldk + i];
-                    dkh[(size_t)j * ldk + i] += ds * qh[i];
-                }
-            }
-        }
+    size_t HK = (size_t)H * K;
+    for (int h = 0; h < H; h++) {
+        /* forward: o = Σ_j p_j v_j  ⇒  dp_j = dO·v_j (dp [1,K] = dO [1,dh] Vᵀ), dv_j += p_j dO (rank 1) */
+        at_gemm_batched(N, 0, 1, 1, K, dh, 1, dO + h * dh, dh, (size_t)D, vb + h * dh, ldk, nstride, 0,
+                        dp + (size_t)h * K, K, HK);
+        at_gemm_batched(N, 0, 0, K, dh, 1, 1, p + (size_t)h * K, 1, HK, dO + h * dh, dh, (size_t)D, 1, dvb + h * dh,
+                        ldk, nstride);
+    }
+    /* forward: p = softmax(s)  ⇒  ds_j = p_j (dp_j − Σ p dp) */
+    memset(ds, 0, (size_t)N * HK * sizeof *ds);
+    at_softmax_backward(ds, dp, p, (size_t)N * H, K);
+    for (int h = 0; h < H; h++) {
+        /* forward: s_j = scale q·k_j  ⇒  dq = scale ds K (= [1,K][K,dh]), dk_j += scale ds_j q (rank 1) */
+        at_gemm_batched(N, 0, 0, 1, dh, K, scale, ds + (size_t)h * K, K, HK, kb + h * dh, ldk, nstride, 0,
+                        dq + h * dh, D, (size_t)D);
+        at_gemm_batched(N, 0, 0, K, dh, 1, scale, ds + (size_t)h * K, 1, HK, q + h * dh, dh, (size_t)D, 1,
+                        dkb + h * dh, ldk, nstride);
+    }
 }
 
 /* ----------------------------------------------------------------- forward */
@@ -350,8 +335,7 @@ static void begin(attend_model *m, int N, int S) {
             attend_real *Y = cross(m, s->ckv, 0, l, kv, S);
             const attend_real *W = t->ca_w[0] + (size_t)(1 + kv) * D * D, *b = t->ca_b[0] + (size_t)(1 + kv) * D;
             at_model_linear(m, N * S, D, D, m->acts.enc_top, D, W, D, 0, Y, ld);
-            for (size_t r = 0; r < (size_t)N * S; r++)
-                for (int i = 0; i < D; i++) Y[r * ld + i] += b[i];
+            add_bias(Y, ld, b, N * S, D);
         }
     }
 }
@@ -371,7 +355,8 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
     td_state *s = st(m);
     int D = c->emb, F = c->dec_hidden, H = c->heads, Tc = m->Tcap, Ls = layers(c), post = c->post_norm;
     size_t slot = (size_t)(m->run.infer ? 0 : t), ND = (size_t)N * D;
-    const attend_real *kb[AT_CHUNK_ROWS], *vb[AT_CHUNK_ROWS];
+    /* row n's cache and cross keys/values: n·kv_stride, n·ckv_stride from row 0's */
+    const size_t kv_stride = (size_t)Ls * 2 * Tc * D, ckv_stride = (size_t)S * Ls * 2 * D;
     attend_real *x = s->x0 + slot * ND;
     positions_rows(m, x, m->acts.emb_tgt + (size_t)t * ND, t, N);
     for (int l = 0; l < Ls; l++) {
@@ -400,27 +385,13 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
                 for (int kv = 0; kv < 2; kv++)
                     proj(m, cache(m, s->kv, 0, l, kv) + (size_t)t * D, Ls * 2 * Tc * D, in[0],
                          w->sa_w[0] + (size_t)(1 + kv) * D * D, w->sa_b[0] + (size_t)(1 + kv) * D, N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cache(m, s->kv, n0 + i, l, 0);
-                        vb[i] = cache(m, s->kv, n0 + i, l, 1);
-                    }
-                    attend_rows(o1 + (size_t)n0 * D, p1 + (size_t)n0 * H * Tc, Tc, q1 + (size_t)n0 * D, kb, vb, D,
-                                NULL, 0, nn, t + 1, D, H);
-                }
+                attend_rows(o1, p1, q1, cache(m, s->kv, 0, l, 0), cache(m, s->kv, 0, l, 1), kv_stride, D, NULL, N,
+                            t + 1, D, H);
                 residual_out(m, r, stream, o1, w->sa_ow[0], w->sa_ob[0], N, D);
             } else if (k == 1) { /* cross-attention over the valid source positions */
                 proj(m, q2, D, in[1], w->ca_w[0], w->ca_b[0], N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cross(m, s->ckv, n0 + i, l, 0, S);
-                        vb[i] = cross(m, s->ckv, n0 + i, l, 1, S);
-                    }
-                    attend_rows(o2 + (size_t)n0 * D, p2 + (size_t)n0 * H * S, S, q2 + (size_t)n0 * D, kb, vb,
-                                2 * Ls * D, m->valid + (size_t)n0 * S, S, nn, S, D, H);
-                }
+                attend_rows(o2, p2, q2, cross(m, s->ckv, 0, l, 0, S), cross(m, s->ckv, 0, l, 1, S), ckv_stride,
+                            2 * Ls * D, m->valid, N, S, D, H);
                 residual_out(m, r, stream, o2, w->ca_ow[0], w->ca_ob[0], N, D);
             } else { /* feed-forward: stream + relu(in W1ᵀ + b1) W2ᵀ + b2 */
                 at_model_linear(m, N, F, D, in[2], D, w->l1_w[0], D, 0, u, F);
@@ -477,8 +448,7 @@ static void residual_out_backward(const attend_model *m, attend_real *df, attend
 static void proj_backward(const attend_model *m, attend_real *dX, attend_real *dW, attend_real *db,
                           const attend_real *dY, int lddy, const attend_real *X, const attend_real *W, int N, int D) {
     at_gemm(1, 0, D, D, N, 1, dY, lddy, X, D, 1, dW, D);
-    for (int n = 0; n < N; n++)
-        for (int i = 0; i < D; i++) db[i] += dY[(size_t)n * lddy + i];
+    sum_bias(db, dY, lddy, N, D);
     at_model_linear_dx(m, N, D, D, dY, lddy, W, D, 1, dX, D);
 }
 
@@ -489,8 +459,7 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
     td_state *s = st(m);
     int D = c->emb, F = c->dec_hidden, H = c->heads, Tc = m->Tcap, Ls = layers(c), post = c->post_norm;
     size_t slot = (size_t)t, ND = (size_t)N * D;
-    const attend_real *kb[AT_CHUNK_ROWS], *vb[AT_CHUNK_ROWS];
-    attend_real *dkb[AT_CHUNK_ROWS], *dvb[AT_CHUNK_ROWS];
+    const size_t kv_stride = (size_t)Ls * 2 * Tc * D, ckv_stride = (size_t)S * Ls * 2 * D;
     attend_real *dx = s->dx, *dh = s->dh, *da = s->da, *dq = s->dq, *dO = s->dO;
     const attend_real *xL = Ls > 0 ? s->a[Ls - 1].out[2] + slot * ND : NULL;
     /* forward: feat = LNf(x_L) (pre-norm) or x_L */
@@ -536,35 +505,17 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
                 const attend_real *q2 = a->q[1] + slot * ND, *o2 = a->o[1] + slot * ND;
                 const attend_real *p2 = a->p2 + slot * N * H * S;
                 residual_out_backward(m, dO, w->ca_ow[1], w->ca_ob[1], dr, o2, w->ca_ow[0], N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cross(m, s->ckv, n0 + i, l, 0, S);
-                        vb[i] = cross(m, s->ckv, n0 + i, l, 1, S);
-                        dkb[i] = cross(m, s->dckv, n0 + i, l, 0, S);
-                        dvb[i] = cross(m, s->dckv, n0 + i, l, 1, S);
-                    }
-                    attend_rows_backward(dq + (size_t)n0 * D, dkb, dvb, s->dp, dO + (size_t)n0 * D,
-                                         p2 + (size_t)n0 * H * S, S, q2 + (size_t)n0 * D, kb, vb, 2 * Ls * D, nn, S,
-                                         D, H);
-                }
+                attend_rows_backward(dq, cross(m, s->dckv, 0, l, 0, S), cross(m, s->dckv, 0, l, 1, S), s->dp, s->ds,
+                                     dO, p2, q2, cross(m, s->ckv, 0, l, 0, S), cross(m, s->ckv, 0, l, 1, S),
+                                     ckv_stride, 2 * Ls * D, N, S, D, H);
                 proj_backward(m, da, w->ca_w[1], w->ca_b[1], dq, D, in, w->ca_w[0], N, D);
             } else { /* forward: r = stream + SA(in) W_oᵀ + b_o, q1, k_t, v_t = in W_{q,k,v}ᵀ + b */
                 const attend_real *q1 = a->q[0] + slot * ND, *o1 = a->o[0] + slot * ND;
                 const attend_real *p1 = a->p1 + slot * N * H * Tc;
                 residual_out_backward(m, dO, w->sa_ow[1], w->sa_ob[1], dr, o1, w->sa_ow[0], N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cache(m, s->kv, n0 + i, l, 0);
-                        vb[i] = cache(m, s->kv, n0 + i, l, 1);
-                        dkb[i] = cache(m, s->dkv, n0 + i, l, 0);
-                        dvb[i] = cache(m, s->dkv, n0 + i, l, 1);
-                    }
-                    attend_rows_backward(dq + (size_t)n0 * D, dkb, dvb, s->dp, dO + (size_t)n0 * D,
-                                         p1 + (size_t)n0 * H * Tc, Tc, q1 + (size_t)n0 * D, kb, vb, D, nn, t + 1, D,
-                                         H);
-                }
+                attend_rows_backward(dq, cache(m, s->dkv, 0, l, 0), cache(m, s->dkv, 0, l, 1), s->dp, s->ds, dO, p1,
+                                     q1, cache(m, s->kv, 0, l, 0), cache(m, s->kv, 0, l, 1), kv_stride, D, N, t + 1,
+                                     D, H);
                 proj_backward(m, da, w->sa_w[1], w->sa_b[1], dq, D, in, w->sa_w[0], N, D);
                 /* step t's own key and value: every later step has added its part (reverse order) */
                 for (int kv = 0; kv < 2; kv++)
@@ -594,8 +545,7 @@ static void input_backward(attend_model *m, int T, int N) {
         for (int kv = 0; kv < 2; kv++) {
             const attend_real *dY = cross(m, s->dckv, 0, l, kv, S);
             at_gemm(1, 0, D, D, N * S, 1, dY, ld, m->acts.enc_top, D, 1, w->ca_w[1] + (size_t)(1 + kv) * D * D, D);
-            for (size_t r = 0; r < (size_t)N * S; r++)
-                for (int i = 0; i < D; i++) w->ca_b[1][(size_t)(1 + kv) * D + i] += dY[r * ld + i];
+            sum_bias(w->ca_b[1] + (size_t)(1 + kv) * D, dY, ld, N * S, D);
             at_model_linear_dx(m, N * S, D, D, dY, ld, w->ca_w[0] + (size_t)(1 + kv) * D * D, D, 1, m->acts.denc, D);
         }
     }
