@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "core/layernorm.h"
+#include "core/vmath.h"
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/encoders/common.h"
 #include "seq2seq/linear.h"
@@ -80,11 +81,14 @@ typedef struct {
     attend_real *x0;                /* [T,N,D] emb + PE */
     attend_real *mf, *rf;           /* [T,N] the final norm's */
     attend_real *pe;                /* [Tc,D] the sinusoidal table */
-    attend_real *kv;                /* [N][L][2][Tc][D] the self-attention keys and values per row (the cache) */
-    attend_real *ckv;               /* [N][S][L][2][D] the cross-attention keys and values (begin) */
+    attend_real *kv;                /* [N][L] keys [D,Tc] (transposed), values [Tc,D]: the self-attention cache */
+    attend_real *ckv;               /* [N][L] keys [D,S] (transposed), values [S,D]: the cross-attention's (begin) */
     /* backward */
     attend_real *dkv;               /* [N][L][2][Tc][D] the cache's gradient (accumulated over later steps) */
-    attend_real *dckv;              /* [N][S][L][2][D] */
+    attend_real *dckv;              /* [N][L] as ckv */
+    attend_real *tk;                /* [N,3D] step t's q, k, v on their way into the cache (backward: [N,D] its
+                                       keys' gradient out of the cache) */
+    attend_real *ctmp;              /* [N,S,D] the cross keys or values (their gradient) in row layout */
     attend_real *dx, *dh, *da, *dq, *dO; /* [N,D] */
     attend_real *du;                /* [N,F] */
     attend_real *dp, *ds;           /* [N,H,max(Tc,S)] an attention's weight and score gradients */
@@ -200,6 +204,8 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
     s->ckv = at_act_take(L, N * S * Ls * 2 * D);
     s->dkv = at_act_take(L, N * Ls * 2 * T * D);
     s->dckv = at_act_take(L, N * S * Ls * 2 * D);
+    s->tk = at_act_take(L, N * 3 * D);
+    s->ctmp = at_act_take(L, N * S * D);
     s->dx = at_act_take(L, N * D);
     s->dh = at_act_take(L, N * D);
     s->da = at_act_take(L, N * D);
@@ -216,16 +222,24 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
 
 /* --------------------------------------------------------------- pieces */
 
-/* the self-attention cache of row n, layer l: keys (kv 0) or values (kv 1) [Tc,D] */
+/* the self-attention cache of row n, layer l: keys (kv 0) transposed [D,Tc]
+ * (key j's element i at i·Tc + j: a score row is one axpy per element) or
+ * values (kv 1) [Tc,D] */
 static attend_real *cache(const attend_model *m, attend_real *base, int n, int l, int kv) {
     size_t Tc = (size_t)m->Tcap, D = (size_t)m->cfg.emb;
     return base + (((size_t)n * layers(&m->cfg) + l) * 2 + kv) * Tc * D;
 }
 
-/* the cross keys (kv 0) or values (kv 1) of row n, layer l, source position 0: rows of stride 2 L D */
+/* the cross keys (kv 0) transposed [D,S] or values (kv 1) [S,D] of row n, layer l */
 static attend_real *cross(const attend_model *m, attend_real *base, int n, int l, int kv, int S) {
     size_t D = (size_t)m->cfg.emb, Ls = (size_t)layers(&m->cfg);
-    return base + ((size_t)n * S * Ls * 2 + (size_t)l * 2 + kv) * D;
+    return base + (((size_t)n * Ls + l) * 2 + kv) * (size_t)S * D;
+}
+
+/* dst [C,R] (row stride ldd) = src [R,C]ᵀ (row stride lds) */
+static void transpose(attend_real *dst, int ldd, const attend_real *src, int lds, int R, int C) {
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) dst[(size_t)c * ldd + r] = src[(size_t)r * lds + c];
 }
 
 /* Y [N,D] (row stride ldy) += b [D] on every row */
@@ -249,56 +263,165 @@ static void proj(const attend_model *m, attend_real *Y, int ldy, const attend_re
     add_bias(Y, ldy, b, N, D);
 }
 
+/* the fused attention's tiles: scores of AT_TILE keys, AT_TILE_V of a head's values at a time */
+#define AT_TILE 8
+#define AT_TILE_V 8
+
+/* Rows [n0, n1) of attend_rows, fused per row and head: the scores over the
+ * transposed keys (vector lanes over the keys), the masked softmax (-inf at
+ * padding, max subtracted, at_vexp; exactly 0 at the padding), the weighted
+ * values (lanes over the head's dh values); every sum in a register, every
+ * load contiguous across the lanes. */
+AT_KERNEL_VOID(static, step_attention_rows,
+               (attend_real *restrict o, attend_real *restrict p, const attend_real *restrict q,
+                const attend_real *restrict kt, int ldk, const attend_real *restrict vb, size_t nstride,
+                const uint8_t *restrict valid, int n0, int n1, int K, int D, int H),
+               (o, p, q, kt, ldk, vb, nstride, valid, n0, n1, K, D, H)) {
+    // o [N,D], p [N,H,K], q [N,D], kt row n [D,ldk], vb row n [K,D], valid [N,K] or NULL
+    const int dh = D / H;
+    const attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
+    for (int n = n0; n < n1; n++) {
+        const attend_real *restrict kn = kt + (size_t)n * nstride, *restrict vn = vb + (size_t)n * nstride;
+        const uint8_t *restrict ok = valid ? valid + (size_t)n * K : NULL;
+        for (int h = 0; h < H; h++) {
+            attend_real *restrict ph = p + ((size_t)n * H + h) * K;
+            const attend_real *restrict qh = q + (size_t)n * D + h * dh;
+            const attend_real *restrict kh = kn + (size_t)h * dh * ldk;
+            /* s_j = Σ_i q_i k_j,i, AT_TILE keys in registers. The last tile ends at K (it overlaps the one
+             * before and computes its keys again, with the same bits); with K < AT_TILE <= ldk one tile
+             * reads the row's stale columns past K and keeps only the first K. */
+            int j0 = 0;
+            if (ldk >= AT_TILE)
+                for (;; j0 += AT_TILE) {
+                    const int start = j0 + AT_TILE <= K ? j0 : K >= AT_TILE ? K - AT_TILE : 0;
+                    attend_real acc[AT_TILE] = {0};
+                    for (int i = 0; i < dh; i++) {
+                        const attend_real qi = qh[i], *restrict kr = kh + (size_t)i * ldk + start;
+#pragma omp simd
+                        for (int jj = 0; jj < AT_TILE; jj++) acc[jj] += qi * kr[jj];
+                    }
+                    if (start + AT_TILE <= K) {
+#pragma omp simd
+                        for (int jj = 0; jj < AT_TILE; jj++) ph[start + jj] = acc[jj];
+                    } else {
+                        for (int jj = 0; jj < K; jj++) ph[jj] = acc[jj];
+                    }
+                    if (start + AT_TILE >= K) {
+                        j0 = K;
+                        break;
+                    }
+                }
+            for (int j = j0; j < K; j++) { /* rows narrower than a tile */
+                attend_real acc = 0;
+                for (int i = 0; i < dh; i++) acc += qh[i] * kh[(size_t)i * ldk + j];
+                ph[j] = acc;
+            }
+            if (ok) {
+#pragma omp simd
+                for (int j = 0; j < K; j++) ph[j] = at_vsel(ok[j] != 0, ph[j] * scale, -INFINITY);
+            } else {
+#pragma omp simd
+                for (int j = 0; j < K; j++) ph[j] *= scale;
+            }
+            attend_real mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+            for (int j = 0; j < K; j++) mx = ph[j] > mx ? ph[j] : mx;
+            attend_real sum = 0;
+#pragma omp simd reduction(+ : sum)
+            for (int j = 0; j < K; j++) {
+                const attend_real e = at_vexp(ph[j] - mx);
+                ph[j] = e;
+                sum += e;
+            }
+            const attend_real inv = 1 / sum; /* sum >= 1: the maximum gives exp(0) */
+#pragma omp simd
+            for (int j = 0; j < K; j++) ph[j] *= inv;
+            attend_real *restrict oh = o + (size_t)n * D + h * dh;
+            const attend_real *restrict vh = vn + h * dh;
+            int i0 = 0;
+            for (; i0 + AT_TILE_V <= dh; i0 += AT_TILE_V) { /* o_i = Σ_j p_j v_j,i, AT_TILE_V values in registers */
+                /* two partial sums, over even and odd j (independent chains), added at the end */
+                attend_real a0[AT_TILE_V] = {0}, a1[AT_TILE_V] = {0};
+                int j = 0;
+                for (; j + 2 <= K; j += 2) {
+                    const attend_real p0 = ph[j], p1 = ph[j + 1];
+                    const attend_real *restrict v0 = vh + (size_t)j * D + i0, *restrict v1 = v0 + D;
+#pragma omp simd
+                    for (int ii = 0; ii < AT_TILE_V; ii++) {
+                        a0[ii] += p0 * v0[ii];
+                        a1[ii] += p1 * v1[ii];
+                    }
+                }
+                if (j < K) {
+                    const attend_real p0 = ph[j], *restrict v0 = vh + (size_t)j * D + i0;
+#pragma omp simd
+                    for (int ii = 0; ii < AT_TILE_V; ii++) a0[ii] += p0 * v0[ii];
+                }
+#pragma omp simd
+                for (int ii = 0; ii < AT_TILE_V; ii++) oh[i0 + ii] = a0[ii] + a1[ii];
+            }
+            for (int i = i0; i < dh; i++) {
+                attend_real acc = 0;
+                for (int j = 0; j < K; j++) acc += ph[j] * vh[(size_t)j * D + i];
+                oh[i] = acc;
+            }
+        }
+    }
+}
+
+typedef struct {
+    attend_real *o, *p;
+    const attend_real *q, *kt, *vb;
+    int ldk, K, D, H;
+    size_t nstride;
+    const uint8_t *valid;
+} step_attention_job;
+
+static void step_attention_chunk(void *ctx, int lo, int hi) {
+    const step_attention_job *j = ctx;
+    step_attention_rows(j->o, j->p, j->q, j->kt, j->ldk, j->vb, j->nstride, j->valid, lo, hi, j->K, j->D, j->H);
+}
+
 /* One query row per n over K keys, every head h (dh = D/H wide):
  *   p [N,H,K] = softmax_j(q_n,h · k_n,j,h / sqrt(dh)) over the keys j < K
  *               (key padding valid [N,K], or NULL),
  *   o [N,D]   = Σ_j p_n,h,j v_n,j,h per head,
- * with row n's keys at kb + n·nstride (key j at row stride ldk) and its values
- * at vb the same way. Vectorized through the shared kernels: per head one
- * batched product over the N rows for the scores and one for the weighted
- * sum (at_gemm_batched's matrix-vector path), one masked softmax over all
- * N·H rows. Each row's bits do not depend on the thread count. */
-static void attend_rows(attend_real *o, attend_real *p, const attend_real *q, const attend_real *kb,
-                        const attend_real *vb, size_t nstride, int ldk, const uint8_t *valid, int N, int K, int D,
-                        int H) {
-    int dh = D / H;
-    attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
-    size_t HK = (size_t)H * K;
-    for (int h = 0; h < H; h++) /* s_n,h [1,K] = scale q_n,h [1,dh] K_n,hᵀ [dh,K] */
-        at_gemm_batched(N, 0, 1, 1, K, dh, scale, q + h * dh, dh, (size_t)D, kb + h * dh, ldk, nstride, 0,
-                        p + (size_t)h * K, K, HK);
-    at_masked_softmax_forward(p, p, valid, NULL, 0, N * H, 1, K, H, 0);
-    for (int h = 0; h < H; h++) /* o_n,h [1,dh] = p_n,h [1,K] V_n,h [K,dh] */
-        at_gemm_batched(N, 0, 0, 1, dh, K, 1, p + (size_t)h * K, K, HK, vb + h * dh, ldk, nstride, 0, o + h * dh, D,
-                        (size_t)D);
+ * with row n's keys transposed at kt + n·nstride (element i of key j at
+ * i·ldk + j) and its values [K,D] at vb + n·nstride. The rows are split
+ * over the library's threads (whole rows: the bits do not depend on the
+ * thread count). */
+static void attend_rows(attend_real *o, attend_real *p, const attend_real *q, const attend_real *kt, int ldk,
+                        const attend_real *vb, size_t nstride, const uint8_t *valid, int N, int K, int D, int H) {
+    step_attention_job j = {o, p, q, kt, vb, ldk, K, D, H, nstride, valid};
+    at_parallel_rows(4.0 * N * K * D, N, 1, step_attention_chunk, &j);
 }
 
 /* Backward of attend_rows: from dO [N,D]: dq [N,D] (=), the keys' and values'
- * gradients dkb, dvb (the layout of kb, vb) +=, with the forward's p [N,H,K],
+ * gradients dkt, dvb (the layout of kt, vb) +=, with the forward's p [N,H,K],
  * q, keys and values; dp, ds [N,H,K] scratch. */
-static void attend_rows_backward(attend_real *dq, attend_real *dkb, attend_real *dvb, attend_real *dp, attend_real *ds,
+static void attend_rows_backward(attend_real *dq, attend_real *dkt, attend_real *dvb, attend_real *dp, attend_real *ds,
                                  const attend_real *dO, const attend_real *p, const attend_real *q,
-                                 const attend_real *kb, const attend_real *vb, size_t nstride, int ldk, int N, int K,
+                                 const attend_real *kt, int ldk, const attend_real *vb, size_t nstride, int N, int K,
                                  int D, int H) {
     int dh = D / H;
     attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
     size_t HK = (size_t)H * K;
     for (int h = 0; h < H; h++) {
         /* forward: o = Σ_j p_j v_j  ⇒  dp_j = dO·v_j (dp [1,K] = dO [1,dh] Vᵀ), dv_j += p_j dO (rank 1) */
-        at_gemm_batched(N, 0, 1, 1, K, dh, 1, dO + h * dh, dh, (size_t)D, vb + h * dh, ldk, nstride, 0,
+        at_gemm_batched(N, 0, 1, 1, K, dh, 1, dO + h * dh, dh, (size_t)D, vb + h * dh, D, nstride, 0,
                         dp + (size_t)h * K, K, HK);
         at_gemm_batched(N, 0, 0, K, dh, 1, 1, p + (size_t)h * K, 1, HK, dO + h * dh, dh, (size_t)D, 1, dvb + h * dh,
-                        ldk, nstride);
+                        D, nstride);
     }
     /* forward: p = softmax(s)  ⇒  ds_j = p_j (dp_j − Σ p dp) */
     memset(ds, 0, (size_t)N * HK * sizeof *ds);
     at_softmax_backward(ds, dp, p, (size_t)N * H, K);
     for (int h = 0; h < H; h++) {
-        /* forward: s_j = scale q·k_j  ⇒  dq = scale ds K (= [1,K][K,dh]), dk_j += scale ds_j q (rank 1) */
-        at_gemm_batched(N, 0, 0, 1, dh, K, scale, ds + (size_t)h * K, K, HK, kb + h * dh, ldk, nstride, 0,
-                        dq + h * dh, D, (size_t)D);
-        at_gemm_batched(N, 0, 0, K, dh, 1, scale, ds + (size_t)h * K, 1, HK, q + h * dh, dh, (size_t)D, 1,
-                        dkb + h * dh, ldk, nstride);
+        /* forward: s = scale q Kᵀ  ⇒  dq = scale ds (Kᵀ)ᵀ ([1,K][K,dh]), dKᵀ [dh,K] += scale qᵀ ds (rank 1) */
+        at_gemm_batched(N, 0, 1, 1, dh, K, scale, ds + (size_t)h * K, K, HK, kt + (size_t)h * dh * ldk, ldk, nstride,
+                        0, dq + h * dh, D, (size_t)D);
+        at_gemm_batched(N, 0, 0, dh, K, 1, scale, q + h * dh, 1, (size_t)D, ds + (size_t)h * K, K, HK, 1,
+                        dkt + (size_t)h * dh * ldk, ldk, nstride);
     }
 }
 
@@ -325,17 +448,21 @@ static void positions_rows(attend_model *m, attend_real *x0, const attend_real *
             for (int d = 0; d < D; d++) x0[(size_t)n * D + d] += p[d];
 }
 
-/* the cross-attention keys and values of every layer from the encoder's states, once per source */
+/* the cross-attention keys (transposed) and values of every layer from the encoder's states, once per source */
 static void begin(attend_model *m, int N, int S) {
     td_state *s = st(m);
-    int D = m->cfg.emb, ld = 2 * layers(&m->cfg) * D;
+    int D = m->cfg.emb;
     for (int l = 0; l < layers(&m->cfg); l++) {
         const td_layer_tensors *t = &s->t[l];
         for (int kv = 0; kv < 2; kv++) {
-            attend_real *Y = cross(m, s->ckv, 0, l, kv, S);
             const attend_real *W = t->ca_w[0] + (size_t)(1 + kv) * D * D, *b = t->ca_b[0] + (size_t)(1 + kv) * D;
-            at_model_linear(m, N * S, D, D, m->acts.enc_top, D, W, D, 0, Y, ld);
-            add_bias(Y, ld, b, N * S, D);
+            at_model_linear(m, N * S, D, D, m->acts.enc_top, D, W, D, 0, s->ctmp, D);
+            at_rows_add(s->ctmp, b, (size_t)N * S, D);
+            for (int n = 0; n < N; n++) {
+                const attend_real *src = s->ctmp + (size_t)n * S * D;
+                if (kv) memcpy(cross(m, s->ckv, n, l, 1, S), src, (size_t)S * D * sizeof *src);
+                else transpose(cross(m, s->ckv, n, l, 0, S), S, src, D, S, D);
+            }
         }
     }
 }
@@ -381,17 +508,23 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
             else memcpy(in[k], stream, ND * sizeof *x);
             attend_real *r = post ? pre[k] : out[k]; /* stream + f(in) */
             if (k == 0) { /* causal self-attention over the cache's positions 0..t */
-                proj(m, q1, D, in[0], w->sa_w[0], w->sa_b[0], N, D);
-                for (int kv = 0; kv < 2; kv++)
-                    proj(m, cache(m, s->kv, 0, l, kv) + (size_t)t * D, Ls * 2 * Tc * D, in[0],
-                         w->sa_w[0] + (size_t)(1 + kv) * D * D, w->sa_b[0] + (size_t)(1 + kv) * D, N, D);
-                attend_rows(o1, p1, q1, cache(m, s->kv, 0, l, 0), cache(m, s->kv, 0, l, 1), kv_stride, D, NULL, N,
+                /* q, k, v [N,3D] in one product; the query to q1, the key into column t of the transposed
+                 * cache, the value into row t */
+                at_model_linear(m, N, 3 * D, D, in[0], D, w->sa_w[0], D, 0, s->tk, 3 * D);
+                at_rows_add(s->tk, w->sa_b[0], (size_t)N, 3 * D);
+                for (int n = 0; n < N; n++) {
+                    const attend_real *qkv = s->tk + (size_t)n * 3 * D;
+                    memcpy(q1 + (size_t)n * D, qkv, (size_t)D * sizeof *qkv);
+                    transpose(cache(m, s->kv, n, l, 0) + t, Tc, qkv + D, D, 1, D);
+                    memcpy(cache(m, s->kv, n, l, 1) + (size_t)t * D, qkv + 2 * D, (size_t)D * sizeof *qkv);
+                }
+                attend_rows(o1, p1, q1, cache(m, s->kv, 0, l, 0), Tc, cache(m, s->kv, 0, l, 1), kv_stride, NULL, N,
                             t + 1, D, H);
                 residual_out(m, r, stream, o1, w->sa_ow[0], w->sa_ob[0], N, D);
             } else if (k == 1) { /* cross-attention over the valid source positions */
                 proj(m, q2, D, in[1], w->ca_w[0], w->ca_b[0], N, D);
-                attend_rows(o2, p2, q2, cross(m, s->ckv, 0, l, 0, S), cross(m, s->ckv, 0, l, 1, S), ckv_stride,
-                            2 * Ls * D, m->valid, N, S, D, H);
+                attend_rows(o2, p2, q2, cross(m, s->ckv, 0, l, 0, S), S, cross(m, s->ckv, 0, l, 1, S), ckv_stride,
+                            m->valid, N, S, D, H);
                 residual_out(m, r, stream, o2, w->ca_ow[0], w->ca_ob[0], N, D);
             } else { /* feed-forward: stream + relu(in W1ᵀ + b1) W2ᵀ + b2 */
                 at_model_linear(m, N, F, D, in[2], D, w->l1_w[0], D, 0, u, F);
@@ -506,22 +639,25 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
                 const attend_real *p2 = a->p2 + slot * N * H * S;
                 residual_out_backward(m, dO, w->ca_ow[1], w->ca_ob[1], dr, o2, w->ca_ow[0], N, D);
                 attend_rows_backward(dq, cross(m, s->dckv, 0, l, 0, S), cross(m, s->dckv, 0, l, 1, S), s->dp, s->ds,
-                                     dO, p2, q2, cross(m, s->ckv, 0, l, 0, S), cross(m, s->ckv, 0, l, 1, S),
-                                     ckv_stride, 2 * Ls * D, N, S, D, H);
+                                     dO, p2, q2, cross(m, s->ckv, 0, l, 0, S), S, cross(m, s->ckv, 0, l, 1, S),
+                                     ckv_stride, N, S, D, H);
                 proj_backward(m, da, w->ca_w[1], w->ca_b[1], dq, D, in, w->ca_w[0], N, D);
             } else { /* forward: r = stream + SA(in) W_oᵀ + b_o, q1, k_t, v_t = in W_{q,k,v}ᵀ + b */
                 const attend_real *q1 = a->q[0] + slot * ND, *o1 = a->o[0] + slot * ND;
                 const attend_real *p1 = a->p1 + slot * N * H * Tc;
                 residual_out_backward(m, dO, w->sa_ow[1], w->sa_ob[1], dr, o1, w->sa_ow[0], N, D);
                 attend_rows_backward(dq, cache(m, s->dkv, 0, l, 0), cache(m, s->dkv, 0, l, 1), s->dp, s->ds, dO, p1,
-                                     q1, cache(m, s->kv, 0, l, 0), cache(m, s->kv, 0, l, 1), kv_stride, D, N, t + 1,
+                                     q1, cache(m, s->kv, 0, l, 0), Tc, cache(m, s->kv, 0, l, 1), kv_stride, N, t + 1,
                                      D, H);
                 proj_backward(m, da, w->sa_w[1], w->sa_b[1], dq, D, in, w->sa_w[0], N, D);
-                /* step t's own key and value: every later step has added its part (reverse order) */
-                for (int kv = 0; kv < 2; kv++)
-                    proj_backward(m, da, w->sa_w[1] + (size_t)(1 + kv) * D * D, w->sa_b[1] + (size_t)(1 + kv) * D,
-                                  cache(m, s->dkv, 0, l, kv) + (size_t)t * D, Ls * 2 * Tc * D, in,
-                                  w->sa_w[0] + (size_t)(1 + kv) * D * D, N, D);
+                /* step t's own key (column t of the transposed cache) and value (row t): every later step
+                 * has added its part (reverse order) */
+                for (int n = 0; n < N; n++) transpose(s->tk + (size_t)n * D, D, cache(m, s->dkv, n, l, 0) + t, Tc, D, 1);
+                proj_backward(m, da, w->sa_w[1] + (size_t)D * D, w->sa_b[1] + D, s->tk, D, in,
+                              w->sa_w[0] + (size_t)D * D, N, D);
+                proj_backward(m, da, w->sa_w[1] + (size_t)2 * D * D, w->sa_b[1] + 2 * D,
+                              cache(m, s->dkv, 0, l, 1) + (size_t)t * D, (int)kv_stride, in,
+                              w->sa_w[0] + (size_t)2 * D * D, N, D);
             }
             /* d stream = dr + (pre-norm) LN_kᵀ(d in) or (post-norm) d in */
             if (dr != dx) memcpy(dx, dr, ND * sizeof *dx);
@@ -539,14 +675,20 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
 static void input_backward(attend_model *m, int T, int N) {
     (void)T;
     td_state *s = st(m);
-    int D = m->cfg.emb, S = m->fwd_S, ld = 2 * layers(&m->cfg) * D;
+    int D = m->cfg.emb, S = m->fwd_S;
     for (int l = 0; l < layers(&m->cfg); l++) {
         const td_layer_tensors *w = &s->t[l];
-        for (int kv = 0; kv < 2; kv++) {
-            const attend_real *dY = cross(m, s->dckv, 0, l, kv, S);
-            at_gemm(1, 0, D, D, N * S, 1, dY, ld, m->acts.enc_top, D, 1, w->ca_w[1] + (size_t)(1 + kv) * D * D, D);
-            sum_bias(w->ca_b[1] + (size_t)(1 + kv) * D, dY, ld, N * S, D);
-            at_model_linear_dx(m, N * S, D, D, dY, ld, w->ca_w[0] + (size_t)(1 + kv) * D * D, D, 1, m->acts.denc, D);
+        for (int kv = 0; kv < 2; kv++) { /* the gradient in row layout [N,S,D] (keys transposed back) */
+            attend_real *dY = s->ctmp;
+            for (int n = 0; n < N; n++) {
+                const attend_real *src = cross(m, s->dckv, n, l, kv, S);
+                if (kv) memcpy(dY + (size_t)n * S * D, src, (size_t)S * D * sizeof *src);
+                else transpose(dY + (size_t)n * S * D, D, src, S, D, S);
+            }
+            /* forward: Y = enc Wᵀ + b  ⇒  dW += dYᵀ enc, db += Σ dY, denc += dY W */
+            at_gemm(1, 0, D, D, N * S, 1, dY, D, m->acts.enc_top, D, 1, w->ca_w[1] + (size_t)(1 + kv) * D * D, D);
+            at_rows_sum(w->ca_b[1] + (size_t)(1 + kv) * D, dY, (size_t)N * S, D);
+            at_model_linear_dx(m, N * S, D, D, dY, D, w->ca_w[0] + (size_t)(1 + kv) * D * D, D, 1, m->acts.denc, D);
         }
     }
 }
