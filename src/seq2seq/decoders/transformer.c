@@ -263,6 +263,19 @@ static void proj(const attend_model *m, attend_real *Y, int ldy, const attend_re
     add_bias(Y, ldy, b, N, D);
 }
 
+/* Asks for the next row's keys (kcount values at k) and values (vcount at v)
+ * while this row computes: its cache lines are scattered over the arena and
+ * the loads of a row's short loops otherwise wait on each line in turn. */
+static AT_ALWAYS_INLINE void prefetch_row(const attend_real *k, const attend_real *v, size_t kcount, size_t vcount) {
+#if defined(__GNUC__) || defined(__clang__)
+    const size_t line = 64 / sizeof(attend_real);
+    for (size_t i = 0; i < kcount; i += line) __builtin_prefetch(k + i);
+    for (size_t i = 0; i < vcount; i += line) __builtin_prefetch(v + i);
+#else
+    (void)k, (void)v, (void)kcount, (void)vcount;
+#endif
+}
+
 /* the fused attention's tiles: scores of AT_TILE keys, AT_TILE_V of a head's values at a time */
 #define AT_TILE 8
 #define AT_TILE_V 8
@@ -282,6 +295,7 @@ AT_KERNEL_VOID(static, step_attention_rows,
     const attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
     for (int n = n0; n < n1; n++) {
         const attend_real *restrict kn = kt + (size_t)n * nstride, *restrict vn = vb + (size_t)n * nstride;
+        if (n + 1 < n1) prefetch_row(kn + nstride, vn + nstride, (size_t)D * ldk, (size_t)K * D);
         const uint8_t *restrict ok = valid ? valid + (size_t)n * K : NULL;
         for (int h = 0; h < H; h++) {
             attend_real *restrict ph = p + ((size_t)n * H + h) * K;
