@@ -563,15 +563,22 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
                                         s->nf_w[0], s->nf_b[0], 1, D);
         else memcpy(fr, x + (size_t)n * D, (size_t)D * sizeof *fr);
     }
-    /* alignments: the top layer's cross-attention weights averaged over the heads */
+    /* alignments: the top layer's cross-attention weights averaged over the heads, or (decoding with
+     * align_head h) head h's */
     const attend_real *ptop = s->a[Ls - 1].p2 + slot * N * H * S;
     attend_real *wt = m->acts.weights + (size_t)t * N * S;
-    for (int n = 0; n < N; n++)
+    const int head = m->run.align_head;
+    for (int n = 0; n < N; n++) {
+        if (head >= 1 && head <= H) {
+            memcpy(wt + (size_t)n * S, ptop + ((size_t)n * H + head - 1) * S, (size_t)S * sizeof *wt);
+            continue;
+        }
         for (int j = 0; j < S; j++) {
             double acc = 0;
             for (int h = 0; h < H; h++) acc += ptop[((size_t)n * H + h) * S + j];
             wt[(size_t)n * S + j] = (attend_real)(acc / H);
         }
+    }
 }
 
 /* ---------------------------------------------------------------- backward */
@@ -712,6 +719,7 @@ const at_decoder_ops at_decoder_transformer = {
     .attentive = 0,
     .no_cell = 1,
     .aligns = 1,
+    .head_aligns = 1,
     AT_VOCAB_OPS,
     .state_size = sizeof(td_state),
     .check = check,
