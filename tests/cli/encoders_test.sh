@@ -117,6 +117,13 @@ train)
     run 1 "$A" align tf.safetensors abcd --head 1
     has err "align_head=1 needs a decoder with multi-head attention \(transformer\), but model 1 has decoder bahdanau"
     ok "align --head H (greedy, beam), entropy per head; a head past the model's and a bahdanau decoder refused"
+    run 0 "$A" intervene td.safetensors abcd --replace a
+    has out "^model: td.safetensors \(transformer decoder\)$"
+    has out "^0 +a +delete-token "
+    has out "^3 +d +replace-token "
+    has out "decoder 'transformer': its multi-head cross-attention has no single weight row per step to edit: only token deletion/replacement apply"
+    grep -q "remove-state\|uniform" out && fail "intervene ran a weight edit on the transformer decoder"
+    ok "intervene on the transformer decoder: token deletion and replacement"
     # shellcheck disable=SC2086
     run 0 "$A" train $SMALL --encoder conv --conv-relu --steps 10 --warmup 2 --decay 8 --out relu.safetensors
     has out "^model: conv encoder 2 layers of width 16 \(kernel 3, ReLU, sinusoidal positions\)"
