@@ -32,6 +32,12 @@ the row ran at, for the number of cores it used (1 thread: one core's rate).
 (A formula from a clock fails on new cores: a chain of dependent integer adds,
 which used to give the clock, runs at rename on Golden Cove, at 8.6-11.8 "GHz".)
 
+The transformer rows (greedy batch 1 and 256, issue 27) decode one model file
+that `attend_bench export` writes into --out, on both sides (tools/torch_peer.py
+loads it into a PyTorch decoder with a key/value cache); each such row's table
+line is followed by whether the two sides' greedy tokens are identical
+(tokens_fnv, a hash of every output token).
+
 --default-env adds, for every row, attend in the environment a user gets:
 ATTEND_NUM_THREADS, OMP_NUM_THREADS and ATTEND_ISA unset (the library's own
 thread default and the CPU's best level) and, for an OpenBLAS build
