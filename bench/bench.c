@@ -6,9 +6,14 @@
  *
  *   attend_bench train   [--decoder bahdanau|luong] [--len L] [--batch N] [--steps K] [--warmup W]
  *   attend_bench greedy  [--decoder ..] [--batch N] [--len L] [--max-len 22] [--iters K] [--warmup W]
+ *                        [--model FILE]
  *   attend_bench beam    [--decoder ..] [--width 5] [--len L] [--max-len 22] [--iters K] [--warmup W]
  *                        greedy and beam take --quant int8|f16: the model's weights quantized
  *                        (attend_model_quantize) before decoding
+ *   attend_bench export  --decoder transformer --out FILE [--batch N] [--len L] [--max-len 22]
+ *                        writes the model greedy would create (seed 1234) to FILE, the
+ *                        capacities N, L, max-len - 1; `greedy --model FILE` (both
+ *                        sides: tools/torch_peer.py) then decodes with those weights
  *   attend_bench kernel  --name additive|scaled_dot|mha [--iters K] [--warmup W]
  *   attend_bench peak    [--threads 2]         FMA throughput (AVX2, AVX-512), core clock, L2 read
  *                                               rate, OpenBLAS sgemv at 384 x 128
@@ -18,6 +23,12 @@
  * direction), Bahdanau decoder with additive attention A = 128 (Luong: the
  * "general" score), GRU decoder Hd = 128, embeddings D = 64, vocabulary
  * 4 specials + 19 symbols = 23, reversal task with every source of length L.
+ * --decoder transformer: a Transformer encoder and decoder instead (both
+ * --layers 2 layers, width D = --emb 64, --heads 4, feed-forward --hidden
+ * 128 in the encoder and --dec-hidden 128 in the decoder, pre-norm,
+ * sinusoidal positions); the decoder caches keys and values.
+ * Greedy reports tokens_fnv, a hash (FNV-1a) of all output tokens, so two
+ * runs on the same weights can be seen to produce the same tokens.
  * Decoding runs a fixed number of steps: the output bias of EOS is set to
  * -1e4 so no hypothesis ever ends early (the peer does the same).
  *
@@ -72,11 +83,13 @@ static void die(const char *what, const attend_error *e) {
 
 typedef struct {
     const char *mode;
-    const char *decoder; /* "bahdanau" | "luong" */
+    const char *decoder; /* "bahdanau" | "luong" | "transformer" */
     const char *name;    /* kernel */
     const char *quant;   /* greedy, beam: "int8" | "f16" | NULL (float32) */
+    const char *model;   /* greedy, beam: decode this model file's weights (export writes one) */
+    const char *out;     /* export: the file to write */
     int len, batch, steps, warmup, iters, width, max_len, threads;
-    int emb, hidden, dec_hidden, attn, symbols;
+    int emb, hidden, dec_hidden, attn, symbols, heads, layers;
 } opts;
 
 static int arg_int(int argc, char **argv, int *i) {
@@ -88,7 +101,7 @@ static int arg_int(int argc, char **argv, int *i) {
 }
 
 static opts parse(int argc, char **argv) {
-    opts o = {"", "bahdanau", "additive", NULL, 20, 64, 20, 3, 20, 5, 22, 2, 64, 128, 128, 128, 19};
+    opts o = {"", "bahdanau", "additive", NULL, NULL, NULL, 20, 64, 20, 3, 20, 5, 22, 2, 64, 128, 128, 128, 19, 4, 2};
     if (argc < 2) {
         fprintf(stderr, "usage: attend_bench train|greedy|beam|kernel|peak|smoke [options] (see bench/bench.c)\n");
         exit(2);
@@ -99,6 +112,10 @@ static opts parse(int argc, char **argv) {
         if (!strcmp(a, "--decoder") && i + 1 < argc) o.decoder = argv[++i];
         else if (!strcmp(a, "--name") && i + 1 < argc) o.name = argv[++i];
         else if (!strcmp(a, "--quant") && i + 1 < argc) o.quant = argv[++i];
+        else if (!strcmp(a, "--model") && i + 1 < argc) o.model = argv[++i];
+        else if (!strcmp(a, "--out") && i + 1 < argc) o.out = argv[++i];
+        else if (!strcmp(a, "--heads")) o.heads = arg_int(argc, argv, &i);
+        else if (!strcmp(a, "--layers")) o.layers = arg_int(argc, argv, &i);
         else if (!strcmp(a, "--len")) o.len = arg_int(argc, argv, &i);
         else if (!strcmp(a, "--batch")) o.batch = arg_int(argc, argv, &i);
         else if (!strcmp(a, "--steps")) o.steps = arg_int(argc, argv, &i);
@@ -136,10 +153,48 @@ static attend_model *make_model(const opts *o, int max_batch, int max_src, int m
     c.max_batch = max_batch;
     c.max_src_len = max_src;
     c.max_tgt_len = max_tgt;
+    if (!strcmp(o->decoder, "transformer")) { /* encoder and decoder of o->layers layers each, pre-norm, sinusoidal */
+        c.encoder = ATTEND_ENCODER_TRANSFORMER;
+        c.decoder = ATTEND_DECODER_TRANSFORMER;
+        c.heads = o->heads;
+        c.enc_layers = c.dec_layers = o->layers;
+    }
     attend_model *m;
     attend_error e;
     if (attend_model_create(&m, &c, 1234, &e) != ATTEND_OK) die("attend_model_create", &e);
     return m;
+}
+
+/* The model of greedy/beam: o->model's weights with the run's capacities, or a new one (seed 1234). */
+static attend_model *decode_model(const opts *o, int max_batch, int max_src, int max_tgt) {
+    if (!o->model) return make_model(o, max_batch, max_src, max_tgt);
+    attend_model_config cap;
+    memset(&cap, 0, sizeof cap);
+    cap.max_batch = max_batch;
+    cap.max_src_len = max_src;
+    cap.max_tgt_len = max_tgt;
+    attend_model *m;
+    attend_error e;
+    if (attend_model_load(&m, o->model, &cap, NULL, NULL, NULL, &e) != ATTEND_OK) die("attend_model_load", &e);
+    return m;
+}
+
+/* export: the model greedy creates, saved to o->out (a vocabulary of the four specials and the symbols) */
+static void bench_export(const opts *o) {
+    if (!o->out) die("export needs --out FILE", NULL);
+    attend_model *m = make_model(o, o->batch, o->len, o->max_len - 1);
+    attend_vocab *v;
+    attend_error e;
+    if (attend_vocab_create(&v, &e) != ATTEND_OK) die("attend_vocab_create", &e);
+    for (int i = 0; i < o->symbols; i++) {
+        char tok[8];
+        int n = snprintf(tok, sizeof tok, "%c", i < 26 ? 'a' + i : 'A' + i - 26);
+        if (attend_vocab_add(v, tok, (size_t)n, NULL, &e) != ATTEND_OK) die("attend_vocab_add", &e);
+    }
+    if (attend_model_save(m, o->out, v, v, ATTEND_TOKENIZE_CHAR, &e) != ATTEND_OK) die("attend_model_save", &e);
+    json_head(), printf("\"bench\":\"export\",\"decoder\":\"%s\",\"out\":\"%s\"}\n", o->decoder, o->out);
+    attend_vocab_free(v);
+    attend_model_free(m);
 }
 
 /* No early stop: EOS can never be the argmax or among the beam's candidates. */
@@ -195,9 +250,9 @@ static double bench_train(const opts *o, int quiet) {
     return sps;
 }
 
-static void bench_decode(const opts *o, int beam, int quiet) {
+static uint32_t bench_decode(const opts *o, int beam, int quiet) {
     int N = beam ? 1 : o->batch, L = o->len, ML = o->max_len;
-    attend_model *m = make_model(o, beam ? o->width : N, L, ML - 1);
+    attend_model *m = decode_model(o, beam ? o->width : N, L, ML - 1);
     forbid_eos(m);
     attend_error e;
     if (o->quant) {
@@ -225,6 +280,8 @@ static void bench_decode(const opts *o, int beam, int quiet) {
     for (int n = 0; n < (beam ? n_out : N); n++)
         if (out_len[n] != ML) die("a decode ended early (EOS was forbidden)", NULL);
     double med = median(dt, o->iters);
+    uint32_t fnv = 2166136261u; /* FNV-1a over the greedy tokens, row by row */
+    for (int i = 0; i < (beam ? 0 : N * ML); i++) fnv = (fnv ^ (uint32_t)out[i]) * 16777619u;
     if (!quiet) {
         if (beam)
             json_head(), printf("\"bench\":\"beam\",\"decoder\":\"%s\",\"quant\":\"%s\",\"width\":%d,\"len\":%d,"
@@ -232,8 +289,8 @@ static void bench_decode(const opts *o, int beam, int quiet) {
                    o->decoder, o->quant ? o->quant : "f32", o->width, L, ML, 1e3 * med, score[0]);
         else
             json_head(), printf("\"bench\":\"greedy\",\"decoder\":\"%s\",\"quant\":\"%s\",\"batch\":%d,\"len\":%d,"
-                   "\"max_len\":%d,\"latency_ms\":%.4f,\"seqs_per_s\":%.2f}\n",
-                   o->decoder, o->quant ? o->quant : "f32", N, L, ML, 1e3 * med, N / med);
+                   "\"max_len\":%d,\"latency_ms\":%.4f,\"seqs_per_s\":%.2f,\"tokens_fnv\":\"%08x\"}\n",
+                   o->decoder, o->quant ? o->quant : "f32", N, L, ML, 1e3 * med, N / med, (unsigned)fnv);
     }
     free(dt);
     free(src);
@@ -242,6 +299,7 @@ static void bench_decode(const opts *o, int beam, int quiet) {
     free(out_len);
     free(score);
     attend_model_free(m);
+    return fnv;
 }
 
 /* ------------------------------------------------------------- kernels */
@@ -514,24 +572,34 @@ int main(int argc, char **argv) {
     if (!strcmp(o.mode, "train")) bench_train(&o, 0);
     else if (!strcmp(o.mode, "greedy")) bench_decode(&o, 0, 0);
     else if (!strcmp(o.mode, "beam")) bench_decode(&o, 1, 0);
+    else if (!strcmp(o.mode, "export")) bench_export(&o);
     else if (!strcmp(o.mode, "kernel")) bench_kernel(&o, 0, 0);
     else if (!strcmp(o.mode, "peak")) bench_peak(&o, 0, 0);
     else if (!strcmp(o.mode, "smoke")) {
         /* every path at tiny sizes; prints the same JSON lines */
         opts s = o;
         s.len = 4, s.batch = 3, s.steps = 2, s.warmup = 1, s.iters = 2, s.width = 2, s.max_len = 5;
-        s.emb = 4, s.hidden = 3, s.dec_hidden = 5, s.attn = 4, s.symbols = 3;
-        const char *decs[2] = {"bahdanau", "luong"};
-        for (int d = 0; d < 2; d++) {
+        s.emb = 4, s.hidden = 3, s.dec_hidden = 5, s.attn = 4, s.symbols = 3, s.heads = 2;
+        const char *decs[3] = {"bahdanau", "luong", "transformer"};
+        for (int d = 0; d < 3; d++) {
             s.decoder = decs[d];
             bench_train(&s, 0);
             bench_decode(&s, 0, 0);
             bench_decode(&s, 1, 0);
-            s.quant = d ? "f16" : "int8"; /* the quantized weights' greedy and beam */
+            s.quant = d == 1 ? "f16" : "int8"; /* the quantized weights' greedy and beam */
             bench_decode(&s, 0, 0);
             bench_decode(&s, 1, 0);
             s.quant = NULL;
         }
+        /* export, then greedy on the file's weights: the same tokens as on the model itself */
+        s.out = "attend_bench_smoke.safetensors";
+        uint32_t made = bench_decode(&s, 0, 1);
+        bench_export(&s);
+        s.model = s.out;
+        uint32_t loaded = bench_decode(&s, 0, 0);
+        remove(s.out);
+        if (loaded != made) die("greedy on the exported file's weights gave other tokens", NULL);
+        s.model = s.out = NULL;
         const char *ks[3] = {"additive", "scaled_dot", "mha"};
         for (int k = 0; k < 3; k++) {
             s.name = ks[k];

@@ -32,6 +32,12 @@ the row ran at, for the number of cores it used (1 thread: one core's rate).
 (A formula from a clock fails on new cores: a chain of dependent integer adds,
 which used to give the clock, runs at rename on Golden Cove, at 8.6-11.8 "GHz".)
 
+The transformer rows (greedy batch 1 and 256, issue 27) decode one model file
+that `attend_bench export` writes into --out, on both sides (tools/torch_peer.py
+loads it into a PyTorch decoder with a key/value cache); each such row's table
+line is followed by whether the two sides' greedy tokens are identical
+(tokens_fnv, a hash of every output token).
+
 --default-env adds, for every row, attend in the environment a user gets:
 ATTEND_NUM_THREADS, OMP_NUM_THREADS and ATTEND_ISA unset (the library's own
 thread default and the CPU's best level) and, for an OpenBLAS build
@@ -53,6 +59,11 @@ import time
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PEER = os.path.join(ROOT, "tools", "torch_peer.py")
 PY = "/usr/bin/python3"  # Debian's interpreter: the one with torch
+
+# the transformer rows' model file (attend_bench export writes it into --out; both sides decode it)
+TF_MODEL = "<transformer model file>"
+# transformer rows: encoder and decoder of 2 layers, width 64, feed-forward 128 (bench.c's defaults)
+TL, TD, TF = 2, 64, 128
 
 # model of seed 004 (bench.c and torch_peer.py defaults)
 D, H, Hd, A, V = 64, 128, 128, 128, 23
@@ -136,6 +147,13 @@ def openblas_core(env_extra):
 
 def model_flops(decoder, N, S, T, train):
     """FLOPs of one batch (multiply-add = 2; tanh/exp = 1), forward; training x3."""
+    if decoder == "transformer":  # greedy with the key/value cache: step t attends over t + 1 positions
+        f = TL * N * S * (2 * (4 * TD * TD + 2 * TD * TF) + 4 * S * TD)  # encoder layers
+        f += TL * N * S * 2 * 2 * TD * TD  # cross-attention keys and values, once
+        for t in range(T):
+            f += TL * N * (2 * (6 * TD * TD + 2 * TD * TF) + 4 * (t + 1 + S) * TD)
+            f += N * 2 * TD * V  # output layer
+        return 3 * f if train else f
     G = 3
     f = 2 * (N * S * D * G * H * 2 + N * S * H * G * H * 2)  # encoder, both directions
     f += N * E * Hd * 2  # bridge
@@ -223,6 +241,10 @@ def main():
         ("greedy batch 256", ["greedy", "--batch", "256"], (max(3, it[0] // 4), 1), "greedy256"),
         ("greedy batch 1 luong", ["greedy", "--batch", "1", "--decoder", "luong"], it, "latency"),
         ("beam 5 batch 1", ["beam", "--width", "5"], it, "latency"),
+        ("greedy batch 1 transformer", ["greedy", "--batch", "1", "--decoder", "transformer", "--model", TF_MODEL],
+         it, "latency"),
+        ("greedy batch 256 transformer", ["greedy", "--batch", "256", "--decoder", "transformer", "--model", TF_MODEL],
+         (max(3, it[0] // 4), 1), "greedy256"),
         ("kernel additive", ["kernel", "--name", "additive"], (max(3, it[0] // 4), 1), "kernel"),
         ("kernel scaled_dot", ["kernel", "--name", "scaled_dot"], (max(3, it[0] // 4), 1), "kernel"),
         ("kernel mha self-attention", ["kernel", "--name", "mha"], (max(3, it[0] // 4), 1), "kernel"),
@@ -241,6 +263,11 @@ def main():
     if a.cases:
         cases = [c for c in cases if any(s in c[0] for s in a.cases.split(","))]
     os.makedirs(a.out, exist_ok=True)
+    if any(TF_MODEL in c[1] for c in cases):  # the transformer rows' weights, one file for both sides
+        tf_path = os.path.join(a.out, "transformer.safetensors")
+        subprocess.run([a.bench, "export", "--decoder", "transformer", "--batch", "256", "--len", "20",
+                        "--max-len", "22", "--out", tf_path], check=True, stdout=subprocess.DEVNULL)
+        cases = [(c[0], [tf_path if x == TF_MODEL else x for x in c[1]]) + tuple(c[2:]) for c in cases]
     raw_path = os.path.join(a.out, "raw.jsonl")
     raw = open(raw_path, "w")
     res = {}  # (level, case, side, threads) -> list of json
@@ -412,6 +439,14 @@ def render(cases, res, pk, loads, a, lv):
             rss[name] = (statistics.median(r["rss_mib"] for r in o[2]), statistics.median(r["rss_mib"] for r in p[2]))
     for name, (ro, rp) in rss.items():
         lines.append("| peak RSS, %s process (MiB) | | | | | %.1f | %.1f | %.1f× smaller | — |" % (name, ro, rp, rp / ro))
+    lines.append("")
+    for name, args, _, kind, _ in cases:  # rows on shared weights: did both sides produce the same tokens?
+        hashes = {side: {j.get("tokens_fnv") for k, v in res.items() if k[0] == lv and k[1] == name and k[2] == side
+                         for j in v} for side in ("ours", "torch")}
+        if hashes["ours"] and hashes["torch"] and None not in hashes["ours"] | hashes["torch"]:
+            same = len(hashes["ours"] | hashes["torch"]) == 1
+            lines.append("%s: greedy tokens %s on both sides (FNV-1a %s)." % (
+                name, "identical" if same else "**differ**", ", ".join(sorted(hashes["ours"] | hashes["torch"]))))
     lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -4,6 +4,7 @@
  * terminal heatmap, an SVG heatmap and a self-contained HTML page
  * (attend_render_heatmap_*).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 
 static void align_usage(FILE *f) {
     fprintf(f,
-            "usage: attend align MODEL TEXT [--beam K [--nbest N]] [--svg PATH] [--html PATH]\n"
+            "usage: attend align MODEL TEXT [--beam K [--nbest N]] [--head H] [--svg PATH] [--html PATH]\n"
             "\n"
             "Decodes TEXT with the model (greedy, or beam search with --beam) and prints each\n"
             "output's alignment [output tokens x source tokens] as a text heatmap: one row per\n"
@@ -28,6 +29,9 @@ static void align_usage(FILE *f) {
             "  --alpha A     beam length normalisation, score = log p / (length+1)^A (0)\n"
             "  --coverage-penalty B  beam: add B * sum_j log(min(total attention on source j, 1))\n"
             "                to a finished hypothesis's score (Wu et al. 2016) (0)\n"
+            "  --head H      a multi-head decoder (transformer): head H (1..heads) of its top\n"
+            "                layer's cross-attention instead of the average over the heads (0,\n"
+            "                the default); the tokens are the same\n"
             "  --max-len N   longest output (the longer of the model's longest target and 2 x\n"
             "                the source length)\n"
             "  --svg PATH    also write the (best) alignment as an SVG heatmap with a colour scale\n"
@@ -38,6 +42,9 @@ static void align_usage(FILE *f) {
             "                or jsonl (one object: source, hypotheses with output, score and\n"
             "                alignment); see docs/FORMAT.md (text)\n"
             "  --help        this message\n"
+            "\n"
+            "With the transformer decoder the text report ends with the entropy of each head's\n"
+            "cross-attention (nats, mean over the best output's steps) beside the averaged map's.\n"
             "\n"
             "Symbols the model does not know, and sources longer than it was trained on, are\n"
             "reported on stderr. Exit status: 0 ok, 1 the model or the text could not be used,\n"
@@ -141,10 +148,76 @@ static int write_files(const analysis *a, const int32_t *out, int len, const att
     return rc;
 }
 
+static attend_decode_options decode_options(int beam, int nbest, int max_len, double alpha, double cov_pen,
+                                            int head) {
+    attend_decode_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.beam = beam;
+    o.nbest = beam ? nbest : 0;
+    o.max_len = max_len;
+    o.alpha = alpha;
+    o.coverage_penalty = cov_pen;
+    o.align_head = head;
+    return o;
+}
+
+/* The mean over the rows of map [T,S] of -Σ_j w log w (nats). */
+static double mean_entropy(const attend_real *map, int T, int S) {
+    double sum = 0;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < S; j++) {
+            double w = map[(size_t)t * S + j];
+            if (w > 0) sum -= w * log(w);
+        }
+    return T > 0 ? sum / T : 0;
+}
+
+/* Entropy per head of the best output's cross-attention: the same search
+ * again with each head's alignments and with their average (head 0; the
+ * tokens do not change: best [len] is the run shown's first hypothesis). */
+static int head_entropies(const analysis *a, int beam, int nbest, int L, double alpha, double cov_pen,
+                          const int32_t *best, int len) {
+    const int H = attend_model_get_config(a->m)->heads, K = beam ? nbest : 1;
+    int32_t *out = malloc((size_t)K * L * sizeof *out), *out_len = malloc((size_t)K * sizeof *out_len);
+    double *score = malloc((size_t)K * sizeof *score);
+    attend_real *map = malloc((size_t)K * L * a->S * sizeof *map);
+    int rc = 0;
+    if (!out || !out_len || !score || !map) {
+        cli_oom("align", "the per-head alignments");
+        rc = 1;
+    }
+    if (!rc) printf("cross-attention entropy per head (nats, mean over %d output steps; uniform: ln %d = %.4f):\n",
+                    len, a->S, log((double)a->S));
+    for (int h = 1; !rc && h <= H + 1; h++) { /* H + 1: the average (align_head 0) */
+        attend_error err = {0};
+        attend_decode_options o = decode_options(beam, nbest, L, alpha, cov_pen, h <= H ? h : 0);
+        int32_t src_len = a->S;
+        int got = 0;
+        if (attend_decode((attend_model *const *)&a->m, 1, a->src, &src_len, 1, a->S, &o, out, out_len, score, map,
+                          &got, &err)) {
+            rc = cli_lib_fail("align", &err);
+            break;
+        }
+        if (out_len[0] != len || memcmp(out, best, (size_t)len * sizeof *out)) { /* cannot happen: say so if it does */
+            fprintf(stderr, "align: head %d decoded another output than the averaged run\n", h);
+            rc = 1;
+            break;
+        }
+        if (h <= H) printf("  head %d  %.4f\n", h, mean_entropy(map, len, a->S));
+        else printf("  mean map %.4f (the heads' average)\n", mean_entropy(map, len, a->S));
+    }
+    free(out);
+    free(out_len);
+    free(score);
+    free(map);
+    return rc;
+}
+
 int cmd_align(int argc, char **argv) {
     cli_set_oom_hint("use a shorter TEXT, or lower --max-len or --beam"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
-    int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT;
+    int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT, head = 0;
     double alpha = 0, cov_pen = 0;
     cli_parser p;
     cli_init(&p, "align", argc, argv);
@@ -156,6 +229,7 @@ int cmd_align(int argc, char **argv) {
         else if (cli_is(&p, "--alpha")) rc = cli_double(&p, 0, 10, &alpha);
         else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &cov_pen);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
+        else if (cli_is(&p, "--head")) rc = cli_int(&p, 0, 65536, &head);
         else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg);
         else if (cli_is(&p, "--html")) rc = cli_path(&p, &html);
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
@@ -204,11 +278,9 @@ int cmd_align(int argc, char **argv) {
     int got = 0, greedy_scored = 0;
     if (!rc) {
         int32_t src_len = a.S;
-        attend_beam_options bo = {alpha, cov_pen};
-        attend_status st = beam ? attend_model_beam_opts(a.m, a.src, a.S, beam, nbest, L, &bo, out, out_len, score,
-                                                         align, &got, &err)
-                                : attend_model_greedy(a.m, a.src, &src_len, 1, a.S, L, out, out_len, align, &err);
-        if (st) rc = cli_lib_fail("align", &err);
+        attend_decode_options o = decode_options(beam, nbest, L, alpha, cov_pen, head);
+        if (attend_decode(&a.m, 1, a.src, &src_len, 1, a.S, &o, out, out_len, score, align, &got, &err))
+            rc = cli_lib_fail("align", &err);
         if (!beam) got = 1;
         /* structured formats give the greedy output its forced log-probability
          * (output and end); an output cut at --max-len has none */
@@ -245,6 +317,7 @@ int cmd_align(int argc, char **argv) {
         const attend_model_config *c = attend_model_get_config(a.m);
         if (c->decoder == ATTEND_DECODER_NONE)
             printf("note: decoder 'none' has no attention (a fixed context): the weights below are all 0\n");
+        if (head) printf("head %d of %d (the top layer's cross-attention)\n", head, c->heads);
         printf("source: %s  (%d tokens)\n", cli_vis(text), a.S);
         if (beam) printf("beam %d, %d of %d hypotheses\n", beam, got, nbest);
     }
@@ -253,6 +326,8 @@ int cmd_align(int argc, char **argv) {
         rc = show(&a, out + (size_t)h * L, out_len[h], align + (size_t)h * L * a.S, beam ? &score[h] : NULL,
                   h == 0 ? svg : NULL, h == 0 ? html : NULL, title);
     }
+    if (!rc && format == CLI_FORMAT_TEXT && attend_model_get_config(a.m)->decoder == ATTEND_DECODER_TRANSFORMER)
+        rc = head_entropies(&a, beam, nbest, L, alpha, cov_pen, out, out_len[0]);
     free(out);
     free(out_len);
     free(score);

@@ -67,6 +67,10 @@ int analysis_open(analysis *a, const char *cmd, const char *path, const char *te
                         "mistakes", a->S, c->max_src_len);
     a->max_len = max_len ? max_len : (a->pointer ? a->S : (trained_tgt > 2 * a->S ? trained_tgt : 2 * a->S));
     if (a->pointer && a->max_len < a->S) a->max_len = a->S;
+    /* a transformer decoder's learned positions: no more steps than the table's rows (as decode caps it) */
+    if (!max_len && c->decoder == ATTEND_DECODER_TRANSFORMER && c->positions == ATTEND_POSITIONS_LEARNED &&
+        c->max_positions > 0 && a->max_len > c->max_positions - 1)
+        a->max_len = c->max_positions - 1;
     /* second load, sized for this source */
     attend_model_free(a->m);
     a->m = NULL;

@@ -291,10 +291,12 @@ int cmd_intervene(int argc, char **argv) {
     }
     if (!rc) {
         char btext[2048];
+        /* no score function: decoder 'none', and the transformer's scaled dot products (not cfg.score) */
+        const int no_score = c->decoder == ATTEND_DECODER_NONE || c->decoder == ATTEND_DECODER_TRANSFORMER;
         printf("model: %s (%s decoder%s%s)\nsource: %s  (%d tokens)\nbaseline greedy output: %s  (%d tokens + EOS = "
                "%d compared steps)\n\n",
-               cli_vis(model), attend_decoder_name(c->decoder), c->decoder == ATTEND_DECODER_NONE ? "" : ", ",
-               c->decoder == ATTEND_DECODER_NONE ? "" : attend_score_name(c->score), cli_vis(text), a.S,
+               cli_vis(model), attend_decoder_name(c->decoder), no_score ? "" : ", ",
+               no_score ? "" : attend_score_name(c->score), cli_vis(text), a.S,
                cli_vis(analysis_out_text(&a, base, base_len, btext, sizeof btext)), (int)base_len, (int)base_len + 1);
         printf("%-4s %-8s %-14s %8s %8s %5s %8s %9s  %-20s %s\n", "pos", "token", "intervention", "TV mean", "TV max",
                "step", "JS mean", "KL mean", "output", "changed");
@@ -304,7 +306,8 @@ int cmd_intervene(int argc, char **argv) {
         r.kl = buf + L + 1;
         r.js = buf + 2 * (L + 1);
     }
-    int attentive = !rc && c->decoder != ATTEND_DECODER_NONE;
+    /* weight edits need one attention row per step: not decoder 'none', not the transformer's heads */
+    int attentive = !rc && c->decoder != ATTEND_DECODER_NONE && c->decoder != ATTEND_DECODER_TRANSFORMER;
     for (int j = 0; !rc && j < a.S; j++) {
         char pos[16];
         snprintf(pos, sizeof pos, "%d", j);
@@ -319,7 +322,11 @@ int cmd_intervene(int argc, char **argv) {
         if (!rc && a.S >= 2) rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_DROP_TOP, 0, 0, 0});
     }
     if (!rc && !attentive)
-        printf("\n(decoder 'none' has no attention: only token deletion/replacement apply)\n");
+        printf("\n(%s: only token deletion/replacement apply)\n",
+               c->decoder == ATTEND_DECODER_NONE
+                   ? "decoder 'none' has no attention"
+                   : "decoder 'transformer': its multi-head cross-attention has no single weight row per step to "
+                     "edit");
     free(base);
     free(out);
     free(buf);

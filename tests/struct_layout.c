@@ -74,7 +74,8 @@ int main(void) {
     F(attend_beam_options, alpha), F(attend_beam_options, coverage_penalty);
     S(attend_decode_options);
     F(attend_decode_options, size), F(attend_decode_options, beam), F(attend_decode_options, nbest);
-    F(attend_decode_options, max_len), F(attend_decode_options, alpha), F(attend_decode_options, coverage_penalty);
+    F(attend_decode_options, max_len), F(attend_decode_options, alpha), F(attend_decode_options, coverage_penalty),
+        F(attend_decode_options, align_head);
     S(attend_restore_options);
     F(attend_restore_options, size), F(attend_restore_options, src_vocab), F(attend_restore_options, tgt_vocab);
     F(attend_restore_options, tok), F(attend_restore_options, anyway);

@@ -313,7 +313,7 @@ static void test_transformer_decoder_beam(void) {
     if (!m || !m2) return;
     const int32_t src[6] = {4, 9, 5, 11, 6, 7};
     const int S = 6, K = 4, L = 10;
-    attend_decode_options bo = {sizeof bo, K, K, L, 0, 0};
+    attend_decode_options bo = {sizeof bo, K, K, L, 0, 0, 0};
     int32_t out[4 * 10], len[4];
     double score[4];
     attend_real al[4 * 10 * 6];
@@ -341,7 +341,7 @@ static void test_transformer_decoder_beam(void) {
     EXPECT(worst < 1e-4, "scores differ by %.3g", worst);
     EXPECT(worst_al < 1e-5, "alignments differ by %.3g", worst_al);
     /* greedy = beam 1; an ensemble of two equal models = the model alone (greedy and beam) */
-    attend_decode_options go = {sizeof go, 0, 0, L, 0, 0}, b1 = {sizeof b1, 1, 1, L, 0, 0};
+    attend_decode_options go = {sizeof go, 0, 0, L, 0, 0, 0}, b1 = {sizeof b1, 1, 1, L, 0, 0, 0};
     int32_t src_len[1] = {S}, g[10], gl[1], e[10], el[1], o1[10], l1[1];
     attend_model *two[2] = {m, m2};
     EXPECT(attend_decode(&m, 1, src, src_len, 1, S, &go, g, gl, NULL, NULL, NULL, &err) == ATTEND_OK, "%s", err.msg);
@@ -361,6 +361,93 @@ static void test_transformer_decoder_beam(void) {
            "ensemble beam differs: %g vs %g", es[0], score[0]);
     attend_model_free(m);
     attend_model_free(m2);
+}
+
+/* Per-head alignments (attend_decode_options.align_head): the tokens do not
+ * change with the head asked for, and the mean of the H heads' maps is the
+ * default map (the planted answer: the default is their average), for greedy
+ * over a batch (rows of other lengths beside) and for beam search's
+ * hypotheses; a head outside [1, heads], a negative one and a head of a
+ * decoder without heads are refused naming both. */
+static void test_transformer_decoder_heads(void) {
+    enum { H = 4, N = 3, S = 6, L = 8 };
+    attend_model_config c = tf_config(12, 8, H, 16, 2, 10);
+    c.decoder = ATTEND_DECODER_TRANSFORMER;
+    c.dec_layers = 2;
+    c.dec_hidden = 16;
+    attend_model *m = NULL;
+    attend_error err;
+    EXPECT(attend_model_create(&m, &c, 37, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m) return;
+    const int32_t src[N * S] = {4, 9, 5, 11, 6, 7, 8, 5, 10, 0, 0, 0, 6, 6, 9, 4, 0, 0};
+    const int32_t src_len[N] = {6, 3, 4};
+    static attend_real al[H + 1][N * L * S];
+    int32_t out[H + 1][N * L], len[H + 1][N];
+    for (int h = 0; h <= H; h++) {
+        attend_decode_options o = {sizeof o, 0, 0, L, 0, 0, h};
+        EXPECT(attend_decode(&m, 1, src, src_len, N, S, &o, out[h], len[h], NULL, al[h], NULL, &err) == ATTEND_OK,
+               "head %d: %s", h, err.msg);
+        EXPECT(!memcmp(out[h], out[0], sizeof out[0]) && !memcmp(len[h], len[0], sizeof len[0]),
+               "head %d changed the tokens", h);
+    }
+    double worst = 0, spread = 0;
+    for (int i = 0; i < N * L * S; i++) {
+        double mean = 0;
+        for (int h = 1; h <= H; h++) mean += al[h][i];
+        mean /= H;
+        if (fabs(mean - al[0][i]) > worst) worst = fabs(mean - al[0][i]);
+        for (int h = 1; h <= H; h++)
+            if (fabs(al[h][i] - al[0][i]) > spread) spread = fabs(al[h][i] - al[0][i]);
+    }
+    printf("  greedy, %d rows: |mean of the %d heads' maps - the default map| <= %.2e (heads differ from it by up to "
+           "%.3f)\n", N, H, worst, spread);
+    EXPECT(worst < 1e-6, "the heads' mean differs from the default map by %.3g", worst);
+    EXPECT(spread > 1e-3, "every head's map equals the average (%.3g): the heads were not told apart", spread);
+    /* beam: each hypothesis's per-head history is reordered with it */
+    enum { K = 3 };
+    static attend_real bal[H + 1][K * L * S];
+    int32_t bout[H + 1][K * L], blen[H + 1][K];
+    double bsc[K];
+    int n = 0;
+    for (int h = 0; h <= H; h++) {
+        attend_decode_options o = {sizeof o, K, K, L, 0, 0, h};
+        EXPECT(attend_decode(&m, 1, src, NULL, 1, S, &o, bout[h], blen[h], bsc, bal[h], &n, &err) == ATTEND_OK,
+               "beam, head %d: %s", h, err.msg);
+        EXPECT(!memcmp(bout[h], bout[0], sizeof bout[0]), "beam: head %d changed the hypotheses", h);
+    }
+    worst = 0;
+    for (int i = 0; i < K * L * S; i++) {
+        double mean = 0;
+        for (int h = 1; h <= H; h++) mean += bal[h][i];
+        if (fabs(mean / H - bal[0][i]) > worst) worst = fabs(mean / H - bal[0][i]);
+    }
+    printf("  beam %d: |mean of the heads' maps - the default map| <= %.2e\n", K, worst);
+    EXPECT(worst < 1e-6, "beam: the heads' mean differs from the default map by %.3g", worst);
+    /* refused: a head past the model's, a negative one, a decoder without heads */
+    attend_decode_options o = {sizeof o, 0, 0, L, 0, 0, H + 1};
+    EXPECT(attend_decode(&m, 1, src, src_len, N, S, &o, out[0], len[0], NULL, NULL, NULL, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "align_head=5") && strstr(err.msg, "heads=4"),
+           "head 5 of 4: %s", err.msg);
+    /* interventions on the weights name the decoder (token deletion works: the CLI tests run it) */
+    attend_intervention iv = {ATTEND_IV_REMOVE_STATE, 1, 0, 0};
+    attend_intervention_result ir;
+    memset(&ir, 0, sizeof ir);
+    EXPECT(attend_model_intervene(m, src, S, out[0], len[0][0], L, &iv, &ir, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "decoder 'transformer' has multi-head attention"),
+           "remove-state on the transformer decoder: %s", err.msg);
+    o.align_head = -1;
+    EXPECT(attend_decode(&m, 1, src, src_len, N, S, &o, out[0], len[0], NULL, NULL, NULL, &err) == ATTEND_ERR_ARG,
+           "head -1 accepted");
+    attend_model_free(m);
+    attend_model_config r = tf_config(12, 8, H, 16, 2, 10); /* the transformer encoder, a Bahdanau decoder */
+    EXPECT(attend_model_create(&m, &r, 37, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m) return;
+    o.align_head = 1;
+    EXPECT(attend_decode(&m, 1, src, src_len, N, S, &o, out[0], len[0], NULL, NULL, NULL, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "align_head=1") && strstr(err.msg, "decoder bahdanau"),
+           "a head of the bahdanau decoder: %s", err.msg);
+    printf("  refused: %s\n", err.msg);
+    attend_model_free(m);
 }
 
 /* Reversal (seed 004's task) with a transformer encoder under the Bahdanau
@@ -398,7 +485,7 @@ static void reversal_learns(attend_encoder_kind kind) {
     EXPECT(m && attend_trainer_create(&tr, m, &oc, train, 32, 28, &err) == ATTEND_OK, "%s", err.msg);
     if (tr) {
         double t0 = now();
-        int steps = tdec ? 800 : 400; /* the transformer decoder: 0.87 after 400 (measured) */
+        int steps = tdec ? 1200 : 400; /* the transformer decoder: 0.87 after 400, 0.89-0.92 after 800 (measured) */
         for (int i = 0; i < steps; i++) {
             attend_step_report r;
             if (attend_trainer_step(tr, &r, &err)) {
@@ -436,6 +523,7 @@ int main(void) {
     RUN(test_reversal_learns_conv);
     RUN(test_transformer_decoder_checks);
     RUN(test_transformer_decoder_beam);
+    RUN(test_transformer_decoder_heads);
     RUN(test_reversal_learns_transformer_decoder);
     return harness_summary();
 }

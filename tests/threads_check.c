@@ -4,7 +4,8 @@
  * shared between rows is taken on one thread. Runs the same work at 1 and at 2
  * threads and compares the results (byte for byte with the portable GEMM; see
  * `exact` below):
- *   - 4 training steps (GRU/Bahdanau/additive, LSTM/Luong/general) at batch 64
+ *   - 4 training steps (GRU/Bahdanau/additive, LSTM/Luong/general, a
+ *     transformer encoder and decoder of 2 layers each, 4 heads) at batch 64
  *     (forward, backward, clipping, Adam): the parameters afterwards;
  *   - greedy decoding at batch 64: tokens, lengths, alignments;
  *   - beam search (width 4): tokens, scores, alignments;
@@ -102,6 +103,7 @@ typedef struct {
 } model_run;
 
 static void run_model(model_run *r, attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
+    int tf = dec == ATTEND_DECODER_TRANSFORMER; /* with the transformer encoder, 2 + 2 layers, 4 heads */
     attend_model_config c;
     memset(&c, 0, sizeof c);
     c.cell = cell;
@@ -116,6 +118,11 @@ static void run_model(model_run *r, attend_cell_kind cell, attend_decoder_kind d
     c.max_batch = 64;
     c.max_src_len = 20;
     c.max_tgt_len = 23;
+    if (tf) {
+        c.encoder = ATTEND_ENCODER_TRANSFORMER;
+        c.heads = 4;
+        c.enc_layers = c.dec_layers = 2;
+    }
     attend_task_config tc = {ATTEND_TASK_REVERSE, 19, 10, 20, 256, 1};
     attend_dataset *d;
     attend_vocab *v;
@@ -234,6 +241,8 @@ int main(void) {
            exact ? "results must be byte-identical" : "floating-point results must agree to rounding");
     check_model("GRU / Bahdanau / additive", ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU, ATTEND_SCORE_ADDITIVE);
     check_model("LSTM / Luong / general", ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL);
+    check_model("transformer encoder / transformer decoder (key/value cache)", ATTEND_CELL_GRU,
+                ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE);
     check_kernels();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

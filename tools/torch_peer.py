@@ -5,6 +5,7 @@ JSON line on stdout.
 
     /usr/bin/python3 tools/torch_peer.py train  [--decoder bahdanau|luong] [--len 20] [--batch 64] [--steps 20] [--warmup 3]
     /usr/bin/python3 tools/torch_peer.py greedy [--decoder ..] [--batch 1] [--len 20] [--max-len 22] [--iters 20]
+    /usr/bin/python3 tools/torch_peer.py greedy --decoder transformer --model FILE [--batch 1] [...]
     /usr/bin/python3 tools/torch_peer.py beam   [--decoder ..] [--width 5] [--len 20] [--max-len 22] [--iters 20]
     /usr/bin/python3 tools/torch_peer.py kernel --name additive|scaled_dot|mha [--iters 5]
 
@@ -18,12 +19,27 @@ Training: Adam (lr 1e-3) with clip_grad_norm_(1.0), like attend's trainer in
 bench.c. Decoding runs under torch.inference_mode(), batched over rows (greedy)
 and over live hypotheses (beam), with the EOS output bias set to -1e4 so
 every decode runs exactly --max-len steps, as in bench.c.
+
+--decoder transformer (greedy only) decodes the weights of an attend model
+file (--model FILE, written by `attend_bench export --decoder transformer`,
+which bench.c's greedy --model FILE reads too): ref_model.py's Seq2Seq with
+nn.TransformerEncoder / nn.TransformerDecoder built from the file's config,
+its tensors loaded by name. The decoding loop is an explicit pre-norm
+Transformer decoder step over those modules' weights that caches every
+layer's self-attention keys and values (step t projects only its own token
+and attends over the cache's t + 1 positions) and projects the
+cross-attention keys and values once per source: the work attend's decoder
+does, not nn.Transformer's whole-prefix recomputation. Before timing, its
+tokens are checked against ref_model.py's uncached greedy (the whole prefix
+through nn.TransformerDecoder at every step) on the first source; both sides
+report tokens_fnv, the FNV-1a hash of all output tokens.
 """
 import argparse
 import json
 import math
 import os
 import statistics
+import struct
 import sys
 import time
 
@@ -157,6 +173,152 @@ def beam(model, src, src_len, K, steps):
     return finished[:K]
 
 
+def read_attend_model(path):
+    """An attend model file (safetensors, F32 tensors): (config dict, {name: float32 array})."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__")
+    if meta.get("attend.format") != "model":
+        raise SystemExit("torch_peer.py: %s: not an attend model file" % path)
+    base, tensors = 8 + n, {}
+    for name, t in header.items():
+        if t["dtype"] != "F32":
+            raise SystemExit("torch_peer.py: %s: tensor %s is %s, only F32 is read" % (path, name, t["dtype"]))
+        lo, hi = t["data_offsets"]
+        tensors[name] = np.frombuffer(data[base + lo:base + hi], dtype="<f4").reshape(t["shape"])
+    return json.loads(meta["attend.config"]), tensors
+
+
+def transformer_model(path):
+    """ref_model.py's Seq2Seq with the file's configuration and weights, EOS forbidden, in eval mode."""
+    file_cfg, tensors = read_attend_model(path)
+    cfg = dict(dict(cell="gru", score="additive", positions="sinusoidal", post_norm=0), **file_cfg)
+    if cfg.get("encoder") != "transformer" or cfg.get("decoder") != "transformer":
+        raise SystemExit("torch_peer.py: %s: not a transformer encoder + decoder" % path)
+    if cfg.get("post_norm", 0):
+        raise SystemExit("torch_peer.py: %s: the cached decoder here is pre-norm only" % path)
+    model = Seq2Seq(cfg)
+    own = dict(model.named_parameters())
+    if set(own) != set(tensors):
+        raise SystemExit("torch_peer.py: %s: tensors differ from the model's: %s" % (
+            path, sorted(set(tensors) ^ set(own))))
+    with torch.no_grad():
+        for name, p in own.items():
+            p.copy_(torch.from_numpy(tensors[name].copy()).reshape(p.shape))
+        model.out.bias[EOS] = -1e4  # no early stop, as in bench.c
+    model.eval()
+    return model, cfg
+
+
+@torch.inference_mode()
+def greedy_cached(model, cfg, src, src_len, steps):
+    """Greedy decoding with a key/value cache (pre-norm nn.TransformerDecoderLayer's computation, written out)."""
+    st, ctx = model.encode(src, src_len)
+    enc = ctx["enc"]
+    N, S, D = enc.shape
+    H = cfg["heads"]
+    dh = D // H
+    scale = 1.0 / math.sqrt(dh)
+    layers = model.decoder.layers
+    pad = torch.zeros(N, 1, 1, S).masked_fill(~ctx["valid"][:, None, None, :], float("-inf"))
+    cross = []
+    for layer in layers:  # keys and values of the source, once: [N,H,S,dh]
+        w, b = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+        k = F.linear(enc, w[D:2 * D], b[D:2 * D]).view(N, S, H, dh).transpose(1, 2)
+        v = F.linear(enc, w[2 * D:], b[2 * D:]).view(N, S, H, dh).transpose(1, 2)
+        cross.append((k, v))
+    K = torch.empty(len(layers), N, H, steps, dh)
+    V = torch.empty(len(layers), N, H, steps, dh)
+    y = torch.full((N,), BOS, dtype=torch.long)
+    out = []
+    for t in range(steps):
+        x = model.tgt_emb(y)
+        if model.positions == "sinusoidal":
+            x = x + model.pe_dec[t].to(x.dtype)
+        elif model.positions == "learned":
+            x = x + model.decoder.pos_emb[t]
+        for l, layer in enumerate(layers):
+            sa, ca = layer.self_attn, layer.multihead_attn
+            q, k, v = F.linear(layer.norm1(x), sa.in_proj_weight, sa.in_proj_bias).view(N, 3, H, dh).unbind(1)
+            K[l, :, :, t] = k
+            V[l, :, :, t] = v
+            p = torch.softmax((q[:, :, None, :] @ K[l, :, :, :t + 1].transpose(-1, -2)) * scale, -1)  # [N,H,1,t+1]
+            x = x + sa.out_proj((p @ V[l, :, :, :t + 1]).reshape(N, D))
+            q = F.linear(layer.norm2(x), ca.in_proj_weight[:D], ca.in_proj_bias[:D]).view(N, H, 1, dh)
+            ck, cv = cross[l]
+            p = torch.softmax((q @ ck.transpose(-1, -2)) * scale + pad, -1)  # [N,H,1,S]
+            x = x + ca.out_proj((p @ cv).reshape(N, D))
+            x = x + layer.linear2(F.relu(layer.linear1(layer.norm3(x))))
+        y = model.out(model.decoder.norm(x)).argmax(-1)
+        out.append(y)
+    return torch.stack(out, 1)
+
+
+def tokens_fnv(tokens):
+    """FNV-1a over the tokens [N,T] row by row (bench.c's tokens_fnv)."""
+    h = 2166136261
+    for v in tokens.reshape(-1).tolist():
+        h = ((h ^ v) * 16777619) & 0xFFFFFFFF
+    return "%08x" % h
+
+
+def bench_transformer_greedy(a):
+    if not a.model:
+        raise SystemExit("torch_peer.py: --decoder transformer needs --model FILE (attend_bench export)")
+    model, cfg = transformer_model(a.model)
+    N = a.batch
+    src = attend_sources(N, a.len, a.symbols)
+    src_len = torch.full((N,), a.len, dtype=torch.long)
+    # the cache against the uncached reference (whole prefix every step), first source
+    ref = model.greedy(src[:1], src_len[:1], a.max_len)[0]
+    got = greedy_cached(model, cfg, src[:1], src_len[:1], a.max_len)
+    if not torch.equal(ref[0], got[0]):
+        raise SystemExit("torch_peer.py: the cached greedy decode differs from the uncached reference: %s vs %s" % (
+            got[0].tolist(), ref[0].tolist()))
+    dts = []
+    for i in range(a.warmup + a.iters):
+        s = time.perf_counter()
+        res = greedy_cached(model, cfg, src, src_len, a.max_len)
+        dt = time.perf_counter() - s
+        if i >= a.warmup:
+            dts.append(dt)
+    med = statistics.median(dts)
+    emit(bench="greedy", decoder="transformer", quant="f32", batch=N, len=a.len, max_len=a.max_len,
+         latency_ms=1e3 * med, seqs_per_s=N / med, tokens_fnv=tokens_fnv(res))
+
+
+def attend_sources(N, L, symbols, seed=5):
+    """bench.c's random_sources(src, N, L, symbols, 5): attend_rng (xoshiro256**, splitmix64 seeding), so both
+    sides decode the same sources: token 4 + next() % symbols, row by row."""
+    M = (1 << 64) - 1
+    x = seed
+    st = []
+    for _ in range(4):
+        x = (x + 0x9E3779B97F4A7C15) & M
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+        st.append(z ^ (z >> 31))
+
+    def rotl(v, k):
+        return ((v << k) | (v >> (64 - k))) & M
+
+    vals = []
+    for _ in range(N * L):
+        r = (rotl((st[1] * 5) & M, 7) * 9) & M
+        t = (st[1] << 17) & M
+        st[2] ^= st[0]
+        st[3] ^= st[1]
+        st[1] ^= st[2]
+        st[0] ^= st[3]
+        st[2] ^= t
+        st[3] = rotl(st[3], 45)
+        vals.append(4 + r % symbols)
+    return torch.tensor(vals, dtype=torch.long).view(N, L)
+
+
 def quantize_dynamic(model):
     """PyTorch's best effort at int8 weights for this model: dynamic
     quantization (int8 weights, activations quantized on the fly per call) of
@@ -261,7 +423,8 @@ def bench_kernel(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("mode", choices=["train", "greedy", "beam", "kernel"])
-    p.add_argument("--decoder", default="bahdanau", choices=["bahdanau", "luong"])
+    p.add_argument("--decoder", default="bahdanau", choices=["bahdanau", "luong", "transformer"])
+    p.add_argument("--model", default=None, help="--decoder transformer: the attend model file to decode with")
     p.add_argument("--name", default="additive")
     p.add_argument("--quant", default=None, choices=["int8"],
                    help="greedy/beam: the model after torch.quantization.quantize_dynamic (int8)")
@@ -273,7 +436,11 @@ def main():
     torch.set_num_threads(a.threads)
     if a.mode == "train":
         bench_train(a)
+    elif a.mode == "greedy" and a.decoder == "transformer":
+        bench_transformer_greedy(a)
     elif a.mode in ("greedy", "beam"):
+        if a.decoder == "transformer":
+            raise SystemExit("torch_peer.py: --decoder transformer: greedy only")
         bench_decode(a, a.mode == "beam")
     else:
         bench_kernel(a)

@@ -447,6 +447,10 @@ typedef struct {
     int max_len;
     double alpha;
     double coverage_penalty;
+    int align_head; /* the alignments written to align: 0 the decoder's own (the transformer decoder: its
+                       top layer's cross-attention averaged over the heads); h in [1, heads] that
+                       layer's head h alone, for a decoder with multi-head attention (transformer;
+                       others: ATTEND_ERR_ARG naming the model's decoder). The tokens do not change. */
 } attend_decode_options;
 
 /*

@@ -197,7 +197,7 @@ class DecodeOptions(Structure):
     """attend_decode_options: greedy (beam 0) or beam search (attend_decode)."""
     _c_name_ = "attend_decode_options"
     _fields_ = [("size", c_size_t), ("beam", c_int), ("nbest", c_int), ("max_len", c_int), ("alpha", c_double),
-                ("coverage_penalty", c_double)]
+                ("coverage_penalty", c_double), ("align_head", c_int)]
 
 
 class AttentionOptions(Structure):

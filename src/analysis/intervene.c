@@ -220,8 +220,9 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
           "%s: unknown intervention %d", who, (int)iv->kind);
     int on_weights = iv->kind != ATTEND_IV_DELETE_TOKEN && iv->kind != ATTEND_IV_REPLACE_TOKEN;
     CHECK(!(on_weights && !m->dec->attentive), err, ATTEND_ERR_ARG,
-          "%s: %s needs attention, and decoder 'none' has none (delete-token and replace-token work)", who,
-          attend_intervention_name(iv->kind));
+          "%s: %s edits a decoder step's attention weights, and decoder '%s' has %s (delete-token and "
+          "replace-token work)", who, attend_intervention_name(iv->kind), m->dec->name,
+          m->dec->aligns ? "multi-head attention with no single weight row to edit" : "no attention");
     int32_t len1 = S;
     TRY(at_model_check_source(m, src, &len1, 1, S, who, err));
     CHECK(base_len >= 0 && base_len + 1 <= m->Tcap, err, ATTEND_ERR_CAPACITY,

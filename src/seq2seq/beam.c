@@ -115,6 +115,7 @@ attend_status at_beam(attend_model *const *models, int M, const int32_t *src, in
     int32_t len1 = S;
     for (int k = 0; k < M; k++) {
         at_model_infer(models[k]);
+        models[k]->run.align_head = o->align_head;
         at_model_encode(models[k], src, &len1, 1, S);
         at_model_replicate(models[k], K, S);
     }

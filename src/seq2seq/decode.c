@@ -67,6 +67,21 @@ attend_status at_decode_check(attend_model *const *models, int M, const int32_t 
     return at_ext_check_decode(models, M, o, who, err);
 }
 
+/* align_head: 0, or a head (1..heads) of every model's multi-head decoder */
+attend_status at_decode_check_head(attend_model *const *models, int M, int head, const char *who, attend_error *err) {
+    CHECK(head >= 0, err, ATTEND_ERR_ARG, "%s: align_head=%d (0: the decoder's alignments, h >= 1: head h)", who, head);
+    if (head == 0) return ATTEND_OK;
+    for (int k = 0; k < M; k++) {
+        const attend_model *m = models[k];
+        CHECK(m->dec->head_aligns, err, ATTEND_ERR_ARG,
+              "%s: align_head=%d needs a decoder with multi-head attention (transformer), but model %d has decoder %s",
+              who, head, k + 1, m->dec->name);
+        CHECK(head <= m->cfg.heads, err, ATTEND_ERR_ARG, "%s: align_head=%d outside [1, heads=%d] of model %d", who,
+              head, m->cfg.heads, k + 1);
+    }
+    return ATTEND_OK;
+}
+
 /* ---------------------------------------------------------- the interface */
 
 const attend_real *at_model_step_dist(attend_model *m, int t, int N, int S, int *W, int *logp) {
@@ -99,8 +114,8 @@ void *at_decode_scratch(attend_model *m, size_t bytes, const char *who, attend_e
 /* ------------------------------------------------------------------ greedy */
 
 attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N, int S,
-                        int max_len, int32_t *out, int32_t *out_len, attend_real *align, const char *who,
-                        attend_error *err) {
+                        int max_len, int align_head, int32_t *out, int32_t *out_len, attend_real *align,
+                        const char *who, attend_error *err) {
     attend_model *m0 = models[0];
     const at_decoder_ops *dec = m0->dec;
     /* the widest a step's row can be: an extension's output space, Vt + S at most */
@@ -112,6 +127,7 @@ attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, 
     double *acc = (double *)(void *)(mem + ((size_t)N * sizeof(int32_t) + 7) / 8 * 8); /* [N,W] the models' mean */
     for (int k = 0; k < M; k++) {
         at_model_infer(models[k]); /* decoding reuses the activation buffers */
+        models[k]->run.align_head = align_head;
         at_model_encode(models[k], src, src_len, N, S);
     }
     for (int n = 0; n < N; n++) {

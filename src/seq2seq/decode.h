@@ -35,11 +35,15 @@ void at_model_reorder(attend_model *m, int t, const int *parent, int n, int live
  * shrunk, freed with the model): NULL and err set when out of memory. */
 void *at_decode_scratch(attend_model *m, size_t bytes, const char *who, attend_error *err);
 
+/* attend_decode_options' align_head: 0, or a head (1..heads) of every
+ * model's multi-head decoder (ATTEND_ERR_ARG naming the model and its decoder). */
+attend_status at_decode_check_head(attend_model *const *models, int M, int head, const char *who, attend_error *err);
+
 /* Greedy decoding with the mean of M models' step log-probabilities (checked
  * by the caller): src [N,S], src_len [N], out [N,max_len], out_len [N],
- * align NULL or [M,N,max_len,S]. */
+ * align NULL or [M,N,max_len,S] (align_head: attend_decode_options'). */
 attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N, int S,
-                        int max_len, int32_t *out, int32_t *out_len, attend_real *align, const char *who,
-                        attend_error *err);
+                        int max_len, int align_head, int32_t *out, int32_t *out_len, attend_real *align,
+                        const char *who, attend_error *err);
 
 #endif

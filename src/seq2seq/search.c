@@ -18,7 +18,8 @@ attend_status at_decode(attend_model *const *models, int M, const int32_t *src, 
         CHECK(src && src_len && out && out_len, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
               !src ? "src [N,S]" : !src_len ? "src_len [N]" : !out ? "out [N,max_len]" : "out_len [N]");
         TRY(at_decode_check(models, M, src, src_len, N, S, 0, o->max_len, o, who, err));
-        TRY(at_greedy(models, M, src, src_len, N, S, o->max_len, out, out_len, align, who, err));
+        TRY(at_decode_check_head(models, M, o->align_head, who, err));
+        TRY(at_greedy(models, M, src, src_len, N, S, o->max_len, o->align_head, out, out_len, align, who, err));
         if (n_out) *n_out = N;
         return ATTEND_OK;
     }
@@ -32,6 +33,7 @@ attend_status at_decode(attend_model *const *models, int M, const int32_t *src, 
           who, o->alpha);
     int32_t len1 = S;
     TRY(at_decode_check(models, M, src, src_len ? src_len : &len1, 1, S, o->beam, o->max_len, o, who, err));
+    TRY(at_decode_check_head(models, M, o->align_head, who, err));
     return at_beam(models, M, src, S, o, out, out_len, score, align, n_out, who, err);
 }
 

@@ -168,6 +168,8 @@ typedef struct {
     at_weight_hook_fn weight_hook; /* NULL, or an edit of every step's attention weights; the weights it
                                       leaves are constants to the backward (no gradient to the scores) */
     void *weight_hook_user;
+    int align_head;           /* decoding: 0, or the one attention head (1-based) whose weights a
+                                 multi-head decoder writes to acts.weights (attend_decode_options) */
     int input_grad;           /* a forward whose backward must leave the gradient of every source position's
                                  embedding in acts.demb [N,S,D] (the trials' gradient x input): the
                                  encoder's input goes through no per-token table */

@@ -3,7 +3,8 @@
 # line (issue 27): `attend train --encoder transformer|conv` writes a model
 # file that decode (greedy, beam, alignments) and quantize read; usage errors
 # name both sides (--heads not dividing --emb, one kind's options with
-# another, unknown names).
+# another, unknown names); `attend align --head H` shows one head of the
+# transformer decoder's cross-attention and the entropy of every head.
 #
 #   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR     CASE: usage | train
 set -u
@@ -102,6 +103,27 @@ train)
     run 0 "$A" decode td8.safetensors in
     [ "$(wc -l <out)" -eq 2 ] || fail "the int8 transformer decoder decoded $(wc -l <out) lines"
     ok "train --decoder transformer --dec-layers 2, decode greedy (alignments), n-best, int8"
+    run 0 "$A" align td.safetensors abcd --head 2
+    has out "^head 2 of 2 \(the top layer's cross-attention\)"
+    has out "^output: "
+    has out "^cross-attention entropy per head \(nats, mean over [0-9]+ output steps; uniform: ln 4 = 1.3863\):"
+    has out "^  head 1  [0-9.]+$"
+    has out "^  head 2  [0-9.]+$"
+    has out "^  mean map [0-9.]+ \(the heads' average\)$"
+    run 0 "$A" align td.safetensors abcd --beam 3 --head 1 --format jsonl
+    has out '"alignment":\[\['
+    run 1 "$A" align td.safetensors abcd --head 3
+    has err "align_head=3 outside \[1, heads=2\]"
+    run 1 "$A" align tf.safetensors abcd --head 1
+    has err "align_head=1 needs a decoder with multi-head attention \(transformer\), but model 1 has decoder bahdanau"
+    ok "align --head H (greedy, beam), entropy per head; a head past the model's and a bahdanau decoder refused"
+    run 0 "$A" intervene td.safetensors abcd --replace a
+    has out "^model: td.safetensors \(transformer decoder\)$"
+    has out "^0 +a +delete-token "
+    has out "^3 +d +replace-token "
+    has out "decoder 'transformer': its multi-head cross-attention has no single weight row per step to edit: only token deletion/replacement apply"
+    grep -q "remove-state\|uniform" out && fail "intervene ran a weight edit on the transformer decoder"
+    ok "intervene on the transformer decoder: token deletion and replacement"
     # shellcheck disable=SC2086
     run 0 "$A" train $SMALL --encoder conv --conv-relu --steps 10 --warmup 2 --decay 8 --out relu.safetensors
     has out "^model: conv encoder 2 layers of width 16 \(kernel 3, ReLU, sinusoidal positions\)"

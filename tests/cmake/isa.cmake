@@ -12,7 +12,8 @@
 set(ATTEND_HOT_KERNELS
   additive_forward additive_backward coverage_forward coverage_backward masked_softmax_rows first_bad_row softmax_backward_rows
   cell_gates_forward cell_gates_backward adam_update sgd_update sum_squares scale scatter_rows tanh_rows
-  gemm_run gemm_batched_small pack_run at_rows_sum at_rows_add q8_gemm f16_gemm
+  gemm_run gemm_batched_small pack_run at_rows_sum at_rows_add q8_gemm f16_gemm layernorm_rows layernorm_backward_rows
+  step_attention_rows
   at_isa_probe)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND NOT ATTEND_SANITIZE)
   find_program(ATTEND_OBJDUMP NAMES objdump)

@@ -26,6 +26,8 @@ struct at_decoder_ops {
                           into acts.demb [T*N,D] (row t*N + n) */
     int aligns;        /* writes acts.weights [T,N,S] every step by its own attention (attentive = 0:
                           no score tensors, extensions or interventions); the alignments read them */
+    int head_aligns;   /* multi-head attention: acts.weights can hold one head's weights (run.align_head,
+                          1..cfg.heads) instead of its average */
     int vocabulary;    /* outputs are ids of a target vocabulary (tgt_emb, an output layer); 0: source positions */
     int32_t start;     /* the first step's input (ATTEND_BOS; a pointer: -1, no position yet) */
     int eos;           /* 1: a sequence ends with ATTEND_EOS, one more step than its tokens; 0: after src_len steps */

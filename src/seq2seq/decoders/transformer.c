@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "core/layernorm.h"
+#include "core/vmath.h"
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/encoders/common.h"
 #include "seq2seq/linear.h"
@@ -67,7 +68,7 @@ typedef struct {
     attend_real *mean[3], *rstd[3]; /* [T,N] LN_k's */
     attend_real *q[2];       /* [T,N,D] the self- and cross-attention queries */
     attend_real *o[2];       /* [T,N,D] their outputs before out_proj */
-    attend_real *p1;         /* [T,N,H,Tc] self-attention weights (positions 0..t) */
+    attend_real *p1;         /* [T,N,H,Tc] self-attention weights: step t's [N,H,t+1] (positions 0..t) */
     attend_real *p2;         /* [T,N,H,S] cross-attention weights */
     attend_real *u;          /* [T,N,F] relu(W1 · + b1) */
 } td_layer_acts;
@@ -80,21 +81,21 @@ typedef struct {
     attend_real *x0;                /* [T,N,D] emb + PE */
     attend_real *mf, *rf;           /* [T,N] the final norm's */
     attend_real *pe;                /* [Tc,D] the sinusoidal table */
-    attend_real *kv;                /* [N][L][2][Tc][D] the self-attention keys and values per row (the cache) */
-    attend_real *ckv;               /* [N][S][L][2][D] the cross-attention keys and values (begin) */
+    attend_real *kv;                /* [N][L] keys [D,Tc] (transposed), values [Tc,D]: the self-attention cache */
+    attend_real *ckv;               /* [N][L] keys [D,S] (transposed), values [S,D]: the cross-attention's (begin) */
     /* backward */
     attend_real *dkv;               /* [N][L][2][Tc][D] the cache's gradient (accumulated over later steps) */
-    attend_real *dckv;              /* [N][S][L][2][D] */
+    attend_real *dckv;              /* [N][L] as ckv */
+    attend_real *tk;                /* [N,3D] step t's q, k, v on their way into the cache (backward: [N,D] its
+                                       keys' gradient out of the cache) */
+    attend_real *ctmp;              /* [N,S,D] the cross keys or values (their gradient) in row layout */
     attend_real *dx, *dh, *da, *dq, *dO; /* [N,D] */
     attend_real *du;                /* [N,F] */
-    attend_real *dp;                /* [max(Tc,S)] one row of an attention's weight gradient */
+    attend_real *dp, *ds;           /* [N,H,max(Tc,S)] an attention's weight and score gradients */
     int pe_ready;
 } td_state;
 
 static td_state *st(const attend_model *m) { return m->dec_state; }
-
-/* the attention loops take the key rows of this many batch rows at a time */
-#define AT_CHUNK_ROWS 64
 
 static int layers(const attend_model_config *c) { return c->dec_layers > 1 ? c->dec_layers : 1; }
 
@@ -203,13 +204,16 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
     s->ckv = at_act_take(L, N * S * Ls * 2 * D);
     s->dkv = at_act_take(L, N * Ls * 2 * T * D);
     s->dckv = at_act_take(L, N * S * Ls * 2 * D);
+    s->tk = at_act_take(L, N * 3 * D);
+    s->ctmp = at_act_take(L, N * S * D);
     s->dx = at_act_take(L, N * D);
     s->dh = at_act_take(L, N * D);
     s->da = at_act_take(L, N * D);
     s->dq = at_act_take(L, N * D);
     s->dO = at_act_take(L, N * D);
     s->du = at_act_take(L, N * F);
-    s->dp = at_act_take(L, T > S ? T : S);
+    s->dp = at_act_take(L, N * H * (T > S ? T : S));
+    s->ds = at_act_take(L, N * H * (T > S ? T : S));
     s->pe_ready = 0;
     /* beam search: a hypothesis's cache follows it; the cross keys and values are the source's */
     at_act_rows(L, s->kv, Ls * 2 * T * D * sizeof(attend_real), 0, AT_ROWS_STATE);
@@ -218,103 +222,221 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
 
 /* --------------------------------------------------------------- pieces */
 
-/* the self-attention cache of row n, layer l: keys (kv 0) or values (kv 1) [Tc,D] */
+/* the self-attention cache of row n, layer l: keys (kv 0) transposed [D,Tc]
+ * (key j's element i at i·Tc + j: a score row is one axpy per element) or
+ * values (kv 1) [Tc,D] */
 static attend_real *cache(const attend_model *m, attend_real *base, int n, int l, int kv) {
     size_t Tc = (size_t)m->Tcap, D = (size_t)m->cfg.emb;
     return base + (((size_t)n * layers(&m->cfg) + l) * 2 + kv) * Tc * D;
 }
 
-/* the cross keys (kv 0) or values (kv 1) of row n, layer l, source position 0: rows of stride 2 L D */
+/* the cross keys (kv 0) transposed [D,S] or values (kv 1) [S,D] of row n, layer l */
 static attend_real *cross(const attend_model *m, attend_real *base, int n, int l, int kv, int S) {
     size_t D = (size_t)m->cfg.emb, Ls = (size_t)layers(&m->cfg);
-    return base + ((size_t)n * S * Ls * 2 + (size_t)l * 2 + kv) * D;
+    return base + (((size_t)n * Ls + l) * 2 + kv) * (size_t)S * D;
+}
+
+/* dst [C,R] (row stride ldd) = src [R,C]ᵀ (row stride lds) */
+static void transpose(attend_real *dst, int ldd, const attend_real *src, int lds, int R, int C) {
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) dst[(size_t)c * ldd + r] = src[(size_t)r * lds + c];
+}
+
+/* Y [N,D] (row stride ldy) += b [D] on every row */
+static void add_bias(attend_real *Y, int ldy, const attend_real *b, int N, int D) {
+    if (ldy == D) at_rows_add(Y, b, (size_t)N, D);
+    else
+        for (int n = 0; n < N; n++) at_rows_add(Y + (size_t)n * ldy, b, 1, D);
+}
+
+/* db [D] += Σ_n dY [N,D] (row stride lddy) */
+static void sum_bias(attend_real *db, const attend_real *dY, int lddy, int N, int D) {
+    if (lddy == D) at_rows_sum(db, dY, (size_t)N, D);
+    else
+        for (int n = 0; n < N; n++) at_rows_sum(db, dY + (size_t)n * lddy, 1, D);
 }
 
 /* Y [N,D] (row stride ldy) = X [N,D] Wᵀ + b for W [D,D] (a slice of an in_proj) */
 static void proj(const attend_model *m, attend_real *Y, int ldy, const attend_real *X, const attend_real *W,
                  const attend_real *b, int N, int D) {
     at_model_linear(m, N, D, D, X, D, W, D, 0, Y, ldy);
-    for (int n = 0; n < N; n++)
-        for (int i = 0; i < D; i++) Y[(size_t)n * ldy + i] += b[i];
+    add_bias(Y, ldy, b, N, D);
 }
 
-/* One query row per n over K keys: o [N,D] = Σ_j p_j V_j per head, p [N,H,ldp]
- * = softmax_j(q·K_j / sqrt(dh)) over the keys j < K (valid [N,vstride] or NULL)
- * of K [n] at kbase(n) row stride ldk (values at vbase(n), the same stride). */
-static void attend_rows(attend_real *o, attend_real *p, int ldp, const attend_real *q, const attend_real *const *kb,
-                        const attend_real *const *vb, int ldk, const uint8_t *valid, int vstride, int N, int K, int D,
-                        int H) {
-    int dh = D / H;
-    double scale = 1.0 / sqrt((double)dh);
-    for (int n = 0; n < N; n++)
+/* Asks for the next row's keys (kcount values at k) and values (vcount at v)
+ * while this row computes: its cache lines are scattered over the arena and
+ * the loads of a row's short loops otherwise wait on each line in turn. */
+static AT_ALWAYS_INLINE void prefetch_row(const attend_real *k, const attend_real *v, size_t kcount, size_t vcount) {
+#if defined(__GNUC__) || defined(__clang__)
+    const size_t line = 64 / sizeof(attend_real);
+    for (size_t i = 0; i < kcount; i += line) __builtin_prefetch(k + i);
+    for (size_t i = 0; i < vcount; i += line) __builtin_prefetch(v + i);
+#else
+    (void)k, (void)v, (void)kcount, (void)vcount;
+#endif
+}
+
+/* the fused attention's tiles: scores of AT_TILE keys, AT_TILE_V of a head's values at a time */
+#define AT_TILE 8
+#define AT_TILE_V 8
+
+/* Rows [n0, n1) of attend_rows, fused per row and head: the scores over the
+ * transposed keys (vector lanes over the keys), the masked softmax (-inf at
+ * padding, max subtracted, at_vexp; exactly 0 at the padding), the weighted
+ * values (lanes over the head's dh values); every sum in a register, every
+ * load contiguous across the lanes. */
+AT_KERNEL_VOID(static, step_attention_rows,
+               (attend_real *restrict o, attend_real *restrict p, const attend_real *restrict q,
+                const attend_real *restrict kt, int ldk, const attend_real *restrict vb, size_t nstride,
+                const uint8_t *restrict valid, int n0, int n1, int K, int D, int H),
+               (o, p, q, kt, ldk, vb, nstride, valid, n0, n1, K, D, H)) {
+    // o [N,D], p [N,H,K], q [N,D], kt row n [D,ldk], vb row n [K,D], valid [N,K] or NULL
+    const int dh = D / H;
+    const attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
+    for (int n = n0; n < n1; n++) {
+        const attend_real *restrict kn = kt + (size_t)n * nstride, *restrict vn = vb + (size_t)n * nstride;
+        if (n + 1 < n1) prefetch_row(kn + nstride, vn + nstride, (size_t)D * ldk, (size_t)K * D);
+        const uint8_t *restrict ok = valid ? valid + (size_t)n * K : NULL;
         for (int h = 0; h < H; h++) {
-            const attend_real *qh = q + (size_t)n * D + h * dh;
-            const attend_real *kh = kb[n] + h * dh, *vh = vb[n] + h * dh;
-            attend_real *ph = p + ((size_t)n * H + h) * ldp;
-            const uint8_t *ok = valid ? valid + (size_t)n * vstride : NULL;
-            double mx = -INFINITY;
-            for (int j = 0; j < K; j++) {
-                if (ok && !ok[j]) continue;
-                double sc = 0;
-                for (int i = 0; i < dh; i++) sc += (double)qh[i] * kh[(size_t)j * ldk + i];
-                ph[j] = (attend_real)(sc * scale);
-                if (ph[j] > mx) mx = ph[j];
-            }
-            double sum = 0;
-            for (int j = 0; j < K; j++) {
-                if (ok && !ok[j]) {
-                    ph[j] = 0;
-                    continue;
+            attend_real *restrict ph = p + ((size_t)n * H + h) * K;
+            const attend_real *restrict qh = q + (size_t)n * D + h * dh;
+            const attend_real *restrict kh = kn + (size_t)h * dh * ldk;
+            /* s_j = Σ_i q_i k_j,i, AT_TILE keys in registers. The last tile ends at K (it overlaps the one
+             * before and computes its keys again, with the same bits); with K < AT_TILE <= ldk one tile
+             * reads the row's stale columns past K and keeps only the first K. */
+            int j0 = 0;
+            if (ldk >= AT_TILE)
+                for (;; j0 += AT_TILE) {
+                    const int start = j0 + AT_TILE <= K ? j0 : K >= AT_TILE ? K - AT_TILE : 0;
+                    attend_real acc[AT_TILE] = {0};
+                    for (int i = 0; i < dh; i++) {
+                        const attend_real qi = qh[i], *restrict kr = kh + (size_t)i * ldk + start;
+#pragma omp simd
+                        for (int jj = 0; jj < AT_TILE; jj++) acc[jj] += qi * kr[jj];
+                    }
+                    if (start + AT_TILE <= K) {
+#pragma omp simd
+                        for (int jj = 0; jj < AT_TILE; jj++) ph[start + jj] = acc[jj];
+                    } else {
+                        for (int jj = 0; jj < K; jj++) ph[jj] = acc[jj];
+                    }
+                    if (start + AT_TILE >= K) {
+                        j0 = K;
+                        break;
+                    }
                 }
-                ph[j] = (attend_real)exp(ph[j] - mx);
-                sum += ph[j];
+            for (int j = j0; j < K; j++) { /* rows narrower than a tile */
+                attend_real acc = 0;
+                for (int i = 0; i < dh; i++) acc += qh[i] * kh[(size_t)i * ldk + j];
+                ph[j] = acc;
             }
-            attend_real *oh = o + (size_t)n * D + h * dh;
-            for (int i = 0; i < dh; i++) oh[i] = 0;
+            if (ok) {
+#pragma omp simd
+                for (int j = 0; j < K; j++) ph[j] = at_vsel(ok[j] != 0, ph[j] * scale, -INFINITY);
+            } else {
+#pragma omp simd
+                for (int j = 0; j < K; j++) ph[j] *= scale;
+            }
+            attend_real mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+            for (int j = 0; j < K; j++) mx = ph[j] > mx ? ph[j] : mx;
+            attend_real sum = 0;
+#pragma omp simd reduction(+ : sum)
             for (int j = 0; j < K; j++) {
-                ph[j] = (attend_real)(ph[j] / sum);
-                if (ph[j] == 0) continue;
-                for (int i = 0; i < dh; i++) oh[i] += ph[j] * vh[(size_t)j * ldk + i];
+                const attend_real e = at_vexp(ph[j] - mx);
+                ph[j] = e;
+                sum += e;
             }
-            for (int j = K; j < ldp; j++) ph[j] = 0;
+            const attend_real inv = 1 / sum; /* sum >= 1: the maximum gives exp(0) */
+#pragma omp simd
+            for (int j = 0; j < K; j++) ph[j] *= inv;
+            attend_real *restrict oh = o + (size_t)n * D + h * dh;
+            const attend_real *restrict vh = vn + h * dh;
+            int i0 = 0;
+            for (; i0 + AT_TILE_V <= dh; i0 += AT_TILE_V) { /* o_i = Σ_j p_j v_j,i, AT_TILE_V values in registers */
+                /* two partial sums, over even and odd j (independent chains), added at the end */
+                attend_real a0[AT_TILE_V] = {0}, a1[AT_TILE_V] = {0};
+                int j = 0;
+                for (; j + 2 <= K; j += 2) {
+                    const attend_real p0 = ph[j], p1 = ph[j + 1];
+                    const attend_real *restrict v0 = vh + (size_t)j * D + i0, *restrict v1 = v0 + D;
+#pragma omp simd
+                    for (int ii = 0; ii < AT_TILE_V; ii++) {
+                        a0[ii] += p0 * v0[ii];
+                        a1[ii] += p1 * v1[ii];
+                    }
+                }
+                if (j < K) {
+                    const attend_real p0 = ph[j], *restrict v0 = vh + (size_t)j * D + i0;
+#pragma omp simd
+                    for (int ii = 0; ii < AT_TILE_V; ii++) a0[ii] += p0 * v0[ii];
+                }
+#pragma omp simd
+                for (int ii = 0; ii < AT_TILE_V; ii++) oh[i0 + ii] = a0[ii] + a1[ii];
+            }
+            for (int i = i0; i < dh; i++) {
+                attend_real acc = 0;
+                for (int j = 0; j < K; j++) acc += ph[j] * vh[(size_t)j * D + i];
+                oh[i] = acc;
+            }
         }
+    }
 }
 
-/* Backward of attend_rows: from dO [N,D]: dq [N,D] (=), dK, dV rows += at
- * dkb(n), dvb(n) (row stride ldk), with the forward's p, q, K, V. */
-static void attend_rows_backward(attend_real *dq, attend_real *const *dkb, attend_real *const *dvb, attend_real *dp,
-                                 const attend_real *dO, const attend_real *p, int ldp, const attend_real *q,
-                                 const attend_real *const *kb, const attend_real *const *vb, int ldk, int N, int K,
+typedef struct {
+    attend_real *o, *p;
+    const attend_real *q, *kt, *vb;
+    int ldk, K, D, H;
+    size_t nstride;
+    const uint8_t *valid;
+} step_attention_job;
+
+static void step_attention_chunk(void *ctx, int lo, int hi) {
+    const step_attention_job *j = ctx;
+    step_attention_rows(j->o, j->p, j->q, j->kt, j->ldk, j->vb, j->nstride, j->valid, lo, hi, j->K, j->D, j->H);
+}
+
+/* One query row per n over K keys, every head h (dh = D/H wide):
+ *   p [N,H,K] = softmax_j(q_n,h · k_n,j,h / sqrt(dh)) over the keys j < K
+ *               (key padding valid [N,K], or NULL),
+ *   o [N,D]   = Σ_j p_n,h,j v_n,j,h per head,
+ * with row n's keys transposed at kt + n·nstride (element i of key j at
+ * i·ldk + j) and its values [K,D] at vb + n·nstride. The rows are split
+ * over the library's threads (whole rows: the bits do not depend on the
+ * thread count). */
+static void attend_rows(attend_real *o, attend_real *p, const attend_real *q, const attend_real *kt, int ldk,
+                        const attend_real *vb, size_t nstride, const uint8_t *valid, int N, int K, int D, int H) {
+    step_attention_job j = {o, p, q, kt, vb, ldk, K, D, H, nstride, valid};
+    at_parallel_rows(4.0 * N * K * D, N, 1, step_attention_chunk, &j);
+}
+
+/* Backward of attend_rows: from dO [N,D]: dq [N,D] (=), the keys' and values'
+ * gradients dkt, dvb (the layout of kt, vb) +=, with the forward's p [N,H,K],
+ * q, keys and values; dp, ds [N,H,K] scratch. */
+static void attend_rows_backward(attend_real *dq, attend_real *dkt, attend_real *dvb, attend_real *dp, attend_real *ds,
+                                 const attend_real *dO, const attend_real *p, const attend_real *q,
+                                 const attend_real *kt, int ldk, const attend_real *vb, size_t nstride, int N, int K,
                                  int D, int H) {
     int dh = D / H;
     attend_real scale = (attend_real)(1.0 / sqrt((double)dh));
-    for (int n = 0; n < N; n++)
-        for (int h = 0; h < H; h++) {
-            const attend_real *qh = q + (size_t)n * D + h * dh, *doh = dO + (size_t)n * D + h * dh;
-            const attend_real *kh = kb[n] + h * dh, *vh = vb[n] + h * dh;
-            attend_real *dkh = dkb[n] + h * dh, *dvh = dvb[n] + h * dh, *dqh = dq + (size_t)n * D + h * dh;
-            const attend_real *ph = p + ((size_t)n * H + h) * ldp;
-            /* forward: o = Σ_j p_j v_j  ⇒  dp_j = dO·v_j, dv_j += p_j dO */
-            double dot = 0;
-            for (int j = 0; j < K; j++) {
-                double d = 0;
-                for (int i = 0; i < dh; i++) d += (double)doh[i] * vh[(size_t)j * ldk + i];
-                dp[j] = (attend_real)d;
-                dot += d * ph[j];
-                if (ph[j] != 0)
-                    for (int i = 0; i < dh; i++) dvh[(size_t)j * ldk + i] += ph[j] * doh[i];
-            }
-            /* forward: p = softmax(s)  ⇒  ds_j = p_j (dp_j − Σ p dp); s_j = scale q·k_j */
-            for (int i = 0; i < dh; i++) dqh[i] = 0;
-            for (int j = 0; j < K; j++) {
-                if (ph[j] == 0) continue;
-                attend_real ds = (attend_real)(ph[j] * (dp[j] - dot)) * scale;
-                for (int i = 0; i < dh; i++) {
-                    dqh[i] += ds * kh[(size_t)j * ldk + i];
-                    dkh[(size_t)j * ldk + i] += ds * qh[i];
-                }
-            }
-        }
+    size_t HK = (size_t)H * K;
+    for (int h = 0; h < H; h++) {
+        /* forward: o = Σ_j p_j v_j  ⇒  dp_j = dO·v_j (dp [1,K] = dO [1,dh] Vᵀ), dv_j += p_j dO (rank 1) */
+        at_gemm_batched(N, 0, 1, 1, K, dh, 1, dO + h * dh, dh, (size_t)D, vb + h * dh, D, nstride, 0,
+                        dp + (size_t)h * K, K, HK);
+        at_gemm_batched(N, 0, 0, K, dh, 1, 1, p + (size_t)h * K, 1, HK, dO + h * dh, dh, (size_t)D, 1, dvb + h * dh,
+                        D, nstride);
+    }
+    /* forward: p = softmax(s)  ⇒  ds_j = p_j (dp_j − Σ p dp) */
+    memset(ds, 0, (size_t)N * HK * sizeof *ds);
+    at_softmax_backward(ds, dp, p, (size_t)N * H, K);
+    for (int h = 0; h < H; h++) {
+        /* forward: s = scale q Kᵀ  ⇒  dq = scale ds (Kᵀ)ᵀ ([1,K][K,dh]), dKᵀ [dh,K] += scale qᵀ ds (rank 1) */
+        at_gemm_batched(N, 0, 1, 1, dh, K, scale, ds + (size_t)h * K, K, HK, kt + (size_t)h * dh * ldk, ldk, nstride,
+                        0, dq + h * dh, D, (size_t)D);
+        at_gemm_batched(N, 0, 0, dh, K, 1, scale, q + h * dh, 1, (size_t)D, ds + (size_t)h * K, K, HK, 1,
+                        dkt + (size_t)h * dh * ldk, ldk, nstride);
+    }
 }
 
 /* ----------------------------------------------------------------- forward */
@@ -340,18 +462,21 @@ static void positions_rows(attend_model *m, attend_real *x0, const attend_real *
             for (int d = 0; d < D; d++) x0[(size_t)n * D + d] += p[d];
 }
 
-/* the cross-attention keys and values of every layer from the encoder's states, once per source */
+/* the cross-attention keys (transposed) and values of every layer from the encoder's states, once per source */
 static void begin(attend_model *m, int N, int S) {
     td_state *s = st(m);
-    int D = m->cfg.emb, ld = 2 * layers(&m->cfg) * D;
+    int D = m->cfg.emb;
     for (int l = 0; l < layers(&m->cfg); l++) {
         const td_layer_tensors *t = &s->t[l];
         for (int kv = 0; kv < 2; kv++) {
-            attend_real *Y = cross(m, s->ckv, 0, l, kv, S);
             const attend_real *W = t->ca_w[0] + (size_t)(1 + kv) * D * D, *b = t->ca_b[0] + (size_t)(1 + kv) * D;
-            at_model_linear(m, N * S, D, D, m->acts.enc_top, D, W, D, 0, Y, ld);
-            for (size_t r = 0; r < (size_t)N * S; r++)
-                for (int i = 0; i < D; i++) Y[r * ld + i] += b[i];
+            at_model_linear(m, N * S, D, D, m->acts.enc_top, D, W, D, 0, s->ctmp, D);
+            at_rows_add(s->ctmp, b, (size_t)N * S, D);
+            for (int n = 0; n < N; n++) {
+                const attend_real *src = s->ctmp + (size_t)n * S * D;
+                if (kv) memcpy(cross(m, s->ckv, n, l, 1, S), src, (size_t)S * D * sizeof *src);
+                else transpose(cross(m, s->ckv, n, l, 0, S), S, src, D, S, D);
+            }
         }
     }
 }
@@ -371,7 +496,8 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
     td_state *s = st(m);
     int D = c->emb, F = c->dec_hidden, H = c->heads, Tc = m->Tcap, Ls = layers(c), post = c->post_norm;
     size_t slot = (size_t)(m->run.infer ? 0 : t), ND = (size_t)N * D;
-    const attend_real *kb[AT_CHUNK_ROWS], *vb[AT_CHUNK_ROWS];
+    /* row n's cache and cross keys/values: n·kv_stride, n·ckv_stride from row 0's */
+    const size_t kv_stride = (size_t)Ls * 2 * Tc * D, ckv_stride = (size_t)S * Ls * 2 * D;
     attend_real *x = s->x0 + slot * ND;
     positions_rows(m, x, m->acts.emb_tgt + (size_t)t * ND, t, N);
     for (int l = 0; l < Ls; l++) {
@@ -396,31 +522,23 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
             else memcpy(in[k], stream, ND * sizeof *x);
             attend_real *r = post ? pre[k] : out[k]; /* stream + f(in) */
             if (k == 0) { /* causal self-attention over the cache's positions 0..t */
-                proj(m, q1, D, in[0], w->sa_w[0], w->sa_b[0], N, D);
-                for (int kv = 0; kv < 2; kv++)
-                    proj(m, cache(m, s->kv, 0, l, kv) + (size_t)t * D, Ls * 2 * Tc * D, in[0],
-                         w->sa_w[0] + (size_t)(1 + kv) * D * D, w->sa_b[0] + (size_t)(1 + kv) * D, N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cache(m, s->kv, n0 + i, l, 0);
-                        vb[i] = cache(m, s->kv, n0 + i, l, 1);
-                    }
-                    attend_rows(o1 + (size_t)n0 * D, p1 + (size_t)n0 * H * Tc, Tc, q1 + (size_t)n0 * D, kb, vb, D,
-                                NULL, 0, nn, t + 1, D, H);
+                /* q, k, v [N,3D] in one product; the query to q1, the key into column t of the transposed
+                 * cache, the value into row t */
+                at_model_linear(m, N, 3 * D, D, in[0], D, w->sa_w[0], D, 0, s->tk, 3 * D);
+                at_rows_add(s->tk, w->sa_b[0], (size_t)N, 3 * D);
+                for (int n = 0; n < N; n++) {
+                    const attend_real *qkv = s->tk + (size_t)n * 3 * D;
+                    memcpy(q1 + (size_t)n * D, qkv, (size_t)D * sizeof *qkv);
+                    transpose(cache(m, s->kv, n, l, 0) + t, Tc, qkv + D, D, 1, D);
+                    memcpy(cache(m, s->kv, n, l, 1) + (size_t)t * D, qkv + 2 * D, (size_t)D * sizeof *qkv);
                 }
+                attend_rows(o1, p1, q1, cache(m, s->kv, 0, l, 0), Tc, cache(m, s->kv, 0, l, 1), kv_stride, NULL, N,
+                            t + 1, D, H);
                 residual_out(m, r, stream, o1, w->sa_ow[0], w->sa_ob[0], N, D);
             } else if (k == 1) { /* cross-attention over the valid source positions */
                 proj(m, q2, D, in[1], w->ca_w[0], w->ca_b[0], N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cross(m, s->ckv, n0 + i, l, 0, S);
-                        vb[i] = cross(m, s->ckv, n0 + i, l, 1, S);
-                    }
-                    attend_rows(o2 + (size_t)n0 * D, p2 + (size_t)n0 * H * S, S, q2 + (size_t)n0 * D, kb, vb,
-                                2 * Ls * D, m->valid + (size_t)n0 * S, S, nn, S, D, H);
-                }
+                attend_rows(o2, p2, q2, cross(m, s->ckv, 0, l, 0, S), S, cross(m, s->ckv, 0, l, 1, S), ckv_stride,
+                            m->valid, N, S, D, H);
                 residual_out(m, r, stream, o2, w->ca_ow[0], w->ca_ob[0], N, D);
             } else { /* feed-forward: stream + relu(in W1ᵀ + b1) W2ᵀ + b2 */
                 at_model_linear(m, N, F, D, in[2], D, w->l1_w[0], D, 0, u, F);
@@ -445,15 +563,22 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
                                         s->nf_w[0], s->nf_b[0], 1, D);
         else memcpy(fr, x + (size_t)n * D, (size_t)D * sizeof *fr);
     }
-    /* alignments: the top layer's cross-attention weights averaged over the heads */
+    /* alignments: the top layer's cross-attention weights averaged over the heads, or (decoding with
+     * align_head h) head h's */
     const attend_real *ptop = s->a[Ls - 1].p2 + slot * N * H * S;
     attend_real *wt = m->acts.weights + (size_t)t * N * S;
-    for (int n = 0; n < N; n++)
+    const int head = m->run.align_head;
+    for (int n = 0; n < N; n++) {
+        if (head >= 1 && head <= H) {
+            memcpy(wt + (size_t)n * S, ptop + ((size_t)n * H + head - 1) * S, (size_t)S * sizeof *wt);
+            continue;
+        }
         for (int j = 0; j < S; j++) {
             double acc = 0;
             for (int h = 0; h < H; h++) acc += ptop[((size_t)n * H + h) * S + j];
             wt[(size_t)n * S + j] = (attend_real)(acc / H);
         }
+    }
 }
 
 /* ---------------------------------------------------------------- backward */
@@ -477,8 +602,7 @@ static void residual_out_backward(const attend_model *m, attend_real *df, attend
 static void proj_backward(const attend_model *m, attend_real *dX, attend_real *dW, attend_real *db,
                           const attend_real *dY, int lddy, const attend_real *X, const attend_real *W, int N, int D) {
     at_gemm(1, 0, D, D, N, 1, dY, lddy, X, D, 1, dW, D);
-    for (int n = 0; n < N; n++)
-        for (int i = 0; i < D; i++) db[i] += dY[(size_t)n * lddy + i];
+    sum_bias(db, dY, lddy, N, D);
     at_model_linear_dx(m, N, D, D, dY, lddy, W, D, 1, dX, D);
 }
 
@@ -489,8 +613,7 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
     td_state *s = st(m);
     int D = c->emb, F = c->dec_hidden, H = c->heads, Tc = m->Tcap, Ls = layers(c), post = c->post_norm;
     size_t slot = (size_t)t, ND = (size_t)N * D;
-    const attend_real *kb[AT_CHUNK_ROWS], *vb[AT_CHUNK_ROWS];
-    attend_real *dkb[AT_CHUNK_ROWS], *dvb[AT_CHUNK_ROWS];
+    const size_t kv_stride = (size_t)Ls * 2 * Tc * D, ckv_stride = (size_t)S * Ls * 2 * D;
     attend_real *dx = s->dx, *dh = s->dh, *da = s->da, *dq = s->dq, *dO = s->dO;
     const attend_real *xL = Ls > 0 ? s->a[Ls - 1].out[2] + slot * ND : NULL;
     /* forward: feat = LNf(x_L) (pre-norm) or x_L */
@@ -536,41 +659,26 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
                 const attend_real *q2 = a->q[1] + slot * ND, *o2 = a->o[1] + slot * ND;
                 const attend_real *p2 = a->p2 + slot * N * H * S;
                 residual_out_backward(m, dO, w->ca_ow[1], w->ca_ob[1], dr, o2, w->ca_ow[0], N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cross(m, s->ckv, n0 + i, l, 0, S);
-                        vb[i] = cross(m, s->ckv, n0 + i, l, 1, S);
-                        dkb[i] = cross(m, s->dckv, n0 + i, l, 0, S);
-                        dvb[i] = cross(m, s->dckv, n0 + i, l, 1, S);
-                    }
-                    attend_rows_backward(dq + (size_t)n0 * D, dkb, dvb, s->dp, dO + (size_t)n0 * D,
-                                         p2 + (size_t)n0 * H * S, S, q2 + (size_t)n0 * D, kb, vb, 2 * Ls * D, nn, S,
-                                         D, H);
-                }
+                attend_rows_backward(dq, cross(m, s->dckv, 0, l, 0, S), cross(m, s->dckv, 0, l, 1, S), s->dp, s->ds,
+                                     dO, p2, q2, cross(m, s->ckv, 0, l, 0, S), S, cross(m, s->ckv, 0, l, 1, S),
+                                     ckv_stride, N, S, D, H);
                 proj_backward(m, da, w->ca_w[1], w->ca_b[1], dq, D, in, w->ca_w[0], N, D);
             } else { /* forward: r = stream + SA(in) W_oᵀ + b_o, q1, k_t, v_t = in W_{q,k,v}ᵀ + b */
                 const attend_real *q1 = a->q[0] + slot * ND, *o1 = a->o[0] + slot * ND;
                 const attend_real *p1 = a->p1 + slot * N * H * Tc;
                 residual_out_backward(m, dO, w->sa_ow[1], w->sa_ob[1], dr, o1, w->sa_ow[0], N, D);
-                for (int n0 = 0; n0 < N; n0 += AT_CHUNK_ROWS) {
-                    int nn = N - n0 < AT_CHUNK_ROWS ? N - n0 : AT_CHUNK_ROWS;
-                    for (int i = 0; i < nn; i++) {
-                        kb[i] = cache(m, s->kv, n0 + i, l, 0);
-                        vb[i] = cache(m, s->kv, n0 + i, l, 1);
-                        dkb[i] = cache(m, s->dkv, n0 + i, l, 0);
-                        dvb[i] = cache(m, s->dkv, n0 + i, l, 1);
-                    }
-                    attend_rows_backward(dq + (size_t)n0 * D, dkb, dvb, s->dp, dO + (size_t)n0 * D,
-                                         p1 + (size_t)n0 * H * Tc, Tc, q1 + (size_t)n0 * D, kb, vb, D, nn, t + 1, D,
-                                         H);
-                }
+                attend_rows_backward(dq, cache(m, s->dkv, 0, l, 0), cache(m, s->dkv, 0, l, 1), s->dp, s->ds, dO, p1,
+                                     q1, cache(m, s->kv, 0, l, 0), Tc, cache(m, s->kv, 0, l, 1), kv_stride, N, t + 1,
+                                     D, H);
                 proj_backward(m, da, w->sa_w[1], w->sa_b[1], dq, D, in, w->sa_w[0], N, D);
-                /* step t's own key and value: every later step has added its part (reverse order) */
-                for (int kv = 0; kv < 2; kv++)
-                    proj_backward(m, da, w->sa_w[1] + (size_t)(1 + kv) * D * D, w->sa_b[1] + (size_t)(1 + kv) * D,
-                                  cache(m, s->dkv, 0, l, kv) + (size_t)t * D, Ls * 2 * Tc * D, in,
-                                  w->sa_w[0] + (size_t)(1 + kv) * D * D, N, D);
+                /* step t's own key (column t of the transposed cache) and value (row t): every later step
+                 * has added its part (reverse order) */
+                for (int n = 0; n < N; n++) transpose(s->tk + (size_t)n * D, D, cache(m, s->dkv, n, l, 0) + t, Tc, D, 1);
+                proj_backward(m, da, w->sa_w[1] + (size_t)D * D, w->sa_b[1] + D, s->tk, D, in,
+                              w->sa_w[0] + (size_t)D * D, N, D);
+                proj_backward(m, da, w->sa_w[1] + (size_t)2 * D * D, w->sa_b[1] + 2 * D,
+                              cache(m, s->dkv, 0, l, 1) + (size_t)t * D, (int)kv_stride, in,
+                              w->sa_w[0] + (size_t)2 * D * D, N, D);
             }
             /* d stream = dr + (pre-norm) LN_kᵀ(d in) or (post-norm) d in */
             if (dr != dx) memcpy(dx, dr, ND * sizeof *dx);
@@ -588,15 +696,20 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
 static void input_backward(attend_model *m, int T, int N) {
     (void)T;
     td_state *s = st(m);
-    int D = m->cfg.emb, S = m->fwd_S, ld = 2 * layers(&m->cfg) * D;
+    int D = m->cfg.emb, S = m->fwd_S;
     for (int l = 0; l < layers(&m->cfg); l++) {
         const td_layer_tensors *w = &s->t[l];
-        for (int kv = 0; kv < 2; kv++) {
-            const attend_real *dY = cross(m, s->dckv, 0, l, kv, S);
-            at_gemm(1, 0, D, D, N * S, 1, dY, ld, m->acts.enc_top, D, 1, w->ca_w[1] + (size_t)(1 + kv) * D * D, D);
-            for (size_t r = 0; r < (size_t)N * S; r++)
-                for (int i = 0; i < D; i++) w->ca_b[1][(size_t)(1 + kv) * D + i] += dY[r * ld + i];
-            at_model_linear_dx(m, N * S, D, D, dY, ld, w->ca_w[0] + (size_t)(1 + kv) * D * D, D, 1, m->acts.denc, D);
+        for (int kv = 0; kv < 2; kv++) { /* the gradient in row layout [N,S,D] (keys transposed back) */
+            attend_real *dY = s->ctmp;
+            for (int n = 0; n < N; n++) {
+                const attend_real *src = cross(m, s->dckv, n, l, kv, S);
+                if (kv) memcpy(dY + (size_t)n * S * D, src, (size_t)S * D * sizeof *src);
+                else transpose(dY + (size_t)n * S * D, D, src, S, D, S);
+            }
+            /* forward: Y = enc Wᵀ + b  ⇒  dW += dYᵀ enc, db += Σ dY, denc += dY W */
+            at_gemm(1, 0, D, D, N * S, 1, dY, D, m->acts.enc_top, D, 1, w->ca_w[1] + (size_t)(1 + kv) * D * D, D);
+            at_rows_sum(w->ca_b[1] + (size_t)(1 + kv) * D, dY, (size_t)N * S, D);
+            at_model_linear_dx(m, N * S, D, D, dY, D, w->ca_w[0] + (size_t)(1 + kv) * D * D, D, 1, m->acts.denc, D);
         }
     }
 }
@@ -606,6 +719,7 @@ const at_decoder_ops at_decoder_transformer = {
     .attentive = 0,
     .no_cell = 1,
     .aligns = 1,
+    .head_aligns = 1,
     AT_VOCAB_OPS,
     .state_size = sizeof(td_state),
     .check = check,
