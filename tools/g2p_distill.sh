@@ -41,7 +41,7 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 A=${ATTEND:-$here/build/attend}
-W= DICT= TEACHER= ARMS=both,refs,teacher SEED=1 SMOKE=0
+W='' DICT='' TEACHER='' ARMS=both,refs,teacher SEED=1 SMOKE=0
 usage() {
     sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
