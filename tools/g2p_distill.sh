@@ -16,9 +16,10 @@
 #                     refs     the references only (no distillation: the baseline)
 #                     teacher  the teacher's pronunciation only
 #   --seed N        the students' seed (1)
-#   --smoke         a few seconds: the first 600 lines of the committed sample
-#                   dictionary, the int8 ensemble as teacher, a tiny student for
-#                   2 epochs (what tests/data/g2p/distill_test.sh runs)
+#   --smoke         seconds: the first 600 lines of the committed sample
+#                   dictionary, the int8 ensemble as teacher, a tiny student (15 k
+#                   parameters, 30 epochs of batches of 8; what the ctest
+#                   cli_g2p_recipe runs, tests/data/g2p/cli_test.sh)
 #
 # Stages, each skipped when its result is there (so a rerun of the same command
 # continues where a killed or stopped one ended):
@@ -69,8 +70,9 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 ATTEND_NUM_THREADS=1
 if [ "$SMOKE" = 1 ]; then
     W=${W:-g2p-distill-smoke}
     TEACHER=${TEACHER:-$here/models/g2p-cmudict-int8.safetensors,$here/models/g2p-cmudict-b-int8.safetensors}
-    # the student: tiny, 2 epochs of batches of 8
-    STUDENT="--emb 8 --hidden 16 --dec-hidden 32 --attn 16 --epochs 2 --batch 8 --warmup 10"
+    # the student: tiny, 30 epochs of batches of 8 (about 2 000 steps: time
+    # for the test to interrupt one and resume it)
+    STUDENT="--emb 8 --hidden 16 --dec-hidden 32 --attn 16 --epochs 30 --batch 8 --warmup 10"
     EVERY=20
 else
     W=${W:-g2p-distill}
