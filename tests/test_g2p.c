@@ -4,7 +4,8 @@
  * label:line, skipping), the split (pinned words, determinism, proportions),
  * PER/WER arithmetic on hand-made cases, datasets, the G2P model check, and
  * the shipped model (models/g2p-cmudict.safetensors) pronouncing a fixed list
- * of common words as CMUdict does (a golden test).
+ * of common words as CMUdict does (a golden test); evaluation and ensembles,
+ * stress, the lexicon, IPA, running text and distillation (test_distill).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
