@@ -26,6 +26,7 @@ int cmd_g2p_data(int argc, char **argv);
 int cmd_g2p_train(int argc, char **argv);
 int cmd_g2p_eval(int argc, char **argv);
 int cmd_g2p_bench(int argc, char **argv);
+int cmd_g2p_distill(int argc, char **argv); /* cli/g2p_distill.c */
 
 /* ------------------------------------------- training, shared with demo */
 /* Everything `attend train` takes; train_opts_init sets the defaults its

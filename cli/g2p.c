@@ -8,7 +8,7 @@
  * work (src/tasks/g2p.c); this file parses options, calls it in order and prints.
  * Here: pronouncing and the dispatch; finding the model and dictionary is
  * in g2p_files.c, `g2p train` in g2p_train.c, `g2p data`, `g2p eval`,
- * `g2p bench` in g2p_eval.c.
+ * `g2p bench` in g2p_eval.c, `g2p distill` in g2p_distill.c.
  */
 #define _XOPEN_SOURCE 700 /* realpath; POSIX.1-2008 */
 #include <errno.h>
@@ -47,7 +47,7 @@ static void say_usage(FILE *f) {
             "       attend g2p [options] [-]            one word per line from standard input\n"
             "       attend g2p --text [options] [TEXT...]  running text: sentences (arguments\n"
             "                                           joined by spaces, or each line of stdin)\n"
-            "       attend g2p train|eval|data|bench    the task: see `attend g2p COMMAND --help`\n"
+            "       attend g2p train|eval|data|bench|distill  the task: see `attend g2p COMMAND --help`\n"
             "\n"
             "Prints each word in the dictionary's own format: `word PH1 PH2 ...` (ARPAbet\n"
             "phonemes, no stress). Words are lower-cased; letters the model never saw become\n"
@@ -610,6 +610,7 @@ int cmd_g2p(int argc, char **argv) {
         if (!strcmp(sub, "eval")) return cmd_g2p_eval(argc - 1, argv + 1);
         if (!strcmp(sub, "data")) return cmd_g2p_data(argc - 1, argv + 1);
         if (!strcmp(sub, "bench")) return cmd_g2p_bench(argc - 1, argv + 1);
+        if (!strcmp(sub, "distill")) return cmd_g2p_distill(argc - 1, argv + 1);
     }
     return cmd_say(argc, argv);
 }

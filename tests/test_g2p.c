@@ -4,7 +4,8 @@
  * label:line, skipping), the split (pinned words, determinism, proportions),
  * PER/WER arithmetic on hand-made cases, datasets, the G2P model check, and
  * the shipped model (models/g2p-cmudict.safetensors) pronouncing a fixed list
- * of common words as CMUdict does (a golden test).
+ * of common words as CMUdict does (a golden test); evaluation and ensembles,
+ * stress, the lexicon, IPA, running text and distillation (test_distill).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -470,6 +471,236 @@ static void test_evaluate_ensemble(void) {
                    strstr(err.msg, "model 1"),
                "NULL member: %s", err.msg);
     }
+    attend_model_free(m);
+    attend_model_free(m2);
+    attend_vocab_free(gv);
+    attend_vocab_free(pv);
+    attend_g2p_dict_free(d);
+}
+
+/* 1 when word w of a and word v of b are the same word with the same
+ * pronunciations in the same order. */
+static int same_word(const attend_g2p_dict *a, int w, const attend_g2p_dict *b, int v) {
+    if (strcmp(attend_g2p_dict_word(a, w), attend_g2p_dict_word(b, v)) ||
+        attend_g2p_dict_prons(a, w) != attend_g2p_dict_prons(b, v))
+        return 0;
+    for (int k = 0; k < attend_g2p_dict_prons(a, w); k++)
+        if (strcmp(attend_g2p_dict_pron(a, w, k), attend_g2p_dict_pron(b, v, k))) return 0;
+    return 1;
+}
+
+static int same_dict(const attend_g2p_dict *a, const attend_g2p_dict *b) {
+    if (attend_g2p_dict_words(a) != attend_g2p_dict_words(b)) return 0;
+    for (int w = 0; w < attend_g2p_dict_words(a); w++)
+        if (!same_word(a, w, b, w)) return 0;
+    return 1;
+}
+
+/* attend_g2p_distill (issue 29 item 4) with planted answers: a dictionary of
+ * the teacher's own pronunciations gives agree == words and itself back; on
+ * the sample, every train word keeps its references first (BOTH) and gets the
+ * teacher's one-word pronunciation (attend_g2p_pronounce, an independent
+ * route) last when it differs from all of them, or alone (TEACHER); every
+ * other word keeps its references; an ensemble of two clones gives what one
+ * model gives; outputs cut at the length limit keep the references; errors. */
+static void test_distill(void) {
+    attend_error err;
+    attend_g2p_dict *d = NULL, *own = NULL, *out = NULL, *out2 = NULL;
+    attend_model *m = NULL, *m2 = NULL;
+    attend_vocab *gv = NULL, *pv = NULL;
+    load_sample_and_model(&d, &m, &gv, &pv);
+    if (!d || !m) goto done;
+    EXPECT(attend_model_clone(&m2, m, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m2) goto done;
+    attend_model *both[2] = {m, m2};
+    int nw = attend_g2p_dict_words(d);
+    long train = 0;
+    char pron[256];
+    /* the teacher's own pronunciations (batch 1) as a dictionary */
+    size_t cap = (size_t)nw * 300, len = 0;
+    char *text = malloc(cap);
+    EXPECT(text != NULL, "out of memory");
+    if (!text) goto done;
+    for (int w = 0; w < nw; w++) {
+        const char *word = attend_g2p_dict_word(d, w);
+        train += attend_g2p_split_of(word, strlen(word)) == ATTEND_G2P_TRAIN;
+        EXPECT(attend_g2p_pronounce(m, gv, pv, word, strlen(word), pron, sizeof pron, &err) == ATTEND_OK, "%s: %s",
+               word, err.msg);
+        len += (size_t)snprintf(text + len, cap - len, "%s %s\n", word, pron);
+    }
+    EXPECT(attend_g2p_dict_parse(&own, text, len, "own", NULL, &err) == ATTEND_OK, "%s", err.msg);
+    free(text);
+    if (!own) goto done;
+    for (int tg = ATTEND_G2P_TARGETS_TEACHER; tg <= ATTEND_G2P_TARGETS_BOTH; tg++) {
+        attend_g2p_distill_info di = {-1, -1, -1, -1};
+        EXPECT(attend_g2p_distill(both, 1, own, ATTEND_G2P_TRAIN, gv, pv, (attend_g2p_targets)tg, &out, &di, &err) ==
+                   ATTEND_OK,
+               "%s", err.msg);
+        EXPECT(di.words == train && di.agree == train && di.differ == 0 && di.failed == 0,
+               "own pronunciations, targets %d: words %ld (train %ld) agree %ld differ %ld failed %ld", tg, di.words,
+               train, di.agree, di.differ, di.failed);
+        EXPECT(out && same_dict(out, own), "own pronunciations, targets %d: not the dictionary itself", tg);
+        attend_g2p_dict_free(out);
+        out = NULL;
+    }
+    /* the sample: references kept first, the teacher's pronunciation after */
+    for (int tg = ATTEND_G2P_TARGETS_TEACHER; tg <= ATTEND_G2P_TARGETS_BOTH; tg++) {
+        attend_g2p_distill_info di = {0, 0, 0, 0};
+        EXPECT(attend_g2p_distill(both, 1, d, ATTEND_G2P_TRAIN, gv, pv, (attend_g2p_targets)tg, &out, &di, &err) ==
+                   ATTEND_OK,
+               "%s", err.msg);
+        EXPECT(attend_g2p_distill(both, 2, d, ATTEND_G2P_TRAIN, gv, pv, (attend_g2p_targets)tg, &out2, NULL, &err) ==
+                   ATTEND_OK,
+               "%s", err.msg);
+        if (!out || !out2) break;
+        EXPECT(same_dict(out, out2), "targets %d: an ensemble of two clones differs from one model", tg);
+        EXPECT(attend_g2p_dict_words(out) == nw, "targets %d: %d words, want %d", tg, attend_g2p_dict_words(out), nw);
+        long agree = 0, differ = 0, bad = 0, outside = 0;
+        for (int w = 0; w < nw && w < attend_g2p_dict_words(out); w++) {
+            const char *word = attend_g2p_dict_word(d, w);
+            if (attend_g2p_split_of(word, strlen(word)) != ATTEND_G2P_TRAIN) {
+                outside++;
+                bad += !same_word(d, w, out, w);
+                continue;
+            }
+            EXPECT(attend_g2p_pronounce(m, gv, pv, word, strlen(word), pron, sizeof pron, &err) == ATTEND_OK, "%s",
+                   err.msg);
+            int c = attend_g2p_dict_prons(d, w), eq = 0;
+            for (int k = 0; k < c; k++) eq |= !strcmp(attend_g2p_dict_pron(d, w, k), pron);
+            agree += eq;
+            differ += !eq;
+            int n = attend_g2p_dict_prons(out, w), ok = !strcmp(attend_g2p_dict_word(out, w), word);
+            if (tg == ATTEND_G2P_TARGETS_TEACHER) {
+                ok = ok && n == 1 && !strcmp(attend_g2p_dict_pron(out, w, 0), pron);
+            } else {
+                ok = ok && n == c + !eq;
+                for (int k = 0; ok && k < c; k++)
+                    ok = !strcmp(attend_g2p_dict_pron(out, w, k), attend_g2p_dict_pron(d, w, k));
+                if (ok && !eq) ok = !strcmp(attend_g2p_dict_pron(out, w, c), pron);
+            }
+            if (!ok && bad < 3)
+                EXPECT(0, "targets %d: '%s' has %d pronunciations, first '%s'; teacher '%s'", tg, word, n,
+                       n ? attend_g2p_dict_pron(out, w, 0) : "", pron);
+            bad += !ok;
+        }
+        EXPECT(bad == 0, "targets %d: %ld words wrong", tg, bad);
+        EXPECT(di.words == train && di.agree == agree && di.differ == differ && di.failed == 0,
+               "targets %d: words %ld agree %ld differ %ld failed %ld, want %ld %ld %ld 0", tg, di.words, di.agree,
+               di.differ, di.failed, train, agree, differ);
+        EXPECT(outside > 300 && differ > 0 && agree > differ, "sample: %ld outside train, %ld agree, %ld differ",
+               outside, agree, differ);
+        attend_g2p_dict_free(out);
+        attend_g2p_dict_free(out2);
+        out = out2 = NULL;
+    }
+    /* ALL: every word decoded */
+    {
+        attend_g2p_distill_info di = {0, 0, 0, 0};
+        EXPECT(attend_g2p_distill(both, 1, d, ATTEND_G2P_ALL, gv, pv, ATTEND_G2P_TARGETS_BOTH, &out, &di, &err) ==
+                       ATTEND_OK &&
+                   di.words == nw,
+               "split all: %ld words of %d (%s)", di.words, nw, err.msg);
+        attend_g2p_dict_free(out);
+        out = NULL;
+    }
+    /* a teacher cut at the length limit: outputs of 3 phonemes or more are
+     * unusable and keep the references */
+    {
+        attend_model *shortm = NULL;
+        attend_vocab *g2 = NULL, *p2 = NULL;
+        attend_model_config capc;
+        memset(&capc, 0, sizeof capc);
+        capc.max_batch = 16;
+        capc.max_src_len = 40;
+        capc.max_tgt_len = 2;
+        EXPECT(attend_g2p_model_load(&shortm, SHIPPED_MODEL, &capc, &g2, &p2, &err) == ATTEND_OK, "%s", err.msg);
+        attend_g2p_distill_info di = {0, 0, 0, 0};
+        if (shortm)
+            EXPECT(attend_g2p_distill(&shortm, 1, own, ATTEND_G2P_TRAIN, g2, p2, ATTEND_G2P_TARGETS_TEACHER, &out, &di,
+                                      &err) == ATTEND_OK,
+                   "%s", err.msg);
+        long longer = 0;
+        for (int w = 0; out && w < nw; w++) {
+            const char *word = attend_g2p_dict_word(own, w), *p = attend_g2p_dict_pron(own, w, 0);
+            int nph = 1;
+            for (const char *c = p; *c; c++) nph += *c == ' ';
+            if (attend_g2p_split_of(word, strlen(word)) == ATTEND_G2P_TRAIN) longer += nph >= 3;
+        }
+        EXPECT(out && same_dict(out, own) && di.failed == longer && longer > 100 &&
+                   di.agree + di.differ + di.failed == di.words,
+               "cut teacher: failed %ld, want %ld; agree %ld differ %ld words %ld", di.failed, longer, di.agree,
+               di.differ, di.words);
+        attend_g2p_dict_free(out);
+        out = NULL;
+        attend_model_free(shortm);
+        attend_vocab_free(g2);
+        attend_vocab_free(p2);
+    }
+    /* bad input */
+    {
+        attend_g2p_targets T = ATTEND_G2P_TARGETS_BOTH;
+        out = (attend_g2p_dict *)1;
+        EXPECT(attend_g2p_distill(NULL, 1, d, ATTEND_G2P_TRAIN, gv, pv, T, &out, NULL, &err) == ATTEND_ERR_NULL &&
+                   !out && strstr(err.msg, "models is NULL"),
+               "NULL models: %s", err.msg);
+        EXPECT(attend_g2p_distill(both, 1, NULL, ATTEND_G2P_TRAIN, gv, pv, T, &out, NULL, &err) == ATTEND_ERR_NULL &&
+                   strstr(err.msg, "dictionary is NULL"),
+               "NULL dictionary: %s", err.msg);
+        EXPECT(attend_g2p_distill(both, 1, d, ATTEND_G2P_TRAIN, gv, pv, T, NULL, NULL, &err) == ATTEND_ERR_NULL,
+               "NULL out: %s", err.msg);
+        EXPECT(attend_g2p_distill(both, 0, d, ATTEND_G2P_TRAIN, gv, pv, T, &out, NULL, &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "0 models"),
+               "0 models: %s", err.msg);
+        attend_model *holey[2] = {m, NULL};
+        EXPECT(attend_g2p_distill(holey, 2, d, ATTEND_G2P_TRAIN, gv, pv, T, &out, NULL, &err) == ATTEND_ERR_NULL &&
+                   strstr(err.msg, "model 1 is NULL"),
+               "NULL member: %s", err.msg);
+        EXPECT(attend_g2p_distill(both, 1, d, (attend_g2p_split)9, gv, pv, T, &out, NULL, &err) == ATTEND_ERR_ARG &&
+                   strstr(err.msg, "split 9"),
+               "split 9: %s", err.msg);
+        EXPECT(attend_g2p_distill(both, 1, d, ATTEND_G2P_TRAIN, gv, pv, (attend_g2p_targets)0, &out, NULL, &err) ==
+                       ATTEND_ERR_ARG &&
+                   strstr(err.msg, "targets 0"),
+               "targets 0: %s", err.msg);
+        /* an ensemble of members with different phone sets: the shipped stress model */
+        attend_model *sm = NULL;
+        attend_vocab *sg = NULL, *sp = NULL;
+        EXPECT(attend_g2p_model_load(&sm, ATTEND_G2P_SOURCE_DIR "/models/g2p-cmudict-stress.safetensors", NULL, &sg,
+                                     &sp, &err) == ATTEND_OK,
+               "%s", err.msg);
+        if (sm) {
+            attend_model *mixed[2] = {m, sm};
+            char want[128];
+            snprintf(want, sizeof want, "model 1 has %d phonemes, the vocabulary given has %d", attend_vocab_size(sp),
+                     attend_vocab_size(pv));
+            EXPECT(attend_g2p_distill(mixed, 2, d, ATTEND_G2P_TRAIN, gv, pv, T, &out, NULL, &err) == ATTEND_ERR_ARG &&
+                       !out && strstr(err.msg, want),
+                   "different phone sets: %s (want '%s')", err.msg, want);
+        }
+        attend_model_free(sm);
+        attend_vocab_free(sg);
+        attend_vocab_free(sp);
+        /* a train word longer than the teacher's max_src_len is named */
+        char word[80] = "pneumonoultramicroscopicsilicovolcanoconiosis";
+        for (char c = 'a'; attend_g2p_split_of(word, strlen(word)) != ATTEND_G2P_TRAIN; c++) {
+            size_t n = strlen(word);
+            word[n] = c;
+            word[n + 1] = '\0';
+        }
+        char line[160];
+        snprintf(line, sizeof line, "cat K AE T\n%s N UW\n", word);
+        attend_g2p_dict *ld = NULL;
+        EXPECT(attend_g2p_dict_parse(&ld, line, strlen(line), "long", NULL, &err) == ATTEND_OK, "%s", err.msg);
+        if (ld)
+            EXPECT(attend_g2p_distill(both, 1, ld, ATTEND_G2P_TRAIN, gv, pv, T, &out, NULL, &err) ==
+                           ATTEND_ERR_CAPACITY &&
+                       !out && strstr(err.msg, word) && strstr(err.msg, "max_src_len"),
+                   "long word: %s", err.msg);
+        attend_g2p_dict_free(ld);
+        out = NULL;
+    }
+done:
+    attend_g2p_dict_free(own);
     attend_model_free(m);
     attend_model_free(m2);
     attend_vocab_free(gv);
@@ -1057,6 +1288,7 @@ int main(void) {
     RUN(test_shipped_model);
     RUN(test_evaluate_sample);
     RUN(test_evaluate_ensemble);
+    RUN(test_distill);
     RUN(test_stress);
     RUN(test_lexicon);
     RUN(test_ipa);

@@ -199,6 +199,45 @@ attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, c
                                            const attend_g2p_eval_options *opt, attend_g2p_counts *c,
                                            attend_error *err);
 
+/* ------------------------------------------------------------ distillation */
+/*
+ * Sequence-level knowledge distillation (Kim and Rush 2016; docs/G2P.md, "The
+ * distilled model"): a teacher pronounces words, and a student is trained on
+ * its pronunciations. attend_g2p_distill decodes every word of `split` in d
+ * with the teacher (one model, M = 1, or an ensemble: greedy over the mean of
+ * the members' log-probabilities, attend_ensemble_greedy; in batches of the
+ * smallest max_batch) and returns a new dictionary (caller frees) with the
+ * same words in the same order: a word of the split gets the teacher's
+ * pronunciation (TEACHER) or its references followed by the teacher's when
+ * that differs from all of them (BOTH); a teacher output that is empty, has a
+ * special token or was cut at the length limit keeps the references instead
+ * (counted as failed). Every other word keeps its references, so a student
+ * trained on the result (its TRAIN words) is evaluated on the real dev and
+ * test words. Every model's src_vocab / tgt_vocab must be the size of
+ * graphemes / phonemes (one phone set for all members; ATTEND_ERR_ARG naming
+ * the model otherwise). Words longer than the smallest max_src_len are
+ * ATTEND_ERR_CAPACITY, a word the graphemes cannot encode is the encoder's
+ * error prefixed with the word. *out is NULL on error; info may be NULL.
+ * Work buffers are allocated once per call. Not thread-safe on one set of
+ * models.
+ */
+typedef enum {
+    ATTEND_G2P_TARGETS_TEACHER = 1, /* the teacher's pronunciation only */
+    ATTEND_G2P_TARGETS_BOTH = 2,    /* the references, then the teacher's when it differs */
+} attend_g2p_targets;
+
+typedef struct {
+    long words;  /* words of the split decoded */
+    long agree;  /* ... whose teacher pronunciation equals one of their references */
+    long differ; /* ... whose teacher pronunciation equals none of them */
+    long failed; /* ... with no usable teacher pronunciation (references kept) */
+} attend_g2p_distill_info;
+
+attend_status attend_g2p_distill(attend_model *const *models, int M, const attend_g2p_dict *d,
+                                 attend_g2p_split split, attend_vocab *graphemes, const attend_vocab *phonemes,
+                                 attend_g2p_targets targets, attend_g2p_dict **out, attend_g2p_distill_info *info,
+                                 attend_error *err);
+
 /* ------------------------------------------------------------ lexicon */
 /*
  * A pronunciation lexicon looked up before the model (docs/G2P.md, "Lexicon

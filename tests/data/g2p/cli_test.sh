@@ -344,6 +344,122 @@ text)
     expect_rc 2 "$cli" g2p --text --nbest 2 hello
     grep -q 'no --nbest' err.txt || fail "--text --nbest: $(cat err.txt)"
     ;;
+distill)
+    # g2p distill (issue 29 item 4): the teacher's pronunciations for the train
+    # words, the references for the others, in the dictionary's format
+    grep -v '^;;;' "$sample" > refs.dict
+    expect_rc 0 "$cli" g2p distill --model "$model" --dict "$sample" --targets teacher
+    mv out.txt teacher.dict
+    grep -q '^attend g2p distill: train words: 3026 pronounced by the teacher in [0-9.]* s: 3018 equal a reference (99.74%), 8 differ, 0 unusable (references kept); targets teacher$' err.txt ||
+        fail "teacher counts: $(cat err.txt)"
+    expect_rc 0 "$cli" g2p data --dict refs.dict --out refs
+    expect_rc 0 "$cli" g2p data --dict teacher.dict --out teacher
+    # dev and test words keep their references
+    for p in dev test; do cmp -s refs/$p.dict teacher/$p.dict || fail "teacher: the $p words changed"; done
+    # a train word has one pronunciation: the teacher's, as `attend g2p WORD` says it
+    [ "$(wc -l < teacher/train.dict)" -eq 3026 ] || fail "teacher: $(wc -l < teacher/train.dict) train lines"
+    sed 's/ .*//' teacher/train.dict | "$cli" g2p --model "$model" - > said.txt 2>err.txt || fail "g2p -: $(cat err.txt)"
+    cmp -s said.txt teacher/train.dict || { diff said.txt teacher/train.dict | head; fail "teacher != attend g2p"; }
+    # both: every reference kept in its place, the 8 differing pronunciations added after a word's references
+    expect_rc 0 "$cli" g2p distill --model "$model" --dict "$sample"
+    grep -q ': 3018 equal a reference (99.74%), 8 differ, 0 unusable (references kept); targets both$' err.txt ||
+        fail "both counts: $(cat err.txt)"
+    diff refs.dict out.txt > both.diff
+    [ "$(grep -c '^<' both.diff)" -eq 0 ] && [ "$(grep -c '^>' both.diff)" -eq 8 ] ||
+        { cat both.diff; fail "both: not the references with 8 lines added"; }
+    grep '^>' both.diff | sed 's/^> //; s/([0-9]*) / /' > added.txt
+    grep -F -x -f added.txt teacher.dict > found.txt
+    cmp -s added.txt found.txt || fail "both: the added lines are not the teacher's: $(cat added.txt)"
+    # an ensemble teacher says what `attend g2p --model A,B` says
+    head -n 400 "$sample" > small.dict
+    ens=$src/models/g2p-cmudict-int8.safetensors,$src/models/g2p-cmudict-b-int8.safetensors
+    expect_rc 0 "$cli" g2p distill --model "$ens" --dict small.dict --targets teacher
+    mv out.txt small-teacher.dict
+    expect_rc 0 "$cli" g2p data --dict small-teacher.dict --out small
+    sed 's/ .*//' small/train.dict | "$cli" g2p --model "$ens" - > said.txt 2>err.txt || fail "g2p -: $(cat err.txt)"
+    cmp -s said.txt small/train.dict || { diff said.txt small/train.dict | head; fail "ensemble teacher"; }
+    # --split dev: the dev words are the teacher's, the train words keep theirs
+    expect_rc 0 "$cli" g2p distill --model "$model" --dict "$sample" --split dev --targets teacher
+    grep -q '^attend g2p distill: dev words: 187 pronounced' err.txt || fail "--split dev: $(cat err.txt)"
+    mv out.txt dev-teacher.dict
+    expect_rc 0 "$cli" g2p data --dict dev-teacher.dict --out dev
+    cmp -s refs/train.dict dev/train.dict || fail "--split dev: the train words changed"
+    # bad input
+    expect_rc 2 "$cli" g2p distill --dict "$sample"
+    grep -q 'model PATH\[,PATH...\] (the teacher) is required' err.txt || fail "no --model: $(cat err.txt)"
+    expect_rc 1 "$cli" g2p distill --model nonexistent.safetensors --dict "$sample"
+    grep -q 'nonexistent.safetensors' err.txt || fail "missing model: $(cat err.txt)"
+    expect_rc 1 "$cli" g2p distill --model "$model,nonexistent.safetensors" --dict "$sample"
+    grep -q 'nonexistent.safetensors' err.txt || fail "missing member: $(cat err.txt)"
+    expect_rc 1 "$cli" g2p distill --model "$model" --dict nonexistent.dict
+    grep -q 'nonexistent.dict' err.txt || fail "missing dictionary: $(cat err.txt)"
+    printf 'ok OW K EY\nbad(x) B AE D\ncat K AE T\n' > bad.dict
+    expect_rc 1 "$cli" g2p distill --model "$model" --dict bad.dict
+    grep -q 'bad.dict:2: word .bad(x).: the alternate marker must be (N)' err.txt || fail "bad line: $(cat err.txt)"
+    [ ! -s out.txt ] || fail "bad line: output written: $(cat out.txt)"
+    expect_rc 0 "$cli" g2p distill --model "$model" --dict bad.dict --skip-malformed
+    [ "$(wc -l < out.txt)" -eq 2 ] && grep -q 'skipped 1 odd line (first: bad.dict:2:' err.txt || fail "--skip-malformed: $(cat out.txt err.txt)"
+    # members with different phone sets (the stress model's phonemes carry digits)
+    expect_rc 1 "$cli" g2p distill --model "$model,$src/models/g2p-cmudict-stress.safetensors" --dict "$sample"
+    grep -q 'model 2 (.*g2p-cmudict-stress.safetensors)' err.txt || fail "phone sets: $(cat err.txt)"
+    [ ! -s out.txt ] || fail "phone sets: output written"
+    expect_rc 2 "$cli" g2p distill --model "$model" --dict "$sample" --targets soft
+    grep -q "targets: expected teacher or both, got 'soft'" err.txt || fail "--targets: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p distill --model "$model" --dict "$sample" --split half
+    grep -q "split: expected train, dev, test or all, got 'half'" err.txt || fail "--split: $(cat err.txt)"
+    ;;
+recipe)
+    # tools/g2p_distill.sh --smoke: every stage, deterministic, finished stages
+    # skipped on a rerun, an interrupted student resumed to the same model
+    recipe=$src/tools/g2p_distill.sh
+    ATTEND=$cli sh "$recipe" --smoke --work one > one.txt 2>&1 || { cat one.txt; fail "smoke run"; }
+    head -n 1 one/summary.tsv | grep -q '^arm	parameters	int8_bytes	dev_PER	dev_WER	test_PER	test_WER$' ||
+        fail "summary header: $(cat one/summary.tsv)"
+    [ "$(cut -f1 one/summary.tsv | tr '\n' ' ')" = "arm both refs teacher " ] || fail "arms: $(cat one/summary.tsv)"
+    awk -F'\t' 'NR > 1 && !($2 > 0 && $3 > 0 && $4 != "" && $7 != "") { exit 1 }' one/summary.tsv ||
+        fail "summary rows: $(cat one/summary.tsv)"
+    grep -q 'targets both$' one.txt || fail "no teacher stage: $(cat one.txt)"
+    # a second run in another directory writes the same files
+    ATTEND=$cli sh "$recipe" --smoke --work two > two.txt 2>&1 || { cat two.txt; fail "second run"; }
+    for f in teacher.dict both.dict both.safetensors refs.safetensors teacher.safetensors both-int8.safetensors \
+        summary.tsv; do
+        cmp -s one/$f two/$f || fail "not deterministic: $f"
+    done
+    # a rerun skips every finished stage
+    ATTEND=$cli sh "$recipe" --smoke --work one > rerun.txt 2>&1 || { cat rerun.txt; fail "rerun"; }
+    grep -q 'teacher.dict: there (skipped)' rerun.txt && ! grep -q 'training on' rerun.txt ||
+        fail "rerun did work again: $(cat rerun.txt)"
+    cmp -s one/summary.tsv two/summary.tsv || fail "rerun changed the summary"
+    # interrupted: the both student stopped (SIGTERM to the run's process group)
+    # once its log shows a step, then the same command resumes it
+    ATTEND=$cli setsid sh "$recipe" --smoke --work three --arms both > three.txt 2>&1 &
+    pid=$!
+    i=0
+    while [ $i -lt 600 ] && ! grep -q '^step [0-9]*/' three/both.err 2>/dev/null; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -TERM -$pid || fail "could not signal the run's process group $pid"
+    wait $pid
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        echo "note [recipe]: the student finished before the signal; resume not exercised this time" >&2
+    else
+        [ $rc -eq 143 ] || { cat three.txt; fail "interrupted run: exit $rc, want 143"; }
+        [ -f three/both.ckpt ] && [ ! -f three/both.done ] || fail "interrupted: no checkpoint, or marked done"
+    fi
+    ATTEND=$cli sh "$recipe" --smoke --work three --arms both > three2.txt 2>&1 || { cat three2.txt; fail "resume run"; }
+    [ $rc -eq 0 ] || grep -q 'both: resuming from three/both.ckpt' three2.txt || fail "not resumed: $(cat three2.txt)"
+    [ $rc -eq 0 ] || grep -q '^resumed: three/both.ckpt at step' three/both.log || fail "trainer: $(cat three/both.log)"
+    cmp -s one/both.safetensors three/both.safetensors || fail "the resumed student differs from the uninterrupted one"
+    [ "$(tail -n +3 one/both.eval | cut -c1-41)" = "$(tail -n +3 three/both.eval | cut -c1-41)" ] ||
+        fail "eval differs: $(cat one/both.eval three/both.eval)"
+    # usage errors
+    ATTEND=$cli sh "$recipe" --smoke --work four --arms both,soft > four.txt 2>&1
+    [ $? -eq 2 ] && grep -q "unknown arm 'soft'" four.txt || fail "bad arm: $(cat four.txt)"
+    ATTEND=$cli sh "$recipe" --dict nonexistent.dict --work five > five.txt 2>&1
+    [ $? -eq 1 ] && grep -q "no dictionary 'nonexistent.dict'" five.txt || fail "no dictionary: $(cat five.txt)"
+    ;;
 errors)
     expect_rc 2 "$cli" g2p --bogus hello
     grep -q "unknown option '--bogus'" err.txt || fail "bogus option: $(cat err.txt)"
