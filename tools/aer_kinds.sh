@@ -19,6 +19,8 @@
 # Each model: emb 32, encoder 64 per direction, decoder 128, additive attention
 # 64, batch 64, Adam 3e-3 with the default warm-up and cosine decay, seed 1,
 # one thread under nice 19; JOBS trainings at a time. Expects build/attend.
+# Environment: SEED (default 1; another seed's models are NAME-sSEED) and
+# MODELS (default all eight, e.g. MODELS="bahdanau luong") for the seed variance.
 # A model already in WORK_DIR is not retrained. Prints the table.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,16 +49,20 @@ head -n "$ntrain" "$W/em.tsv" >"$W/em-train.tsv"
 tail -n +"$((ntrain + 1))" "$W/em.tsv" | awk -F'\t' 'NF == 3' | head -n 500 >"$W/em-dev500.tsv"
 cut -f1,2 "$W/em-dev500.tsv" >"$W/dev500.tsv"
 
-shape="--emb 32 --hidden 64 --dec-hidden 128 --attn 64 --score additive --batch 64 --steps $steps --seed 1"
+seed=${SEED:-1}
+sfx=
+[ "$seed" = 1 ] || sfx=-s$seed
+shape="--emb 32 --hidden 64 --dec-hidden 128 --attn 64 --score additive --batch 64 --steps $steps --seed $seed"
 train() { # NAME OPTIONS...
     name=$1
     shift
+    name=$name$sfx
     [ -f "$W/$name.safetensors" ] && return 0
     # shellcheck disable=SC2086
     nice -n 19 "$A" --threads 1 train --train "$W/em-train.tsv" --dev "$W/dev500.tsv" --tokenizer space $shape \
         --eval-every 0 "$@" --out "$W/$name.safetensors" >"$W/$name.log" 2>&1 || { cat "$W/$name.log"; exit 1; }
 }
-names="bahdanau luong bahdanau-sparsemax luong-sparsemax bahdanau-monotonic luong-monotonic bahdanau-guided luong-guided"
+names=${MODELS:-bahdanau luong bahdanau-sparsemax luong-sparsemax bahdanau-monotonic luong-monotonic bahdanau-guided luong-guided}
 opts() {
     case $1 in
     *-sparsemax) echo "--decoder ${1%%-*} --normalizer sparsemax" ;;
@@ -85,10 +91,11 @@ score() { # MODEL DATA LIMIT: "P R F1 AER" of argmax then of weight >= 0.3
         awk '/^  argmax / { a = $4 " " $5 " " $6 " " $7 } /^  weight >= / { t = $6 " " $7 " " $8 " " $9 } END { print a, t }'
 }
 echo "m2m: $(grep 'against' "$W/m2m.log" | sed 's/^attend m2m: //')"
-echo "budget: $steps steps of 64 pairs (emb 32, encoder 64x2, decoder 128, attention 64), seed 1"
+echo "budget: $steps steps of 64 pairs (emb 32, encoder 64x2, decoder 128, attention 64), seed $seed"
 printf '%-20s %8s %7s %7s | %-27s %-27s | %-27s %-27s\n' model params dev-tok dev-seq "hand argmax P R F1 AER" \
     "hand >=0.3 P R F1 AER" "EM-dev argmax P R F1 AER" "EM-dev >=0.3 P R F1 AER"
 for n in $names; do
+    n=$n$sfx
     m=$W/$n.safetensors
     params=$(sed -n 's/^model: .* \([0-9][0-9]*\) parameters.*/\1/p' "$W/$n.log" | head -1)
     dev=$(grep '^dev' "$W/$n.log" | tail -1)
