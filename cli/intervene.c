@@ -15,6 +15,7 @@
 #include "analysis.h"
 #include "attend.h"
 #include "cli.h"
+#include "textbook.h"
 
 static void intervene_usage(FILE *f) {
     fprintf(f,
@@ -51,22 +52,6 @@ static void intervene_usage(FILE *f) {
 
 /* ------------------------------------------------------------- textbook */
 
-#define TB_S 3
-#define TB_D 2
-
-/* The chapter's encoder h_t = ReLU(h_{t-1} + E(x_t)) over the tokens ids [n]. */
-static void textbook_encode(attend_real *h, const int *ids, int n) {
-    const double a = log(2.0);
-    const double emb[TB_S][TB_D] = {{a, 0}, {-a, a}, {0, -a}}; /* E(红色), E(钥匙), E(。) */
-    double prev[TB_D] = {0, 0};
-    for (int t = 0; t < n; t++)
-        for (int d = 0; d < TB_D; d++) {
-            double x = prev[d] + emb[ids[t]][d];
-            prev[d] = x > 0 ? x : 0;
-            h[t * TB_D + d] = (attend_real)prev[d];
-        }
-}
-
 /* Prints s padded to `cols` terminal columns (CJK characters take two). */
 static void print_padded(const char *s, int cols) {
     int w = 0;
@@ -86,7 +71,7 @@ static void print_vec(const char *label, const attend_real *x, int n) {
 
 static int textbook(void) {
     const double a = log(2.0);
-    const char *tokens[TB_S] = {"红色", "钥匙", "。"};
+    const char *const *tokens = textbook_tokens;
     const char *names[TB_S] = {"颜色", "钥匙", "句号"}; /* the chapter's names of the saved states */
     attend_score_config cfg = {0};
     cfg.kind = ATTEND_SCORE_DOT;

@@ -13,12 +13,14 @@
 
 #include "attend.h"
 #include "cli.h"
+#include "textbook.h"
 
 static void trial_usage(FILE *f) {
     fprintf(f,
             "usage: attend trial MODEL (TEXT | --data TSV) [--limit N] [--report PREFIX]\n"
             "                    [--trials LIST] [--attention-gradient] [--epsilon E[,E...]]\n"
             "                    [--max-evals N] [--threshold W] [--spaced] [--max-len N]\n"
+            "       attend trial --textbook [--epsilon E[,E...]] [--max-evals N]\n"
             "\n"
             "Attention on trial (Jain & Wallace 2019, \"Attention is not Explanation\"). For each\n"
             "source (TEXT, or the first column of each line of TSV) the model decodes greedily;\n"
@@ -61,6 +63,11 @@ static void trial_usage(FILE *f) {
             "  --max-evals N   the adversary's decoder steps per output step (1000)\n"
             "  --max-len N     longest output (the longer of the model's longest target and 2 x\n"
             "                  the source length)\n"
+            "  --textbook      seed 000's example instead of a model (chapter 14: three saved states\n"
+            "                  of a ReLU encoder, queries [1,0] and [0,1], the read-out r = c1 + 2 c2\n"
+            "                  as the output): importance agreement against gradient x input, token\n"
+            "                  deletion and state removal; the adversary within |r' - r| <= E, by the\n"
+            "                  search and exactly; the uniform baseline\n"
             "  --help          this message\n"
             "\n"
             "Bahdanau and Luong models (not copy models). Progress goes to stderr on long runs.\n"
@@ -304,7 +311,7 @@ int cmd_trial(int argc, char **argv) {
     const char *eps_list = "0.01";
     int help = 0, limit = 200, max_len = 0, attn_grad = 0, max_evals = 1000;
     double threshold = 0.3;
-    int spaced = 0;
+    int spaced = 0, textbook = 0;
     cli_parser p;
     cli_init(&p, "trial", argc, argv);
     int rc = 0, npos = 0;
@@ -320,6 +327,7 @@ int cmd_trial(int argc, char **argv) {
         else if (cli_is(&p, "--threshold")) rc = cli_double(&p, 1e-6, 0.999999, &threshold);
         else if (cli_is(&p, "--spaced")) rc = cli_flag(&p, &spaced);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
+        else if (cli_is(&p, "--textbook")) rc = cli_flag(&p, &textbook);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) model = p.arg;
             else text = p.arg;
@@ -329,6 +337,14 @@ int cmd_trial(int argc, char **argv) {
     if (help) {
         trial_usage(stdout);
         return cli_finish("trial", 0);
+    }
+    if (textbook) {
+        if (model || data || report || strcmp(trials, "importance,adversary"))
+            return cli_usage_error("trial", "--textbook takes no MODEL, TEXT, --data, --report or --trials");
+        double eps[MAX_EPS];
+        int n_eps = 0;
+        if ((rc = parse_eps(eps_list, eps, &n_eps))) return rc;
+        return cli_finish("trial", trial_textbook(eps, n_eps, max_evals));
     }
     if (!model) return cli_usage_error("trial", "needs MODEL and TEXT or --data TSV (see --help)");
     if (!text == !data) return cli_usage_error("trial", "give either TEXT or --data TSV, not %s", text ? "both" : "neither");

@@ -3,7 +3,9 @@
  * steps or evaluations: attend_model_adversary and attend_model_importance on
  * a short and a long output of the same source make the same number of
  * allocations (after warm-up: the model's decoding scratch and packed
- * weights), and the adversary's bytes do not depend on the output length.
+ * weights), and the adversary's bytes do not depend on the output length;
+ * attend_attention_adversary allocates once for a budget of 100 or 10000
+ * evaluations (the walks stop early once their steps shrink below 1e-7).
  * Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
  * (tests/cmake/trial.cmake), as bench/noalloc.c.
  */
@@ -40,6 +42,12 @@ void *__wrap_realloc(void *p, size_t n) {
 }
 
 static int failed;
+
+/* |v . w - r0| for attend_attention_adversary: a linear read-out */
+static double linear_distance(void *user, const double *w) {
+    const double *v = user;
+    return __builtin_fabs(v[0] * w[0] + v[1] * w[1] + v[2] * w[2] + v[3] * w[3] - v[4]);
+}
 
 static void check(int ok, const char *what, long a, long b) {
     printf("  %-60s %ld / %ld%s\n", what, a, b, ok ? "" : "  <-- FAIL");
@@ -109,6 +117,20 @@ int main(void) {
     }
     check(a[0] == 1 && a[1] == 1, "importance: allocations, 4 steps / 61 steps", a[0], a[1]);
     attend_model_free(m);
-    printf("%d passed, %d failed\n", 4 - failed, failed);
+    double alpha[4] = {0.4, 0.3, 0.2, 0.1}, v[5] = {1, -0.5, 0.25, 2, 0.4 - 0.15 + 0.05 + 0.2}, adv[4];
+    long budgets[2] = {100, 10000}, evals = 0;
+    for (int i = 0; i < 2; i++) {
+        attend_adversary_options go = {0.01, ATTEND_ADVERSARY_SEARCH, budgets[i], 0, NULL, NULL};
+        n_alloc = 0;
+        if (attend_attention_adversary(alpha, 4, linear_distance, v, &go, adv, NULL, NULL, &evals, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        a[i] = n_alloc;
+    }
+    printf("  (the second call: %ld evaluations)\n", evals);
+    check(a[0] == 1 && a[1] == 1 && evals > 1000, "attention adversary: allocations, budget 100 / 10000", a[0],
+          a[1]);
+    printf("%d passed, %d failed\n", 5 - failed, failed);
     return failed != 0;
 }

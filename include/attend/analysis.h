@@ -250,7 +250,7 @@ attend_status attend_model_importance(attend_model *m, const int32_t *src, int S
 
 /* How attend_model_adversary searches. */
 typedef enum {
-    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's vertices, then pairwise mass moves (any S) */
+    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's faces, then random walks from the best (any S) */
     ATTEND_ADVERSARY_GRID = 1,   /* every point k/grid of the simplex (S <= 4): the brute force */
 } attend_adversary_method;
 
@@ -292,6 +292,29 @@ typedef struct {
 attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
                                      const attend_adversary_options *o, attend_adversary_result *res,
                                      attend_error *err);
+
+/* The distance of the output under the attention row w [S] (double, a
+ * probability vector) from the output under the original row, as the caller's
+ * model computes it: e.g. a total variation, or |r~ - r| of a scalar read-out.
+ * A non-finite value counts as beyond every bound. */
+typedef double (*attend_output_distance_fn)(void *user, const double *w);
+
+/*
+ * Trial 2 for one attention row of any model the caller evaluates (the
+ * seed-000 toy's read-out, a model outside attend): the row adversary [S]
+ * farthest from alpha [S] (finite, >= 0, summing to 1 within 1e-6) in
+ * Jensen-Shannon divergence with distance(user, row) <= o->epsilon (any finite
+ * bound >= 0, in the distance's units), by the same SEARCH (o->max_evals calls
+ * of distance; 0: 1000) or GRID (S <= 4) as attend_model_adversary. *jsd
+ * (nats), *dist (the adversary's distance) and *evals (calls made) may be NULL;
+ * o->progress is not called. One allocation per call, freed before it returns.
+ * Errors: ATTEND_ERR_NULL, _SHAPE (S outside [1, 1000000]), _ARG (alpha naming
+ * the element or its sum, epsilon, method, grid), _ALLOC. Thread-safe when
+ * distance is.
+ */
+attend_status attend_attention_adversary(const double *alpha, int S, attend_output_distance_fn distance, void *user,
+                                         const attend_adversary_options *o, double *adversary, double *jsd,
+                                         double *dist, long *evals, attend_error *err);
 
 /* ------------------------------------------------------ reference alignments */
 /* Options of attend_m2m_align (Jiampojamarn et al. 2007's many-to-many EM

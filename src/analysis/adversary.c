@@ -53,6 +53,19 @@ static void adv_weights(void *user, attend_real *w, const uint8_t *valid, int N,
     memcpy(w, h->w, (size_t)S * sizeof *w);
 }
 
+/* How far an attention row's output is from the model's: the decoder step
+ * recomputed (the model's trial) or a caller's function (attend_attention_adversary). */
+typedef double (*adv_distance_fn)(void *user, const double *x);
+
+typedef struct {
+    adv_distance_fn dist;
+    void *user;
+    int S;
+    uint64_t seed;        /* of the search's random points */
+    long evals;
+} adv_ctx;
+
+/* The model's output step t under a replaced attention row. */
 typedef struct {
     attend_model *m;
     adv_hook *hook;
@@ -62,21 +75,25 @@ typedef struct {
     const double *lp0;    /* [V] the model's log-probs at step t */
     double *lp1;          /* [V] scratch */
     attend_real *w;       /* [S] the row evaluated (the hook reads it) */
-    long evals;
-} adv_ctx;
+} adv_model;
 
 /* TVD of step t's output under weights x [S] (double) from the model's. */
-static double adv_tvd(adv_ctx *c, const double *x) {
+static double adv_model_tvd(void *user, const double *x) {
+    adv_model *c = user;
     for (int j = 0; j < c->S; j++) c->w[j] = (attend_real)x[j];
     c->hook->t = c->t;
     attend_model *m = c->m;
     at_model_step(m, c->t, 1, c->S, &c->y, c->src, NULL, m->acts.step_feat, (size_t)m->F, 0);
     at_step_logp(m, c->t, c->S, c->lp1, c->V);
     c->hook->t = -1;
-    c->evals++;
     double tv;
     at_logp_divergences(c->lp0, c->lp1, c->V, &tv, NULL, NULL);
     return tv;
+}
+
+static double adv_tvd(adv_ctx *c, const double *x) {
+    c->evals++;
+    return c->dist(c->user, x);
 }
 
 static double adv_jsd(const double *a, const double *b, int S) {
@@ -186,7 +203,7 @@ static void adv_search(adv_ctx *c, const double *a, double eps, long budget, dou
     if (S < 2) return;
     long start = c->evals;
     attend_rng rng;
-    attend_rng_seed(&rng, 0x61747461636bULL + (uint64_t)c->t);
+    attend_rng_seed(&rng, 0x61747461636bULL + c->seed);
     for (int k = 0; k < S && c->evals - start < budget; k++) { /* the vertices */
         for (int j = 0; j < S; j++) d[j] = j == k;
         double js = adv_ray(c, a, d, eps, x, &tv);
@@ -300,17 +317,19 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
     attend_real *w = (attend_real *)(void *)(pt + S + (size_t)AT_ADV_STARTS * S);
 
     adv_hook hook = {m, -1, w};
-    adv_ctx cx = {m, &hook, src, S, V, 0, ATTEND_BOS, lp0, lp1, w, 0};
+    adv_model mc = {m, &hook, src, S, V, 0, ATTEND_BOS, lp0, lp1, w};
+    adv_ctx cx = {adv_model_tvd, &mc, S, 0, 0};
     at_model_analyse(m, adv_weights, &hook);
     int32_t len = S;
     at_model_encode(m, src, &len, 1, S);
     double js_sum = 0;
     res->jsd_max = 0;
     for (int t = 0; t < steps; t++) {
-        cx.t = t;
-        cx.y = t == 0 ? ATTEND_BOS : base[t - 1];
+        mc.t = t;
+        mc.y = t == 0 ? ATTEND_BOS : base[t - 1];
+        cx.seed = (uint64_t)t;
         /* the model's own step: α_t and p_t */
-        at_model_step(m, t, 1, S, &cx.y, src, NULL, m->acts.step_feat, (size_t)m->F, 0);
+        at_model_step(m, t, 1, S, &mc.y, src, NULL, m->acts.step_feat, (size_t)m->F, 0);
         at_step_logp(m, t, S, lp0, V);
         for (int j = 0; j < S; j++) a[j] = (double)m->acts.weights[(size_t)t * S + j];
         double tv = 0;
@@ -324,7 +343,7 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
         js_sum += js;
         if (js > res->jsd_max) res->jsd_max = js;
         /* the model's own step again: the state entering step t + 1 */
-        at_model_step(m, t, 1, S, &cx.y, src, NULL, m->acts.step_feat, (size_t)m->F, 0);
+        at_model_step(m, t, 1, S, &mc.y, src, NULL, m->acts.step_feat, (size_t)m->F, 0);
         if (o->progress) o->progress(o->progress_user, t + 1, steps);
     }
     at_model_analyse(m, NULL, NULL);
@@ -332,5 +351,45 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
     res->jsd_mean = js_sum / steps;
     res->evals = cx.evals;
     free(mem);
+    return at_ok(err);
+}
+
+attend_status attend_attention_adversary(const double *alpha, int S, attend_output_distance_fn distance, void *user,
+                                         const attend_adversary_options *o, double *adversary, double *jsd,
+                                         double *dist, long *evals, attend_error *err) {
+    const char *who = "attend_attention_adversary";
+    CHECK(alpha && distance && o && adversary, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !alpha ? "alpha [S]" : !distance ? "distance" : !o ? "options" : "adversary [S]");
+    CHECK(S >= 1 && S <= 1000000, err, ATTEND_ERR_SHAPE, "%s: S=%d outside [1, 1000000]", who, S);
+    double sum = 0;
+    for (int j = 0; j < S; j++) {
+        CHECK(isfinite(alpha[j]) && alpha[j] >= 0, err, ATTEND_ERR_ARG,
+              "%s: alpha[%d]=%g is not a finite weight >= 0", who, j, alpha[j]);
+        sum += alpha[j];
+    }
+    CHECK(fabs(sum - 1) <= 1e-6, err, ATTEND_ERR_ARG, "%s: alpha sums to %.9g, not 1", who, sum);
+    CHECK(isfinite(o->epsilon) && o->epsilon >= 0, err, ATTEND_ERR_ARG,
+          "%s: epsilon=%g is not a finite bound >= 0", who, o->epsilon);
+    CHECK(o->method == ATTEND_ADVERSARY_SEARCH || o->method == ATTEND_ADVERSARY_GRID, err, ATTEND_ERR_ARG,
+          "%s: unknown method %d", who, (int)o->method);
+    CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
+          "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
+    long budget = o->max_evals > 0 ? o->max_evals : 1000;
+    /* one allocation: the best and scratch [4,S], the search's starts [AT_ADV_STARTS,S] */
+    size_t bytes = (4 + AT_ADV_STARTS) * (size_t)S * sizeof(double);
+    double *best = malloc(bytes);
+    CHECK(best, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
+    double *x = best + S, *d = x + S, *pt = d + S;
+    adv_starts starts;
+    for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = pt + S + (size_t)i * S;
+    adv_ctx cx = {distance, user, S, 0, 0};
+    double dv = 0;
+    if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, alpha, o->epsilon, o->grid, best, &dv, x);
+    else adv_search(&cx, alpha, o->epsilon, budget, best, &dv, x, d, pt, &starts);
+    memcpy(adversary, best, (size_t)S * sizeof *best);
+    if (jsd) *jsd = adv_jsd(alpha, best, S);
+    if (dist) *dist = dv;
+    if (evals) *evals = cx.evals;
+    free(best);
     return at_ok(err);
 }

@@ -156,7 +156,17 @@ PY
     has err "not increasing"
     run 1 "$A" trial missing.safetensors abc
     has err "missing.safetensors"
+    run 2 "$A" trial "$MODEL" --textbook
+    has err "textbook takes no MODEL"
+    run 2 "$A" trial --textbook --epsilon 2
+    has err "not a total variation in \[0, 1\]"
     ok "usage and file errors"
+    # seed 000's toy through the trials (its numbers: ctest trial_textbook_ref)
+    run 0 "$A" trial --textbook
+    has out "^step 1, query q1 = \[1, 0\] .*r = 0.693147 = 1.0000 a$"
+    has out "^  remove-state |r'-r| .* 0.000000  0.231049  0.231049   -1.0000 "
+    [ "$(grep -c '^  adversary eps 0.01 ' out)" -eq 4 ] || fail "textbook: expected a search and an exact row per step"
+    ok "--textbook: both steps, tau -1 for state removal at q1, one epsilon by default"
     ;;
 
 m2m)
