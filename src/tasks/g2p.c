@@ -645,6 +645,22 @@ attend_status attend_g2p_evaluate(attend_model *m, const attend_g2p_dict *d, att
     return attend_g2p_evaluate_ensemble(&m, 1, d, split, graphemes, phonemes, opt, c, err);
 }
 
+/* Greedy decoding of nb encoded words, row k at src + k*S: the rows are
+ * repacked in place to the batch's own width (its longest word), padded,
+ * then decoded by one model (M == 1) or the ensemble. */
+attend_status at_g2p_greedy_rows(attend_model *const *models, int M, int32_t *src, const int *src_len, int nb, int S,
+                                 int L, int32_t *out, int *out_len, attend_error *err) {
+    // src [nb,S] (repacked to [nb,Sb]), src_len [nb], out [nb,L], out_len [nb]
+    int Sb = 1;
+    for (int k = 0; k < nb; k++)
+        if (src_len[k] > Sb) Sb = src_len[k];
+    for (int k = 1; k < nb; k++) memmove(src + (size_t)k * Sb, src + (size_t)k * S, (size_t)Sb * sizeof *src);
+    for (int k = 0; k < nb; k++)
+        for (int j = src_len[k]; j < Sb; j++) src[(size_t)k * Sb + j] = ATTEND_PAD;
+    return M == 1 ? attend_model_greedy(models[0], src, src_len, nb, Sb, L, out, out_len, NULL, err)
+                  : attend_ensemble_greedy(models, M, src, src_len, nb, Sb, L, out, out_len, NULL, err);
+}
+
 attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, const attend_g2p_dict *d,
                                            attend_g2p_split split, attend_vocab *graphemes, attend_vocab *phonemes,
                                            const attend_g2p_eval_options *opt, attend_g2p_counts *c,
@@ -729,15 +745,7 @@ attend_status attend_g2p_evaluate_ensemble(attend_model *const *models, int M, c
                                                NULL, &got, err);
             if (st == ATTEND_OK && got == 0) out_len[0] = 0;
         } else {
-            /* repack the rows to the batch's own width Sb, padded */
-            int Sb = 1;
-            for (int k = 0; k < nb; k++)
-                if (src_len[k] > Sb) Sb = src_len[k];
-            for (int k = 1; k < nb; k++) memmove(src + (size_t)k * Sb, src + (size_t)k * S, (size_t)Sb * sizeof *src);
-            for (int k = 0; k < nb; k++)
-                for (int j = src_len[k]; j < Sb; j++) src[(size_t)k * Sb + j] = ATTEND_PAD;
-            st = M == 1 ? attend_model_greedy(models[0], src, src_len, nb, Sb, L, out, out_len, NULL, err)
-                        : attend_ensemble_greedy(models, M, src, src_len, nb, Sb, L, out, out_len, NULL, err);
+            st = at_g2p_greedy_rows(models, M, src, src_len, nb, S, L, out, out_len, err);
         }
         for (int k = 0; st == ATTEND_OK && k < nb; k++) {
             const g2p_word *gw = &d->words[which[k]];

@@ -107,14 +107,7 @@ attend_status attend_g2p_distill(attend_model *const *models, int M, const atten
             w++;
         }
         if (st == ATTEND_OK && nb > 0) {
-            int Sb = 1;
-            for (int k = 0; k < nb; k++)
-                if (src_len[k] > Sb) Sb = src_len[k];
-            for (int k = 1; k < nb; k++) memmove(src + (size_t)k * Sb, src + (size_t)k * S, (size_t)Sb * sizeof *src);
-            for (int k = 0; k < nb; k++)
-                for (int j = src_len[k]; j < Sb; j++) src[(size_t)k * Sb + j] = ATTEND_PAD;
-            st = M == 1 ? attend_model_greedy(models[0], src, src_len, nb, Sb, L, ph, ph_len, NULL, err)
-                        : attend_ensemble_greedy(models, M, src, src_len, nb, Sb, L, ph, ph_len, NULL, err);
+            st = at_g2p_greedy_rows(models, M, src, src_len, nb, S, L, ph, ph_len, err);
         }
         for (size_t v = w0, k = 0; st == ATTEND_OK && v < w; v++) {
             if (k >= (size_t)nb || which[k] != (int32_t)v) {

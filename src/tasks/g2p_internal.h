@@ -57,6 +57,11 @@ int at_g2p_dict_find(const attend_g2p_dict *d, const char *word, size_t len);
 int at_g2p_in_split(const char *word, attend_g2p_split split);
 /* The FNV-1a 64 hash then the splitmix64 finaliser: the split's and the
  * hash tables' hash of a byte string. */
+/* Greedy decoding of nb encoded words (rows of width S in src, repacked in
+ * place to the longest word's width) by one model (M == 1) or an ensemble. */
+attend_status at_g2p_greedy_rows(attend_model *const *models, int M, int32_t *src, const int *src_len, int nb, int S,
+                                 int L, int32_t *out, int *out_len, attend_error *err);
+
 uint64_t at_g2p_hash(const char *s, size_t len);
 
 #endif
