@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attend.h"
 #include "fd_check.h"
@@ -59,6 +60,16 @@ static void check(attend_cell_kind cell, attend_decoder_kind dec, attend_score_k
     attend_model_tensor t;
     attend_model_tensor_find(m, "src_emb.weight", &t, NULL);
     for (int k = 0; k < cfg.emb; k++) EXPECT(t.grad[k] == 0, "%s: PAD source row got gradient %g", what, t.grad[k]);
+    /* a key bias shifts all of a query's scores alike: its gradient is exactly zero, not rounding noise
+     * (which Adam would turn into steps); the finite differences below agree with the zero */
+    for (int i = 0; i < attend_model_tensor_count(m); i++) {
+        attend_model_tensor_get(m, i, &t, NULL);
+        size_t nl = strlen(t.name), sl = strlen("in_proj_bias");
+        if (nl < sl || strcmp(t.name + nl - sl, "in_proj_bias") != 0) continue;
+        size_t E = t.numel / 3;
+        for (size_t k = E; k < 2 * E; k++)
+            EXPECT(t.grad[k] == 0, "%s: %s key bias [%zu] got gradient %g", what, t.name, k - E, t.grad[k]);
+    }
     char label[220];
     snprintf(label, sizeof label, "%s (%zu params, loss %.4f)", what, n, st.loss);
     EXPECT_CLOSE(label, analytic, numeric, n, 1e-7, 1e-5);

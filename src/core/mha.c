@@ -227,9 +227,12 @@ void at_mha_backward(const attend_mha_config *cfg, const attend_mha_params *p, c
             at_gemm(1, 0, S, dh, T, scale, dS, S, ws.Q + (size_t)n * T * D + h * dh, D, 1,
                     ws.dK + (size_t)n * S * D + h * dh, D);
         }
-    /* forward: Q = q Wqᵀ + bq, K = k Wkᵀ + bk, V = v Wvᵀ + bv */
+    /* forward: Q = q Wqᵀ + bq, K = k Wkᵀ + bk, V = v Wvᵀ + bv. bk's gradient is exactly zero: it adds
+     * q_i·bk to all of query i's scores, which the softmax ignores. Summed from dK it is rounding noise
+     * that differs with the thread split and that Adam, dividing by its own scale, turns into
+     * learning-rate-sized steps; so g->bk is left as it is. */
     project_backward(dq, g ? g->Wq : NULL, bias ? g->bq : NULL, ws.dQ, q, p->Wq, N * T, D, D);
-    project_backward(dk, g ? g->Wk : NULL, bias ? g->bk : NULL, ws.dK, k, p->Wk, N * S, Kd, D);
+    project_backward(dk, g ? g->Wk : NULL, NULL, ws.dK, k, p->Wk, N * S, Kd, D);
     project_backward(dv, g ? g->Wv : NULL, bias ? g->bv : NULL, ws.dV, v, p->Wv, N * S, Vd, D);
 }
 

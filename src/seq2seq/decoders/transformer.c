@@ -250,7 +250,11 @@ static void add_bias(attend_real *Y, int ldy, const attend_real *b, int N, int D
 }
 
 /* db [D] += Σ_n dY [N,D] (row stride lddy) */
+/* db += Σ_rows dY; db NULL for a key bias, whose gradient is exactly zero (it shifts all of a query's
+ * scores by q·b_k, which the softmax ignores): summed, it is rounding noise that differs with the thread
+ * split and that Adam turns into learning-rate-sized steps, so it is not summed */
 static void sum_bias(attend_real *db, const attend_real *dY, int lddy, int N, int D) {
+    if (!db) return;
     if (lddy == D) at_rows_sum(db, dY, (size_t)N, D);
     else
         for (int n = 0; n < N; n++) at_rows_sum(db, dY + (size_t)n * lddy, 1, D);
@@ -674,7 +678,7 @@ static void step_backward(attend_model *m, int t, int N, int S, const attend_rea
                 /* step t's own key (column t of the transposed cache) and value (row t): every later step
                  * has added its part (reverse order) */
                 for (int n = 0; n < N; n++) transpose(s->tk + (size_t)n * D, D, cache(m, s->dkv, n, l, 0) + t, Tc, D, 1);
-                proj_backward(m, da, w->sa_w[1] + (size_t)D * D, w->sa_b[1] + D, s->tk, D, in,
+                proj_backward(m, da, w->sa_w[1] + (size_t)D * D, NULL, s->tk, D, in, /* key bias: see sum_bias */
                               w->sa_w[0] + (size_t)D * D, N, D);
                 proj_backward(m, da, w->sa_w[1] + (size_t)2 * D * D, w->sa_b[1] + 2 * D,
                               cache(m, s->dkv, 0, l, 1) + (size_t)t * D, (int)kv_stride, in,
@@ -708,7 +712,7 @@ static void input_backward(attend_model *m, int T, int N) {
             }
             /* forward: Y = enc Wᵀ + b  ⇒  dW += dYᵀ enc, db += Σ dY, denc += dY W */
             at_gemm(1, 0, D, D, N * S, 1, dY, D, m->acts.enc_top, D, 1, w->ca_w[1] + (size_t)(1 + kv) * D * D, D);
-            at_rows_sum(w->ca_b[1] + (size_t)(1 + kv) * D, dY, (size_t)N * S, D);
+            if (kv) at_rows_sum(w->ca_b[1] + 2 * (size_t)D, dY, (size_t)N * S, D); /* key bias: see sum_bias */
             at_model_linear_dx(m, N * S, D, D, dY, D, w->ca_w[0] + (size_t)(1 + kv) * D * D, D, 1, m->acts.denc, D);
         }
     }
