@@ -85,6 +85,19 @@ wait_for() {
         sleep 0.05
     done
 }
+# caller_state CHECKPOINT KEY: the value of KEY in the checkpoint's caller
+# state (attend.caller, "early-stopping v1 ... bad=1 last=255 ..."); empty
+# while there is no checkpoint
+caller_state() {
+    [ -f "$1" ] || return 0
+    python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", b[:8])[0]
+fields = json.loads(b[8:8 + n]).get("__metadata__", {}).get("attend.caller", "").split()
+print(next((f.split("=", 1)[1] for f in fields if f.startswith(sys.argv[2] + "=")), ""))
+PY
+}
 # strip_caller CHECKPOINT: rewritten as an older attend wrote it, without the
 # caller's state (the attend.caller metadata: the early-stopping state)
 strip_caller() {
@@ -204,14 +217,36 @@ patience)
     # the epoch before the one that stopped the run: without improvement (patience 2)
     after=$(awk '/^epoch / { e = $2 } END { print e - 1 }' out)
     grep "^epoch $after " out | grep -q "best: saved" && fail "g2p: epoch $after improved (patience 2 should stop 2 epochs later)"
-    rm -f kout kerr # a stale line must not be taken for this run's
-    "$A" g2p train $GT --out gk.st --checkpoint gk.ck >kout 2>kerr &
+    # the epoch after it trains in a fraction of a second, so a poll of the
+    # output file can miss it. The run writes into a pipe read line by line
+    # here: its line of epoch $after stops it (SIGSTOP) at once; then it runs
+    # on in slices of 10 ms until its checkpoint holds that epoch's state (one
+    # epoch without improvement), and SIGKILL ends it there, mid-epoch.
+    rm -f kout kerr kfifo # a stale line must not be taken for this run's
+    mkfifo kfifo
+    "$A" g2p train $GT --out gk.st --checkpoint gk.ck >kfifo 2>kerr &
     pid=$!
-    wait_for kout "^epoch $after step " 120
-    sleep 0.2
+    exec 3<kfifo
+    seen=0
+    while IFS= read -r line <&3; do
+        printf '%s\n' "$line" >>kout
+        case $line in "epoch $after "*) kill -STOP $pid 2>/dev/null; seen=1; break ;; esac
+    done
+    cat <&3 >>kout & # the rest of its output (none, once killed)
+    exec 3<&-
+    [ $seen = 1 ] || { cat kout kerr >&2; fail "g2p: no line 'epoch $after' from the run to be killed"; }
+    n=0
+    until [ "$(caller_state gk.ck bad)" = 1 ]; do
+        n=$((n + 1))
+        [ $n -le 1000 ] || fail "g2p: the checkpoint never held epoch $after's state"
+        kill -CONT $pid 2>/dev/null || break
+        sleep 0.01
+        kill -STOP $pid 2>/dev/null || break
+    done
     kill -9 $pid 2>/dev/null
     wait $pid
     krc=$?
+    wait # the cat
     [ $krc -eq 137 ] || fail "g2p: the run ended (exit $krc) before the kill after epoch $after"
     run 0 "$A" g2p train $GT --out gk.st --checkpoint gk.ck --resume gk.ck
     has out "^best so far: gk.st, dev WER [0-9.]+% \(step [0-9]+, [1-9] epochs? without improvement since\)$"
