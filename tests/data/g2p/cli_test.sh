@@ -144,7 +144,10 @@ stress)
     printf 'read R IY1 D\nattention AH0 T EH1 N SH AH0 N\n' > want.txt
     cmp -s out.txt want.txt || { diff want.txt out.txt; fail "shipped stress model"; }
     expect_rc 0 "$cli" g2p eval --model "$stress_model" --dict "$stress_sample" --split dev --beam 0
-    awk '$NF == "scored" && $(NF-2) + 0 < 45 { s = 1 } $NF == "ignored" && $(NF-2) + 0 < 38 { i = 1 }
+    # issue 29: A's recipe with --keep-stress (2 282 441 parameters; on these 154 dev
+    # words 30.52% / 25.97%; the previous, smaller stress model scored 33.12% / 28.57%)
+    grep -q '^model: .*(2282441 parameters)$' out.txt || fail "shipped stress model: $(head -n 1 out.txt)"
+    awk '$NF == "scored" && $(NF-2) + 0 < 32 { s = 1 } $NF == "ignored" && $(NF-2) + 0 < 27.5 { i = 1 }
          END { exit !(s && i) }' out.txt || fail "shipped stress model rates: $(cat out.txt)"
     # a stress model against a dictionary without stress, and --keep-stress on one
     expect_rc 1 "$cli" g2p eval --model stress.safetensors --dict "$sample" --split dev
