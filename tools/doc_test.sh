@@ -96,6 +96,7 @@ CHECKS=$(printf '%s\n' \
     'docs:(^|/)attend (--threads [0-9a-z]+ )?(g2p )?train( |$)	help	a training run of docs/*.md: minutes to hours (the README'"'"'s training lines run)' \
     'docs:(^|/)attend g2p eval( |$)	help	needs the whole CMUdict (tools/get_cmudict.sh; the network)' \
     'docs:(^|/)attend quantize a\.safetensors 	help	a.safetensors is the G2P training run'"'"'s model above' \
+    'docs:(^|/)attend quantize stress\.safetensors 	help	stress.safetensors is the stress model'"'"'s training run above it' \
     'docs:(^|/)attend [a-z]+ /tmp/	help	its model is made by the measurement script above it' \
     'docs:(^|/)attend eval loss\.safetensors 	help	its model is the training run above it')
 

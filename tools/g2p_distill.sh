@@ -10,22 +10,37 @@
 #   --dict PATH     the dictionary (data/g2p/cmudict-en-us.dict; tools/get_cmudict.sh)
 #   --teacher LIST  the teacher, models separated by commas (the shipped ensemble,
 #                   models/g2p-cmudict.safetensors,models/g2p-cmudict-b-int8.safetensors)
-#   --arms LIST     the students to train, in order, separated by commas (both,refs,teacher):
+#   --arms LIST     the students to train, in order, separated by commas (both,refs,teacher;
+#                   with --extra, both,refs,teacher,extra):
 #                     both     the references, then the teacher's pronunciation when it
 #                              differs from all of them (the candidate for shipping)
 #                     refs     the references only (no distillation: the baseline)
 #                     teacher  the teacher's pronunciation only
+#                     extra    both's data plus the teacher's pronunciations of the
+#                              --extra words (needs --extra)
+#   --extra FILE    a word list, one word per line (e.g. Debian's wamerican-huge:
+#                   /usr/share/dict/american-english-huge); its words of 1-20 letters
+#                   a-z (lower-cased; words with other characters dropped) that the
+#                   dictionary lacks and that fall in the train part (by the
+#                   split's hash) are pronounced by the teacher for the extra arm
 #   --seed N        the students' seed (1)
 #   --smoke         seconds: the first 600 lines of the committed sample
 #                   dictionary, the int8 ensemble as teacher, a tiny student (15 k
-#                   parameters, 30 epochs of batches of 8; what the ctest
-#                   cli_g2p_recipe runs, tests/data/g2p/cli_test.sh)
+#                   parameters, 30 epochs of batches of 8), and, without --extra,
+#                   an extra list made from the sample's next 400 words; what the
+#                   ctest cli_g2p_recipe runs, tests/data/g2p/cli_test.sh
 #
 # Stages, each skipped when its result is there (so a rerun of the same command
 # continues where a killed or stopped one ended):
 # 1. WORK/teacher.dict and WORK/both.dict: `attend g2p distill` (the teacher
 #    pronounces the train words, greedy; dev and test words keep their
 #    references), written to a temporary and renamed when complete;
+#    for the extra arm, WORK/extra.words (the filtered list), WORK/extra-parts/
+#    (its split, `attend g2p data --out`), WORK/extra-teacher.dict (`attend g2p
+#    distill --targets teacher` on the train part's words, each given a
+#    placeholder pronunciation the teacher replaces; a word the teacher cannot
+#    pronounce keeps it and is dropped) and WORK/extra.dict (both.dict, then
+#    extra-teacher.dict: dev and test are still the dictionary's own);
 # 2. per arm: `attend g2p train` on its dictionary (student shape and schedule
 #    below), --checkpoint WORK/ARM.ckpt every 500 steps (smoke: 20); when the
 #    checkpoint is there and WORK/ARM.done is not, --resume from it (the
@@ -42,9 +57,9 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 A=${ATTEND:-$here/build/attend}
-W='' DICT='' TEACHER='' ARMS=both,refs,teacher SEED=1 SMOKE=0
+W='' DICT='' TEACHER='' ARMS='' EXTRA='' SEED=1 SMOKE=0
 usage() {
-    sed -n '6,21p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '6,31p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 while [ $# -gt 0 ]; do
@@ -53,16 +68,27 @@ while [ $# -gt 0 ]; do
     --dict) [ $# -ge 2 ] || usage; DICT=$2; shift 2 ;;
     --teacher) [ $# -ge 2 ] || usage; TEACHER=$2; shift 2 ;;
     --arms) [ $# -ge 2 ] || usage; ARMS=$2; shift 2 ;;
+    --extra) [ $# -ge 2 ] || usage; EXTRA=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; SEED=$2; shift 2 ;;
     --smoke) SMOKE=1; shift ;;
     -h | --help) usage ;;
     *) echo "g2p_distill.sh: unknown option '$1'" >&2; usage ;;
     esac
 done
+if [ -z "$ARMS" ]; then
+    ARMS=both,refs,teacher
+    { [ -n "$EXTRA" ] || [ "$SMOKE" = 1 ]; } && ARMS=$ARMS,extra
+fi
 for arm in $(echo "$ARMS" | tr ',' ' '); do
     case $arm in
     both | refs | teacher) ;;
-    *) echo "g2p_distill.sh: --arms: unknown arm '$arm' (both, refs, teacher)" >&2; exit 2 ;;
+    extra)
+        if [ -z "$EXTRA" ] && [ "$SMOKE" = 0 ]; then
+            echo "g2p_distill.sh: --arms: the extra arm needs --extra FILE (a word list)" >&2
+            exit 2
+        fi
+        ;;
+    *) echo "g2p_distill.sh: --arms: unknown arm '$arm' (both, refs, teacher, extra)" >&2; exit 2 ;;
     esac
 done
 case $SEED in '' | *[!0-9]*) echo "g2p_distill.sh: --seed: expected a number, got '$SEED'" >&2; exit 2 ;; esac
@@ -88,10 +114,32 @@ if [ "$SMOKE" = 1 ] && [ -z "$DICT" ]; then
     DICT=$W/smoke.dict
     [ -f "$DICT" ] || head -n 600 "$here/data/g2p/cmudict-sample.dict" >"$DICT"
 fi
+if [ "$SMOKE" = 1 ] && [ -z "$EXTRA" ]; then
+    # words the smoke dictionary lacks (the sample's next 400), plus lines the
+    # filter must drop or fold: the dictionary's first word of letters a-z in capitals, an
+    # apostrophe, a digit, a non-ASCII letter, 21 letters, a duplicate
+    EXTRA=$W/smoke.words
+    if [ ! -f "$EXTRA" ]; then
+        {
+        tail -n +601 "$here/data/g2p/cmudict-sample.dict" | awk '{ sub(/\(.*/, "", $1); print $1 }' | uniq |
+            head -n 400
+        awk '$1 ~ /^[a-z]+$/ { print toupper($1); exit }' "$DICT"
+        printf 'can'"'"'t\nmp3\nna\303\257ve\nabcdefghijklmnopqrstu\nZygote\nzygote\n'
+        } >"$EXTRA.tmp"
+        mv "$EXTRA.tmp" "$EXTRA"
+    fi
+fi
 if [ ! -f "$DICT" ]; then
     echo "g2p_distill.sh: no dictionary '$DICT' (sh tools/get_cmudict.sh fetches CMUdict)" >&2
     exit 1
 fi
+case ",$ARMS," in *,extra,*)
+    if [ ! -f "$EXTRA" ]; then
+        echo "g2p_distill.sh: no word list '$EXTRA' (--extra)" >&2
+        exit 1
+    fi
+    ;;
+esac
 trap 'exit 143' TERM
 trap 'exit 130' INT
 say() { echo "g2p_distill.sh: $*"; }
@@ -107,6 +155,37 @@ for t in teacher both; do
     mv "$W/$t.dict.tmp" "$W/$t.dict"
     say "$(cat "$W/$t.dict.log")"
 done
+
+# 1b. the extra arm's data: the teacher's pronunciations of words the dictionary lacks
+case ",$ARMS," in *,extra,*)
+    if [ -f "$W/extra.dict" ]; then
+        say "$W/extra.dict: there (skipped)"
+    else
+        # the dictionary's words (alternates' (N) removed), then the list's new words, sorted bytewise
+        LC_ALL=C awk '!/^;;;/ && NF { w = tolower($1); sub(/\(.*/, "", w); print w }' "$DICT" | LC_ALL=C sort -u \
+            >"$W/extra.known"
+        LC_ALL=C tr 'A-Z' 'a-z' <"$EXTRA" | LC_ALL=C grep -E '^[a-z]{1,20}$' | LC_ALL=C sort -u |
+            LC_ALL=C comm -23 - "$W/extra.known" >"$W/extra.words.tmp"
+        mv "$W/extra.words.tmp" "$W/extra.words"
+        # a placeholder pronunciation no English word has; the teacher replaces it
+        placeholder='ZH ZH ZH ZH ZH ZH ZH ZH'
+        awk -v p="$placeholder" '{ print $1 " " p }' "$W/extra.words" >"$W/extra-placeholder.dict"
+        rm -rf "$W/extra-parts"
+        "$A" g2p data --dict "$W/extra-placeholder.dict" --out "$W/extra-parts" >"$W/extra-parts.log" 2>&1 ||
+            { cat "$W/extra-parts.log" >&2; exit 1; }
+        "$A" g2p distill --model "$TEACHER" --dict "$W/extra-parts/train.dict" --targets teacher \
+            >"$W/extra-teacher.dict.tmp" 2>"$W/extra-teacher.dict.log" || { cat "$W/extra-teacher.dict.log" >&2; exit 1; }
+        grep -v " $placeholder\$" "$W/extra-teacher.dict.tmp" >"$W/extra-teacher.dict.tmp2" || true
+        dropped=$(($(wc -l <"$W/extra-teacher.dict.tmp") - $(wc -l <"$W/extra-teacher.dict.tmp2")))
+        mv "$W/extra-teacher.dict.tmp2" "$W/extra-teacher.dict"
+        rm -f "$W/extra-teacher.dict.tmp"
+        cat "$W/both.dict" "$W/extra-teacher.dict" >"$W/extra.dict.tmp"
+        mv "$W/extra.dict.tmp" "$W/extra.dict"
+        say "extra: $(wc -l <"$W/extra.words" | tr -d ' ') new words in $EXTRA, $(grep -c . "$W/extra-teacher.dict" ||
+            true) train-part words pronounced by the teacher ($dropped it could not pronounce dropped)"
+    fi
+    ;;
+esac
 
 # 2.-3. the students
 for arm in $(echo "$ARMS" | tr ',' ' '); do

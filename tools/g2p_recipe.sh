@@ -11,9 +11,8 @@
 #    15 epochs; A without dropout (seed 2), B with --dropout 0.1 (seed 3). Each
 #    keeps its best epoch by dev WER (--out); A, the better on dev, is the
 #    default model;
-# 3. trains the stress model: `attend g2p train`'s default recipe (bi-GRU 128,
-#    decoder 256, lr 3e-3, 10 epochs) with --keep-stress (about 25 minutes on
-#    one core);
+# 3. trains the stress model: A's recipe (seed 2) with --keep-stress (issue 29;
+#    about 1.5 hours on one quiet core, 2 hours and more on a shared one);
 # 4. stores them as the repository ships them: A as fp16 (the default model,
 #    models/g2p-cmudict.safetensors) and int8 made from that fp16 file, B as
 #    int8 (the ensemble's second member), the stress model as fp16;
@@ -51,7 +50,8 @@ train b "$D" $SHAPE --epochs 15 --dropout 0.1 --seed 3 &
 pb=$!
 wait $pa
 wait $pb
-train stress "$DS" --keep-stress
+# shellcheck disable=SC2086
+train stress "$DS" $SHAPE --epochs 15 --seed 2 --keep-stress
 
 "$A" quantize "$W/a.safetensors" --to f16 --out "$M/g2p-cmudict.safetensors"
 "$A" quantize "$M/g2p-cmudict.safetensors" --to int8 --out "$M/g2p-cmudict-int8.safetensors"

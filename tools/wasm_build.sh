@@ -7,7 +7,9 @@
 #
 # usage: sh tools/wasm_build.sh [OUT_DIR]      (default: build-wasm)
 # writes OUT_DIR/attend-g2p.html (open it in a browser: file:// works) and
-# prints its size. EMCC=/path/to/emcc chooses the compiler; JOBS=N the
+# prints its size. LEXICON=FILE embeds a CMUdict-format lexicon the page looks
+# words up in before the model (default: data/g2p/cmudict-en-us.dict when
+# tools/get_cmudict.sh fetched it; LEXICON=none: no lexicon). EMCC=/path/to/emcc chooses the compiler; JOBS=N the
 # parallel compiles (default: nproc).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,12 +42,25 @@ xargs -P "$jobs" -I{} sh -c '
     # shellcheck disable=SC2086
     "$2" $4 -c "$f" -o "$o" || exit 255' sh "$out" "$emcc" "$src" "$cflags" <"$out/obj/sources.list"
 funcs='["_g2p_web_init","_g2p_web_pronounce","_g2p_web_error","_g2p_web_trained_letters","_g2p_web_letters",'
-funcs=$funcs'"_g2p_web_length","_g2p_web_phonemes","_g2p_web_phoneme","_g2p_web_score","_g2p_web_alignment"]'
+funcs=$funcs'"_g2p_web_length","_g2p_web_phonemes","_g2p_web_phoneme","_g2p_web_score","_g2p_web_alignment",'
+funcs=$funcs'"_g2p_web_lexicon","_g2p_web_lookup","_g2p_web_from_lexicon"]'
+# the lexicon the page looks words up in first (issue 29): $LEXICON, else the
+# whole CMUdict when tools/get_cmudict.sh fetched it, else none (LEXICON=none:
+# none; the page then runs the model on every word)
+lexicon=${LEXICON:-$src/data/g2p/cmudict-en-us.dict}
+embed_lexicon=
+if [ "$lexicon" != none ] && [ -f "$lexicon" ]; then
+    embed_lexicon="--embed-file $lexicon@/lexicon.dict"
+elif [ "$lexicon" != none ] && [ -n "${LEXICON:-}" ]; then
+    echo "wasm_build.sh: no lexicon '$lexicon' (LEXICON)" >&2
+    exit 2
+fi
+# shellcheck disable=SC2086
 "$emcc" -O2 "$out"/obj/*.o -o "$out/g2p.js" \
     -sMODULARIZE=1 -sEXPORT_NAME=createAttendG2P -sENVIRONMENT=web -sSINGLE_FILE=1 \
     -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=1 -sEXPORTED_FUNCTIONS="$funcs" \
     -sEXPORTED_RUNTIME_METHODS='["cwrap","UTF8ToString","HEAPF32"]' \
-    --embed-file "$src/models/g2p-cmudict.safetensors@/g2p.safetensors"
+    --embed-file "$src/models/g2p-cmudict.safetensors@/g2p.safetensors" $embed_lexicon
 # the page: web/index.html with the module in place of its marker line
 marker='<!-- attend-g2p-module -->'
 page="$out/attend-g2p.html"
@@ -58,4 +73,5 @@ grep -q "^$marker\$" "$src/web/index.html"
     sed "1,/^$marker\$/d" "$src/web/index.html"
 } >"$page.tmp"
 mv "$page.tmp" "$page"
-echo "wasm_build.sh: wrote $page ($(wc -c <"$page") bytes)"
+[ -n "$embed_lexicon" ] || lexicon=none
+echo "wasm_build.sh: wrote $page ($(wc -c <"$page") bytes; lexicon: $lexicon)"

@@ -5,6 +5,10 @@
  * g2p_web_pronounce() runs greedy decoding (what `attend g2p WORD` prints)
  * and a beam search for the n-best list (what `attend g2p --nbest N WORD`
  * prints), and keeps the results for the getters below until the next call.
+ * Lexicon first (issue 29): when the page embeds a pronunciation lexicon
+ * (/lexicon.dict, CMUdict format), g2p_web_lookup() gives a word's entries
+ * from it, as `attend g2p --lexicon FILE` prints them; the page calls the
+ * model only for words the lexicon lacks.
  * Nothing here prints; errors come back as a message (g2p_web_error).
  */
 #include <math.h>
@@ -32,6 +36,9 @@ static double score[K_MAX + 1];          /* [n_hyp]; greedy: its forced log-prob
 static attend_real align[(K_MAX + 1) * L_MAX * S_MAX]; /* [n_hyp,L,ns] */
 static char text[TEXT_MAX];
 static char message[ATTEND_ERROR_MSG_MAX + 160];
+static attend_g2p_lexicon *lexicon;      /* NULL: the page has none */
+static int from_lexicon;                 /* the kept hypotheses are the lexicon's entries */
+static char entries[K_MAX + 1][TEXT_MAX]; /* [n_hyp] their phonemes, space-separated */
 
 static int fail(const char *fmt, const char *a, const char *b) {
     snprintf(message, sizeof message, fmt, a, b);
@@ -60,6 +67,64 @@ int g2p_web_init(const char *path) {
     return 0;
 }
 
+/* Reads the lexicon at path (after g2p_web_init: its phonemes must be the
+ * model's; stress digits stripped unless the model has them). Returns its
+ * number of words, 0 when there is no file at path (the page then has no
+ * lexicon), or -1 with a message. */
+int g2p_web_lexicon(const char *path);
+int g2p_web_lexicon(const char *path) {
+    attend_error err = {0};
+    if (!model) return fail("the model is not loaded%s%s", "", "");
+    attend_g2p_lexicon_free(lexicon);
+    lexicon = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fclose(f);
+    attend_g2p_options opt = {0};
+    opt.keep_stress = attend_g2p_vocab_has_stress(phonemes);
+    if (attend_g2p_lexicon_read(&lexicon, path, &opt, NULL, &err) ||
+        attend_g2p_lexicon_check_phonemes(lexicon, phonemes, "the lexicon", &err)) {
+        attend_g2p_lexicon_free(lexicon);
+        lexicon = NULL;
+        return fail("%s%s", err.msg, "");
+    }
+    attend_g2p_lexicon_info info;
+    attend_g2p_lexicon_get_info(lexicon, &info);
+    return info.words;
+}
+
+/* Looks word up in the lexicon: hypothesis 0 is its first entry, 1..nbest the
+ * next ones (`attend g2p --lexicon FILE --nbest N` lists them so). Returns the
+ * number of entries kept, 0 when the lexicon lacks the word (or there is
+ * none), -1 with a message on error. The entries have no score and no
+ * alignment (g2p_web_score is NaN, g2p_web_letters 0). */
+int g2p_web_lookup(const char *word, int nbest);
+int g2p_web_lookup(const char *word, int nbest) {
+    attend_error err = {0};
+    n_hyp = ns = 0;
+    from_lexicon = 0;
+    if (nbest < 0 || nbest > K_MAX) return fail("n-best must be 0..8%s%s", "", "");
+    int w = attend_g2p_lexicon_find(lexicon, word, strlen(word));
+    if (w < 0) return 0;
+    int n = attend_g2p_lexicon_prons(lexicon, w);
+    if (n > nbest + 1) n = nbest + 1;
+    for (int k = 0; k < n; k++) {
+        if (attend_g2p_lexicon_pron(lexicon, w, k, entries[k], sizeof entries[k], &err)) return fail("%s%s", err.msg, "");
+        int count = 1;
+        for (const char *c = entries[k]; *c; c++) count += *c == ' ';
+        out_len[k] = count;
+        score[k] = NAN;
+    }
+    from_lexicon = 1;
+    n_hyp = n;
+    return n;
+}
+
+/* 1 when the kept hypotheses came from the lexicon (g2p_web_lookup), 0 from
+ * the model. */
+int g2p_web_from_lexicon(void);
+int g2p_web_from_lexicon(void) { return from_lexicon; }
+
 /* Pronounces word (UTF-8): hypothesis 0 is greedy, 1..nbest the beam's
  * n-best (beam width max(nbest, 5), as the command). Returns the number of
  * hypotheses, or -1 with a message for a word it cannot pronounce. */
@@ -67,6 +132,7 @@ int g2p_web_pronounce(const char *word, int nbest);
 int g2p_web_pronounce(const char *word, int nbest) {
     attend_error err = {0};
     n_hyp = ns = 0;
+    from_lexicon = 0;
     if (!model) return fail("the model is not loaded%s%s", "", "");
     if (nbest < 0 || nbest > K_MAX) return fail("n-best must be 0..8%s%s", "", "");
     size_t len = strlen(word);
@@ -136,6 +202,7 @@ const char *g2p_web_phonemes(int h);
 const char *g2p_web_phonemes(int h) {
     attend_error err = {0};
     if (h < 0 || h >= n_hyp) return NULL;
+    if (from_lexicon) return entries[h];
     if (attend_vocab_decode(phonemes, ATTEND_TOKENIZE_SPACE, out + (size_t)h * L, out_len[h], text, sizeof text, &err))
         return NULL;
     return text;
@@ -143,7 +210,7 @@ const char *g2p_web_phonemes(int h) {
 
 const char *g2p_web_phoneme(int h, int t);
 const char *g2p_web_phoneme(int h, int t) {
-    if (h < 0 || h >= n_hyp || t < 0 || t >= out_len[h]) return NULL;
+    if (h < 0 || h >= n_hyp || t < 0 || t >= out_len[h] || from_lexicon) return NULL;
     return attend_vocab_token(phonemes, out[(size_t)h * L + t]);
 }
 
@@ -152,5 +219,5 @@ double g2p_web_score(int h) { return h >= 0 && h < n_hyp ? score[h] : 0; }
 
 const attend_real *g2p_web_alignment(int h);
 const attend_real *g2p_web_alignment(int h) {
-    return h >= 0 && h < n_hyp ? align + (size_t)h * L * ns : NULL;
+    return h >= 0 && h < n_hyp && !from_lexicon ? align + (size_t)h * L * ns : NULL;
 }

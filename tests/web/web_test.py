@@ -10,6 +10,10 @@ with its scores, the entropy, the error message, and the page's own per-word
 time (performance.now() around the WebAssembly calls). Every word is compared
 with `attend g2p --format jsonl --align` (greedy) and `--nbest 3` (beam 5);
 the words the model cannot pronounce must show a message naming the problem.
+Those comparisons run with the page's lexicon switched off; then, with it on
+(the page built with LEXICON=LEX, tests/web/web_test.sh: the committed sample),
+words of the lexicon must show its entries as `attend g2p --lexicon LEX` lists
+them (source "lexicon", no heatmap) and other words the model's.
 Then the #words= automation is checked with --dump-dom. Prints the page size
 and the median per-word latency over REPEAT rounds. Exit 0 on success;
 prints "SKIP: chromium not installed" when there is no browser.
@@ -30,6 +34,8 @@ WORDS = ["hello", "world", "speech", "attention", "Read", "xylophone", "cat", "p
          "supercalifragilistic"]
 BAD = {"naïve": "does not know the letter(s) ï", "two words": "white space", "x" * 70: "at most 64"}
 REPEAT = 5
+# lexicon first: words of the committed sample (one entry, several, upper case) and words it lacks
+LEX_WORDS = ["ai", "baton", "Financial", "minute", "aardvark", "hello"]
 
 
 class Browser:
@@ -105,6 +111,12 @@ class Browser:
 READ = """(() => {
   const msg = document.getElementById('message');
   if (!msg.hidden) return {error: msg.textContent};
+  const source = document.getElementById('source').getAttribute('data-source');
+  if (source === 'lexicon') return {source, word: document.getElementById('shown-word').textContent,
+    phonemes: document.getElementById('phonemes').textContent,
+    ms: parseFloat(document.getElementById('timing').getAttribute('data-ms')),
+    cells: document.querySelectorAll('#heatmap td').length,
+    others: [...document.querySelectorAll('#nbest li')].map(li => li.textContent)};
   const rows = [...document.querySelectorAll('#heatmap-table tr')].slice(1);
   return {
     word: document.getElementById('shown-word').textContent,
@@ -114,6 +126,7 @@ READ = """(() => {
     rows: rows.map(r => [...r.querySelectorAll('td[data-w]')].map(td => parseFloat(td.getAttribute('data-w')))),
     entropy: rows.map(r => parseFloat(r.querySelector('td.ent').getAttribute('data-entropy'))),
     mean_entropy: parseFloat(document.getElementById('entropy').getAttribute('data-mean')),
+    source,
     nbest: [...document.querySelectorAll('#nbest li')].map(li => [li.firstChild.textContent,
                                                                  parseFloat(li.getAttribute('data-score'))])};
 })()"""
@@ -143,6 +156,7 @@ def close(a, b, tol):
 
 def main():
     page, cli = os.path.abspath(sys.argv[1]), sys.argv[2]
+    lex = sys.argv[3] if len(sys.argv) > 3 else None
     exe = os.environ.get("CHROMIUM") or next((shutil.which(b) for b in ("chromium", "chromium-browser",
                                                                          "google-chrome") if shutil.which(b)), None)
     if not exe:
@@ -150,16 +164,32 @@ def main():
         return 0
     greedy = {o["word"]: o["hypotheses"][0] for o in cli_jsonl(cli, WORDS)}
     nbest = {o["word"]: o["hypotheses"] for o in cli_jsonl(cli, WORDS, "--nbest", "3")}
+    if lex:  # the page keeps an entry and up to 3 others: the command's 4 best
+        lexed = {o["word"]: o for o in cli_jsonl(cli, [w.lower() for w in LEX_WORDS], "--lexicon", lex,
+                                                   "--nbest", "4")}
     fails = []
     b = Browser(exe)
     try:
         b.open("file://" + page)
+        t_open = time.time()
         end = time.time() + 60
         while not b.eval("(() => { const e = document.getElementById('word'); return !!e && !e.disabled; })()"):
             if time.time() > end:
                 raise TimeoutError("the page did not become ready: " + str(b.eval(
                     "document.getElementById('status').textContent")))
             time.sleep(0.1)
+        print("page ready %.2f s after it was opened (model and lexicon loaded)" % (time.time() - t_open))
+        shown = b.eval("[document.getElementById('lexicon-choice').hidden,"
+                       " document.getElementById('lexicon-words').textContent]")
+        if lex:
+            words = len({ln.split()[0].split("(")[0].lower() for ln in open(lex, encoding="utf-8")
+                         if ln.strip() and not ln.startswith(";;;")})
+            if shown != [False, "{:,}".format(words)]:
+                fails.append("lexicon choice: %s, want shown with %d words" % (shown, words))
+        elif shown[0] is not True:
+            fails.append("a page without a lexicon shows the lexicon choice: %s" % shown)
+        # the model's comparisons: the lexicon switched off
+        b.eval("document.getElementById('use-lexicon').checked = false")
         times = []
         for rnd in range(REPEAT):
             for w in WORDS:
@@ -200,6 +230,30 @@ def main():
         # after a bad word a good one works again
         if type_word(b, "cat").get("phonemes") != greedy["cat"]["phonemes"]:
             fails.append("cat after the bad words: wrong")
+        if lex:
+            b.eval("document.getElementById('use-lexicon').checked = true")
+            for w in LEX_WORDS:
+                got, want = type_word(b, w), lexed[w.lower()]
+                hyps = [h["phonemes"] for h in want["hypotheses"]]
+                print("%-22s %-8s %-24s %.2f ms" % (w, got.get("source"), got.get("phonemes"), got.get("ms", -1)))
+                if got.get("source") != want["source"]:
+                    fails.append("%s: source %r, attend g2p --lexicon %r" % (w, got.get("source"), want["source"]))
+                elif want["source"] == "lexicon":
+                    if [got["phonemes"]] + got["others"] != hyps:
+                        fails.append("%s: page %r + %r, lexicon %r" % (w, got["phonemes"], got["others"], hyps))
+                    if got["cells"]:
+                        fails.append("%s: a lexicon entry with a heatmap" % w)
+                elif got.get("phonemes") != cli_jsonl(cli, [w])[0]["hypotheses"][0]["phonemes"]:
+                    fails.append("%s: not in the lexicon, page %r is not the model's" % (w, got.get("phonemes")))
+            if not any(lexed[w.lower()]["source"] == "model" for w in LEX_WORDS) or \
+                    not any(len(lexed[w.lower()]["hypotheses"]) > 2 for w in LEX_WORDS):
+                fails.append("LEX_WORDS no longer has a model word and a word of 3+ entries in %s" % lex)
+            # switched off again: the model's pronunciation of a lexicon word
+            b.eval("document.getElementById('use-lexicon').checked = false")
+            got = type_word(b, "ai")
+            if got.get("source") != "model" or got.get("phonemes") != cli_jsonl(cli, ["ai"])[0]["hypotheses"][0][
+                    "phonemes"]:
+                fails.append("ai with the lexicon off: %r" % got)
     finally:
         b.close()
     # the #words= automation, read with --dump-dom
