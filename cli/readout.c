@@ -10,16 +10,19 @@
  * Output (stdout), one "key=value ..." line each, for scripts:
  *   data:   task, shift, symbols, lengths, pairs
  *   model:  encoder kind, widths, parameters, dependent steps per layer
- *   train:  steps, final loss, ms per step (median of the timed steps)
+ *   train:  steps, final loss, ms per step: wall median and minimum, CPU
+ *           (the process's, all threads) median, over the steps after the first
  *   eval:   accuracy over the labels i >= k (the path), over the blanks, over all
- *   encode: ms per encode of one batch (median of --encode-reps)
+ *   encode: ms per encode of one batch (wall median and minimum, CPU median, of --encode-reps)
  *   memory: peak RSS of the process (getrusage), the model's parameter bytes
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "attend.h"
 #include "cli.h"
@@ -68,6 +71,20 @@ static void readout_usage(FILE *f) {
             "\n"
             "Every command takes --threads N (attend --threads 1 readout ...). Exit status:\n"
             "0 ok, 1 a library error (printed), 2 bad usage.\n");
+}
+
+/* the process's CPU seconds (all its threads): the work of a step, whatever else the machine runs */
+static double cpu_now(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)) return 0;
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double minimum(const double *v, int n) {
+    double m = n > 0 ? v[0] : 0;
+    for (int i = 1; i < n; i++)
+        if (v[i] < m) m = v[i];
+    return m;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -201,23 +218,27 @@ int cmd_readout(int argc, char **argv) {
     oc.decay_steps = steps - oc.warmup_steps;
     oc.min_lr = lr / 10;
     if (attend_trainer_create(&tr, m, &oc, train, batch, seed, &err)) goto lib_fail;
-    times = malloc((size_t)(steps + o.encode_reps + 1) * sizeof *times);
+    times = malloc(2 * (size_t)(steps + o.encode_reps + 1) * sizeof *times);
     if (!times) {
         rc = cli_oom(cmd, "the step times");
         goto done;
     }
     int ntimes = 0;
-    double loss = NAN;
+    double loss = NAN, *cpu = times + steps + o.encode_reps + 1;
     for (int s = 0; s < steps; s++) {
         attend_step_report rep;
-        double t0 = cli_now();
+        double t0 = cli_now(), c0 = cpu_now();
         if (attend_trainer_step(tr, &rep, &err)) goto lib_fail;
-        double dt = cli_now() - t0;
-        if (s > 0 || steps == 1) times[ntimes++] = dt; /* the first step warms the packed copies */
+        double dt = cli_now() - t0, dc = cpu_now() - c0;
+        if (s > 0 || steps == 1) { /* the first step warms the packed copies */
+            cpu[ntimes] = dc;
+            times[ntimes++] = dt;
+        }
         loss = rep.tf.loss;
     }
-    printf("train: steps=%d batch=%d final_loss=%.4f ms_per_step=%.3f\n", steps, batch, loss,
-           1e3 * median(times, ntimes));
+    double wmin = minimum(times, ntimes);
+    printf("train: steps=%d batch=%d final_loss=%.4f ms_per_step=%.3f min_ms_per_step=%.3f cpu_ms_per_step=%.3f\n",
+           steps, batch, loss, 1e3 * median(times, ntimes), 1e3 * wmin, 1e3 * median(cpu, ntimes));
 
     /* accuracy: greedy labels (the readout's argmax per position) against the dev labels */
     int N = batch;
@@ -262,13 +283,17 @@ int cmd_readout(int argc, char **argv) {
     if (fill_st) goto lib_fail;
     ntimes = 0;
     for (int rep = 0; rep <= o.encode_reps; rep++) {
-        double t0 = cli_now();
+        double t0 = cli_now(), c0 = cpu_now();
         if (attend_decode(&m, 1, b.src, b.src_len, n, b.S, &dop, out, out_len, NULL, NULL, NULL, &err))
             goto lib_fail;
-        if (rep > 0) times[ntimes++] = cli_now() - t0; /* the first one warms up */
+        if (rep > 0) { /* the first one warms up */
+            cpu[ntimes] = cpu_now() - c0;
+            times[ntimes++] = cli_now() - t0;
+        }
     }
-    printf("encode: batch=%d len=%d ms_per_batch=%.3f threads=%d\n", n, o.len, 1e3 * median(times, ntimes),
-           attend_threads());
+    wmin = minimum(times, ntimes);
+    printf("encode: batch=%d len=%d ms_per_batch=%.3f min_ms_per_batch=%.3f cpu_ms_per_batch=%.3f threads=%d\n", n,
+           o.len, 1e3 * median(times, ntimes), 1e3 * wmin, 1e3 * median(cpu, ntimes), attend_threads());
     if (o.out && attend_model_save(m, o.out, vocab, vocab, ATTEND_TOKENIZE_CHAR, &err)) goto lib_fail;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -53,9 +53,9 @@ run)
         --dev-count 50 --out m.safetensors
     has out "^data: task=shift shift=1 symbols=10 len=10 train_pairs=1000 dev_pairs=50$"
     has out "^model: encoder=conv layers=1 emb=32 width=32 hidden=64 kernel=3 positions=sinusoidal params=[0-9]+ dependent_steps_per_layer=1 reach=1$"
-    has out "^train: steps=200 batch=32 final_loss=[0-9.]+ ms_per_step=[0-9.]+$"
+    has out "^train: steps=200 batch=32 final_loss=[0-9.]+ ms_per_step=[0-9.]+ min_ms_per_step=[0-9.]+ cpu_ms_per_step=[0-9.]+$"
     has out "^eval: acc_path=(0\.9[5-9][0-9]*|1\.0000) labels_path=450 acc_blank=1\.0000 labels_blank=50 "
-    has out "^encode: batch=32 len=10 ms_per_batch=[0-9.]+ threads=1$"
+    has out "^encode: batch=32 len=10 ms_per_batch=[0-9.]+ min_ms_per_batch=[0-9.]+ cpu_ms_per_batch=[0-9.]+ threads=1$"
     has out "^memory: peak_rss_kb=[0-9]+ param_bytes=[0-9]+$"
     ok "readout conv shift 1: accuracy >= 0.95, the report lines"
     printf 'abcdefghij\ncab\n' > in.txt
