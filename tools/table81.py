@@ -190,21 +190,6 @@ def main():
               [[n, T, "%.3f" % speed[n][0][j], "%.3f" % speed[n][1][j]] for n, _ in ENCODERS
                for j, T in enumerate(Ts)])
 
-    # ---- longest path: accuracy of y_i = x_{i-k} against k
-    path_rows = []
-    for name, enc in ENCODERS:
-        for k in ks:
-            r = readout(a.attend, 1, enc, ["--shift", str(k), "--steps", str(path_steps), "--batch", "32",
-                                           "--count", "200" if q else "4000", "--dev-count", "32" if q else "200",
-                                           "--encode-reps", "1"])
-            path_rows.append([name, k, r["data.len"], r["model.params"], r["model.reach"], path_steps,
-                              r["eval.acc_path"], r["eval.chance"], r["train.cpu_ms_per_step"]])
-            print("path   %-11s k=%-4d acc %s (chance %s, reach %s)" %
-                  (name, k, r["eval.acc_path"], r["eval.chance"], r["model.reach"]), flush=True)
-    write_tsv(os.path.join(a.out, "path.tsv"),
-              ["encoder", "k", "len", "params", "reach", "steps_of_32", "acc_path", "chance", "train_cpu_ms_per_step"],
-              path_rows)
-
     # ---- positions: a transformer encoder without positions, reversal against the bag task
     pos_rows = []
     for task in ("reverse", "bag"):
@@ -223,6 +208,21 @@ def main():
                   flush=True)
     write_tsv(os.path.join(a.out, "positions.tsv"),
               ["task", "positions", "steps_of_32", "greedy_seq_acc", "greedy_token_acc"], pos_rows)
+
+    # ---- longest path: accuracy of y_i = x_{i-k} against k
+    path_rows = []
+    for name, enc in ENCODERS:
+        for k in ks:
+            r = readout(a.attend, 1, enc, ["--shift", str(k), "--steps", str(path_steps), "--batch", "32",
+                                           "--count", "200" if q else "4000", "--dev-count", "32" if q else "200",
+                                           "--encode-reps", "1"])
+            path_rows.append([name, k, r["data.len"], r["model.params"], r["model.reach"], path_steps,
+                              r["eval.acc_path"], r["eval.chance"], r["train.cpu_ms_per_step"]])
+            print("path   %-11s k=%-4d acc %s (chance %s, reach %s)" %
+                  (name, k, r["eval.acc_path"], r["eval.chance"], r["model.reach"]), flush=True)
+            write_tsv(os.path.join(a.out, "path.tsv"),  # after every run: a stopped run keeps its rows
+                      ["encoder", "k", "len", "params", "reach", "steps_of_32", "acc_path", "chance",
+                       "train_cpu_ms_per_step"], path_rows)
 
     # ---- plots
     Tx = [float(T) for T in Ts]
