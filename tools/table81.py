@@ -112,7 +112,11 @@ def write_tsv(path, header, rows):
 
 
 def plot(path, series, title, xl, yl, ymin=0.0, ymax=0.0, log_x=True):
-    import attend.render  # the library's SVG writer (PYTHONPATH=build/python)
+    try:
+        import attend.render  # the library's SVG writer (PYTHONPATH=build/python)
+    except ImportError:
+        sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+        import attend.render
     if not ymin < ymax:  # the writer needs the y range: the data's, with a margin
         ys = [y for _, _, yy in series for y in yy if math.isfinite(y)]
         lo, hi = (min(ys), max(ys)) if ys else (0.0, 1.0)
