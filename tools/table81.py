@@ -104,6 +104,12 @@ def fmt(v, nd=3):
     return "-" if v is None else ("%.*f" % (nd, v))
 
 
+def read_tsv(path):
+    """The rows (lists of strings) of a TSV written by write_tsv, header dropped."""
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f][1:]
+
+
 def write_tsv(path, header, rows):
     with open(path, "w") as f:
         f.write("\t".join(header) + "\n")
@@ -135,6 +141,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny sizes: the pipeline, not the numbers")
     ap.add_argument("--path-steps", type=int, default=600, help="training steps of 32 pairs per path run (600)")
     ap.add_argument("--nice", type=int, default=19, help="the niceness of every run (19)")
+    ap.add_argument("--from-tsv", action="store_true",
+                    help="measure nothing: the plots and the table from the TSVs already in --out (a stopped run's)")
     a = ap.parse_args()
     global NICE
     NICE = str(a.nice)
@@ -149,7 +157,11 @@ def main():
 
     # ---- sequential operations and the price: time and memory against T, 1 and 2 threads
     seq_rows = []
-    for name, enc in ENCODERS:
+    if a.from_tsv:
+        seq_rows = [[r[0], int(r[1]), int(r[2])] + r[3:] for r in read_tsv(os.path.join(a.out, "seqops.tsv"))]
+        Ts = sorted(set(r[1] for r in seq_rows))
+        q = Ts[0] == 10 and Ts[-1] == 20
+    for name, enc in ENCODERS if not a.from_tsv else []:
         for T in Ts:
             for th in (1, 2):
                 r = readout(a.attend, th, enc, ["--shift", "0", "--len", str(T), "--steps", "3" if q else "9",
@@ -163,10 +175,11 @@ def main():
                       (name, T, th, r["train.min_ms_per_step"], r["train.cpu_ms_per_step"],
                        r["encode.min_ms_per_batch"], r["encode.cpu_ms_per_batch"], r["memory.peak_rss_kb"]),
                       flush=True)
-    write_tsv(os.path.join(a.out, "seqops.tsv"),
-              ["encoder", "T", "threads", "dependent_steps_per_layer", "params", "train_cpu_ms_per_step",
-               "encode_cpu_ms_per_batch32", "peak_rss_kb", "train_wall_ms_median", "train_wall_ms_min",
-               "encode_wall_ms_median", "encode_wall_ms_min"], seq_rows)
+    if not a.from_tsv:
+        write_tsv(os.path.join(a.out, "seqops.tsv"),
+                  ["encoder", "T", "threads", "dependent_steps_per_layer", "params", "train_cpu_ms_per_step",
+                   "encode_cpu_ms_per_batch32", "peak_rss_kb", "train_wall_ms_median", "train_wall_ms_min",
+                   "encode_wall_ms_median", "encode_wall_ms_min"], seq_rows)
 
     def col(name, th, i):
         return [float(r[i]) for r in seq_rows if r[0] == name and r[2] == th]
@@ -195,8 +208,8 @@ def main():
                for j, T in enumerate(Ts)])
 
     # ---- positions: a transformer encoder without positions, reversal against the bag task
-    pos_rows = []
-    for task in ("reverse", "bag"):
+    pos_rows = read_tsv(os.path.join(a.out, "positions.tsv")) if a.from_tsv else []
+    for task in ("reverse", "bag") if not a.from_tsv else []:
         for pos in ("none", "sinusoidal"):
             out = run([a.attend, "--threads", "1", "train", "--task", task, "--symbols", "6", "--min-len", "6",
                        "--max-len", "6", "--encoder", "transformer", "--positions", pos, "--emb", "32",
@@ -210,12 +223,16 @@ def main():
             pos_rows.append([task, pos, pos_steps, m.group(2), m.group(1)])
             print("positions %-8s %-10s greedy-seq %s greedy-token %s" % (task, pos, m.group(2), m.group(1)),
                   flush=True)
-    write_tsv(os.path.join(a.out, "positions.tsv"),
-              ["task", "positions", "steps_of_32", "greedy_seq_acc", "greedy_token_acc"], pos_rows)
+    if not a.from_tsv:
+        write_tsv(os.path.join(a.out, "positions.tsv"),
+                  ["task", "positions", "steps_of_32", "greedy_seq_acc", "greedy_token_acc"], pos_rows)
 
     # ---- longest path: accuracy of y_i = x_{i-k} against k
     path_rows = []
-    for name, enc in ENCODERS:
+    if a.from_tsv:
+        path_rows = [[r[0], int(r[1])] + r[2:] for r in read_tsv(os.path.join(a.out, "path.tsv"))]
+        ks = sorted(set(r[1] for r in path_rows))
+    for name, enc in ENCODERS if not a.from_tsv else []:
         for k in ks:
             r = readout(a.attend, 1, enc, ["--shift", str(k), "--steps", str(path_steps), "--batch", "32",
                                            "--count", "200" if q else "4000", "--dev-count", "32" if q else "200",
@@ -245,7 +262,8 @@ def main():
          "Speed-up from 1 to 2 threads against T (fastest wall time)", "T (source length)", "time(1) / time(2)")
     kx = [float(k) for k in ks]
     plot(os.path.join(a.out, "path_accuracy.svg"),
-         [(n, kx, [float(r[6]) for r in path_rows if r[0] == n]) for n, _ in ENCODERS] +
+         [(n, [float(r[1]) for r in path_rows if r[0] == n], [float(r[6]) for r in path_rows if r[0] == n])
+          for n, _ in ENCODERS if any(r[0] == n for r in path_rows)] +
          [("chance", kx, [float(path_rows[0][7])] * len(ks))],
          "Accuracy of y_i = x_{i-k} read out per position, against k", "k (path length)", "accuracy", 0.0, 1.0)
 
@@ -253,9 +271,10 @@ def main():
     cpu1 = os.times()
     cpu_min = (cpu1.children_user + cpu1.children_system - cpu0.children_user - cpu0.children_system) / 60
     load_end = loadavg()
-    write_tsv(os.path.join(a.out, "meta.tsv"), ["key", "value"],
-              [["quick", int(q)], ["wall_s", "%.0f" % (time.time() - t_begin)], ["cpu_min", "%.1f" % cpu_min],
-               ["loadavg_begin", load_begin], ["loadavg_end", load_end], ["nproc", os.cpu_count()]])
+    if not a.from_tsv:
+        write_tsv(os.path.join(a.out, "meta.tsv"), ["key", "value"],
+                  [["quick", int(q)], ["wall_s", "%.0f" % (time.time() - t_begin)], ["cpu_min", "%.1f" % cpu_min],
+                   ["loadavg_begin", load_begin], ["loadavg_end", load_end], ["nproc", os.cpu_count()]])
 
     def acc_at(name, k):
         for r in path_rows:

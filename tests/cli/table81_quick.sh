@@ -1,6 +1,7 @@
 #!/bin/sh
 # table81_quick.sh — tools/table81.py --quick end to end: every TSV with its
-# header and rows, every SVG a plot, the table with its three encoders.
+# header and rows, every SVG a plot, the table with its three encoders;
+# --from-tsv redraws the plots and the same table from the TSVs.
 #
 #   sh tests/cli/table81_quick.sh PYTHON3 TABLE81_PY ATTEND WORK_DIR
 set -u
@@ -44,4 +45,11 @@ ok "five SVG plots"
 has res/table81.md "^\| transformer \| O\(1\) \| O\(1\) \| 1 \|"
 has res/table81.md "^\| rnn \| O\(T\) \| O\(T\) \| 20 \|"
 ok "table81.md"
+# --from-tsv: the plots and the same table again from the TSVs alone (a stopped run's)
+cp res/table81.md table81_before.md
+rm -f res/*.svg
+run 0 "$PY" "$SCRIPT" --from-tsv --out "$D/res"
+cmp -s res/table81.md table81_before.md || fail "--from-tsv gave another table81.md"
+[ "$(ls res/*.svg | wc -l)" -eq 5 ] || fail "--from-tsv: $(ls res/*.svg | wc -l) SVGs, want 5"
+ok "--from-tsv: the same table, the five plots again"
 echo "$PASSED passed, 0 failed"
