@@ -20,7 +20,9 @@ line-plot writer, attend_render_line_plot_svg, through the Python package):
                  column shows up as parallelism: only where a second core is free)
   price.tsv      the growth exponents p of time and memory against T (least
                  squares of log y on log T over T >= 50; memory net of the
-                 smallest T's), and the local exponent between the two largest T
+                 smallest T's), the local exponent between the two largest T,
+                 and the share of the T^2 term of y = a + bT + cT^2 (least
+                 squares over all T) at the largest T
   path.tsv       accuracy of the labels y_i = x_{i-k} (i >= k) against k, equal
                  training budget (steps x batch) for the three encoders
   positions.tsv  a transformer encoder without positions (and, as the control,
@@ -98,6 +100,16 @@ def fit_exponent(xs, ys):
     my = sum(p[1] for p in pts) / len(pts)
     sxx = sum((p[0] - mx) ** 2 for p in pts)
     return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx > 0 else None
+
+
+def quadratic_share(xs, ys):
+    """Least squares y = a + b T + c T^2 over all points; c T^2 / y at the largest T (None: too few points)."""
+    if len(xs) < 4:
+        return None
+    import numpy as np
+    X = np.array([[1.0, x, x * x] for x in xs])
+    coef = np.linalg.lstsq(X, np.array(ys, dtype=float), rcond=None)[0]
+    return float(coef[2] * xs[-1] ** 2 / ys[-1]) if ys[-1] else None
 
 
 def fmt(v, nd=3):
@@ -195,13 +207,14 @@ def main():
                          ("peak_rss_kb_net", net)):
             p = fit_exponent([Tx[j] for j in sel], [ys[j] for j in sel])
             loc = fit_exponent(Tx[-2:], ys[-2:])
-            price_rows.append([name, what, fmt(p), fmt(loc), "%g" % ys[-1]])
+            price_rows.append([name, what, fmt(p), fmt(loc), fmt(quadratic_share(Tx, ys)), "%g" % ys[-1]])
         tr1, tr2 = col(name, 1, 9), col(name, 2, 9)  # the fastest step's wall time: the least disturbed
         en1, en2 = col(name, 1, 11), col(name, 2, 11)
         speed[name] = ([x / y if y > 0 else float("nan") for x, y in zip(tr1, tr2)],
                        [x / y if y > 0 else float("nan") for x, y in zip(en1, en2)])
     write_tsv(os.path.join(a.out, "price.tsv"),
-              ["encoder", "quantity", "exponent_T>=%d" % fit_from, "exponent_last_two", "value_at_T=%d" % Ts[-1]],
+              ["encoder", "quantity", "exponent_T>=%d" % fit_from, "exponent_last_two",
+               "quadratic_share_at_T=%d" % Ts[-1], "value_at_T=%d" % Ts[-1]],
               price_rows)
     write_tsv(os.path.join(a.out, "speedup.tsv"), ["encoder", "T", "train_speedup_1to2", "encode_speedup_1to2"],
               [[n, T, "%.3f" % speed[n][0][j], "%.3f" % speed[n][1][j]] for n, _ in ENCODERS
