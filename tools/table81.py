@@ -155,7 +155,12 @@ def main():
     ap.add_argument("--nice", type=int, default=19, help="the niceness of every run (19)")
     ap.add_argument("--from-tsv", action="store_true",
                     help="measure nothing: the plots and the table from the TSVs already in --out (a stopped run's)")
+    ap.add_argument("--only", default="seqops,positions,path",
+                    help="the measurements to run (seqops, positions, path); the others are read from --out's TSVs")
     a = ap.parse_args()
+    only = set() if a.from_tsv else set(x for x in a.only.split(",") if x)
+    if only - {"seqops", "positions", "path"}:
+        sys.exit("table81: --only takes seqops, positions, path; not %s" % ",".join(sorted(only)))
     global NICE
     NICE = str(a.nice)
     os.makedirs(a.out, exist_ok=True)
@@ -169,11 +174,11 @@ def main():
 
     # ---- sequential operations and the price: time and memory against T, 1 and 2 threads
     seq_rows = []
-    if a.from_tsv:
+    if "seqops" not in only:
         seq_rows = [[r[0], int(r[1]), int(r[2])] + r[3:] for r in read_tsv(os.path.join(a.out, "seqops.tsv"))]
         Ts = sorted(set(r[1] for r in seq_rows))
         q = Ts[0] == 10 and Ts[-1] == 20
-    for name, enc in ENCODERS if not a.from_tsv else []:
+    for name, enc in ENCODERS if "seqops" in only else []:
         for T in Ts:
             for th in (1, 2):
                 r = readout(a.attend, th, enc, ["--shift", "0", "--len", str(T), "--steps", "3" if q else "9",
@@ -187,7 +192,7 @@ def main():
                       (name, T, th, r["train.min_ms_per_step"], r["train.cpu_ms_per_step"],
                        r["encode.min_ms_per_batch"], r["encode.cpu_ms_per_batch"], r["memory.peak_rss_kb"]),
                       flush=True)
-    if not a.from_tsv:
+    if "seqops" in only:
         write_tsv(os.path.join(a.out, "seqops.tsv"),
                   ["encoder", "T", "threads", "dependent_steps_per_layer", "params", "train_cpu_ms_per_step",
                    "encode_cpu_ms_per_batch32", "peak_rss_kb", "train_wall_ms_median", "train_wall_ms_min",
@@ -221,8 +226,8 @@ def main():
                for j, T in enumerate(Ts)])
 
     # ---- positions: a transformer encoder without positions, reversal against the bag task
-    pos_rows = read_tsv(os.path.join(a.out, "positions.tsv")) if a.from_tsv else []
-    for task in ("reverse", "bag") if not a.from_tsv else []:
+    pos_rows = read_tsv(os.path.join(a.out, "positions.tsv")) if "positions" not in only else []
+    for task in ("reverse", "bag") if "positions" in only else []:
         for pos in ("none", "sinusoidal"):
             out = run([a.attend, "--threads", "1", "train", "--task", task, "--symbols", "6", "--min-len", "6",
                        "--max-len", "6", "--encoder", "transformer", "--positions", pos, "--emb", "32",
@@ -236,16 +241,17 @@ def main():
             pos_rows.append([task, pos, pos_steps, m.group(2), m.group(1)])
             print("positions %-8s %-10s greedy-seq %s greedy-token %s" % (task, pos, m.group(2), m.group(1)),
                   flush=True)
-    if not a.from_tsv:
+    if "positions" in only:
         write_tsv(os.path.join(a.out, "positions.tsv"),
                   ["task", "positions", "steps_of_32", "greedy_seq_acc", "greedy_token_acc"], pos_rows)
 
     # ---- longest path: accuracy of y_i = x_{i-k} against k
     path_rows = []
-    if a.from_tsv:
+    if "path" not in only:
         path_rows = [[r[0], int(r[1])] + r[2:] for r in read_tsv(os.path.join(a.out, "path.tsv"))]
         ks = sorted(set(r[1] for r in path_rows))
-    for name, enc in ENCODERS if not a.from_tsv else []:
+    # the transformer first: a run stopped early (--from-tsv then) keeps the most telling rows
+    for name, enc in [ENCODERS[2], ENCODERS[0], ENCODERS[1]] if "path" in only else []:
         for k in ks:
             r = readout(a.attend, 1, enc, ["--shift", str(k), "--steps", str(path_steps), "--batch", "32",
                                            "--count", "200" if q else "4000", "--dev-count", "32" if q else "200",
@@ -284,8 +290,9 @@ def main():
     cpu1 = os.times()
     cpu_min = (cpu1.children_user + cpu1.children_system - cpu0.children_user - cpu0.children_system) / 60
     load_end = loadavg()
-    if not a.from_tsv:
-        write_tsv(os.path.join(a.out, "meta.tsv"), ["key", "value"],
+    if only:
+        write_tsv(os.path.join(a.out, "meta%s.tsv" % ("" if len(only) == 3 else "_" + "_".join(sorted(only)))),
+                  ["key", "value"],
                   [["quick", int(q)], ["wall_s", "%.0f" % (time.time() - t_begin)], ["cpu_min", "%.1f" % cpu_min],
                    ["loadavg_begin", load_begin], ["loadavg_end", load_end], ["nproc", os.cpu_count()]])
 
