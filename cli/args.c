@@ -269,15 +269,15 @@ double cli_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static const char *const TASK_NAMES[] = {"copy", "reverse", "sort"};
+static const char *const TASK_NAMES[] = {"copy", "reverse", "sort", "bag"};
 
 int cli_task_from_name(const char *name) {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (!strcmp(name, TASK_NAMES[i])) return i;
     return -1;
 }
 
-const char *cli_task_name(int task) { return task >= 0 && task < 3 ? TASK_NAMES[task] : "?"; }
+const char *cli_task_name(int task) { return task >= 0 && task < 4 ? TASK_NAMES[task] : "?"; }
 
 int cli_optim_from_name(const char *name) {
     if (!strcmp(name, "adam")) return ATTEND_OPT_ADAM;
@@ -294,7 +294,7 @@ void cli_data_opts_init(cli_data_opts *d) {
 }
 
 int cli_data_option(cli_parser *p, cli_data_opts *d, const char *tsv_name) {
-    if (cli_is(p, "--task")) return cli_choice(p, cli_task_from_name, "copy|reverse|sort", &d->task);
+    if (cli_is(p, "--task")) return cli_choice(p, cli_task_from_name, "copy|reverse|sort|bag", &d->task);
     if (cli_is(p, "--symbols")) {
         d->given_task_opts = 1;
         return cli_int(p, 1, 100000, &d->symbols);

@@ -18,6 +18,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_align(int argc, char **argv);
 int cmd_intervene(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_readout(int argc, char **argv);
 int cmd_trial(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_m2m(int argc, char **argv);

@@ -31,6 +31,8 @@ static void usage(FILE *f) {
             "                         alignment and for scoring attention\n"
             "  sweep                  accuracy against source length, with and without attention\n"
             "  quantize MODEL         store a model's weights as int8 or fp16 for inference\n"
+            "  readout                an encoder read out per position on y_i = x_{i-k}: path\n"
+            "                         length against accuracy, time and memory (Table 8.1)\n"
             "  explain [NAME|--list]  reproduce the seeds' worked examples as tables\n"
             "  version                print the version and the GEMM backend\n"
             "  help                   this message\n"
@@ -92,6 +94,7 @@ static int dispatch(int argc, char **argv) {
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "m2m")) return cmd_m2m(argc - 1, argv + 1);
     if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
+    if (!strcmp(cmd, "readout")) return cmd_readout(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("attend %s (gemm: %s, isa: %s, threads: %d)\n", attend_version(), attend_gemm_info(), attend_isa(),
                attend_threads());

@@ -511,9 +511,64 @@ static void test_task_uniform(void) {
     attend_vocab_free(v);
 }
 
+/* bag: the source symbols in ascending order (a function of the multiset: a
+ * permuted source has the same target); shift k: label i = symbol i-k, the blank
+ * "_" (id 4 + symbols) before k, alignment i-k -> i for the others */
+static void test_task_bag_and_shift(void) {
+    attend_error e;
+    attend_dataset *d;
+    attend_vocab *v;
+    attend_task_config bag = {ATTEND_TASK_BAG, 6, 1, 9, 50, 7};
+    EXPECT_STATUS(attend_dataset_task(&d, &v, &bag, &e), ATTEND_OK, e);
+    EXPECT(attend_vocab_size(v) == 10, "bag vocabulary %d", attend_vocab_size(v));
+    for (int i = 0; i < attend_dataset_size(d); i++) {
+        const int32_t *s, *t;
+        int ns, nt, hs[10] = {0}, ht[10] = {0};
+        attend_dataset_get(d, i, &s, &ns, &t, &nt, &e);
+        EXPECT(ns == nt, "pair %d: %d vs %d", i, ns, nt);
+        for (int j = 0; j < ns; j++) hs[s[j]]++, ht[t[j]]++;
+        for (int j = 1; j < nt; j++) EXPECT(t[j - 1] <= t[j], "pair %d not ascending at %d", i, j);
+        EXPECT(!memcmp(hs, ht, sizeof hs), "pair %d: target is not the source's multiset", i);
+        const int32_t *links;
+        int nl;
+        attend_dataset_get_alignment(d, i, &links, &nl, &e);
+        EXPECT(nl == nt, "pair %d links %d", i, nl);
+        for (int j = 0; j < nl; j++) EXPECT(s[links[2 * j]] == t[links[2 * j + 1]], "pair %d link %d", i, j);
+    }
+    attend_dataset_free(d);
+    attend_vocab_free(v);
+
+    attend_task_config sh = {ATTEND_TASK_SHIFT, 5, 4, 12, 40, 3};
+    EXPECT_STATUS(attend_dataset_shift_task(&d, &v, &sh, 3, &e), ATTEND_OK, e);
+    EXPECT(attend_vocab_size(v) == 10 && !strcmp(attend_vocab_token(v, 9), "_"), "shift vocabulary");
+    for (int i = 0; i < attend_dataset_size(d); i++) {
+        const int32_t *s, *t, *links;
+        int ns, nt, nl;
+        attend_dataset_get(d, i, &s, &ns, &t, &nt, &e);
+        EXPECT(ns == nt, "pair %d: %d vs %d", i, ns, nt);
+        for (int j = 0; j < nt; j++) {
+            EXPECT(s[j] >= 4 && s[j] < 9, "pair %d: source symbol %d", i, (int)s[j]);
+            EXPECT(t[j] == (j < 3 ? 9 : s[j - 3]), "pair %d label %d = %d", i, j, (int)t[j]);
+        }
+        attend_dataset_get_alignment(d, i, &links, &nl, &e);
+        EXPECT(nl == (nt > 3 ? nt - 3 : 0), "pair %d: %d links", i, nl);
+        for (int j = 0; j < nl; j++) EXPECT(links[2 * j + 1] - links[2 * j] == 3, "pair %d link %d", i, j);
+    }
+    attend_dataset_free(d);
+    attend_vocab_free(v);
+    /* the shift through the wrong door, a negative shift, another task */
+    d = (attend_dataset *)&sh;
+    EXPECT_STATUS(attend_dataset_shift_task(&d, &v, &sh, -1, &e), ATTEND_ERR_ARG, e);
+    EXPECT_MSG(e, "shift=-1");
+    EXPECT(d == NULL, "outputs not NULL");
+    EXPECT_STATUS(attend_dataset_shift_task(&d, &v, &bag, 1, &e), ATTEND_ERR_ARG, e);
+    EXPECT_MSG(e, "task 3 is not shift");
+}
+
 static void test_task_config_errors(void) {
     struct { attend_task_config cfg; const char *why; } cases[] = {
-        {{(attend_task)3, 5, 1, 5, 10, 1}, "unknown task 3"},
+        {{(attend_task)5, 5, 1, 5, 10, 1}, "unknown task 5"},
+        {{ATTEND_TASK_SHIFT, 5, 1, 5, 10, 1}, "attend_dataset_shift_task"},
         {{ATTEND_TASK_COPY, 0, 1, 5, 10, 1}, "symbols=0"},
         {{ATTEND_TASK_COPY, 100001, 1, 5, 10, 1}, "symbols=100001"},
         {{ATTEND_TASK_COPY, 5, 0, 5, 10, 1}, "min_len=0"},
@@ -765,6 +820,7 @@ int main(void) {
     RUN(test_task_targets);
     RUN(test_task_uniform);
     RUN(test_task_config_errors);
+    RUN(test_task_bag_and_shift);
     RUN(test_tsv_good);
     RUN(test_tsv_malformed);
     RUN(test_tsv_skip_mixed);

@@ -7,6 +7,7 @@
  * tiny batch of fd_check.h (two sources of different lengths: the key
  * padding mask and the padding rows); and with dropout between the layers
  * (a fixed mask per key, so the loss is a smooth function of the weights).
+ * And the readout decoder kind (decoders/readout.c) over the three encoders.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -126,7 +127,65 @@ static void test_transformer_decoder(void) {
     check(ATTEND_CELL_GRU, td, ATTEND_SCORE_ADDITIVE, 2, 2, ATTEND_POSITIONS_LEARNED, 0, 0.3);
 }
 
+/* the readout decoder (decoders/readout.c): one label per source position from
+ * its top encoder state, under each encoder kind; two sources of lengths 4 and 2
+ * (the shorter one's padding positions get no label and no gradient) */
+static void check_readout(attend_encoder_kind enc, int layers, attend_positions pos, double dropout) {
+    attend_model_config cfg = {.cell = ATTEND_CELL_GRU, .decoder = ATTEND_DECODER_READOUT, .src_vocab = 7,
+                               .tgt_vocab = 8, .emb = 4, .enc_hidden = enc == ATTEND_ENCODER_RNN ? 3 : 5,
+                               .enc_layers = layers, .dec_hidden = 1, .attn = 1, .max_batch = 2, .max_src_len = 4,
+                               .max_tgt_len = 4};
+    cfg.encoder = enc;
+    if (enc != ATTEND_ENCODER_RNN) cfg.positions = pos;
+    if (enc == ATTEND_ENCODER_TRANSFORMER) cfg.heads = 2;
+    if (enc == ATTEND_ENCODER_CONV) cfg.kernel = 3;
+    if (pos == ATTEND_POSITIONS_LEARNED) cfg.max_positions = 4;
+    char what[96];
+    snprintf(what, sizeof what, "readout over %s L%d %s%s", attend_encoder_name(enc), layers,
+             enc == ATTEND_ENCODER_RNN ? "" : attend_positions_name(pos), dropout > 0 ? " dropout" : "");
+    attend_model *m = NULL;
+    attend_error err;
+    EXPECT(attend_model_create(&m, &cfg, 2702, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    if (!m) return;
+    attend_dataset *d = NULL;
+    attend_dataset_create(&d, NULL);
+    int32_t s1[] = {4, 5, 6, 4}, s2[] = {6, 5}, t1[] = {7, 4, 5, 6}, t2[] = {7, 6};
+    attend_dataset_add(d, s1, 4, t1, 4, NULL);
+    attend_dataset_add(d, s2, 2, t2, 2, NULL);
+    attend_batch b;
+    attend_batch_alloc(&b, 2, 4, 4, NULL);
+    int idx[2] = {0, 1};
+    EXPECT(attend_batch_fill(&b, d, idx, 2, 1, &err) == ATTEND_OK, "%s", err.msg);
+    if (dropout > 0) EXPECT(attend_model_set_dropout(m, dropout, 7, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    attend_tf_stats st;
+    attend_model_zero_grad(m);
+    EXPECT(attend_model_forward(m, &b, &st, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    EXPECT(st.tokens == 6, "%s: %d labels counted, want 6 (4 + 2, no EOS)", what, st.tokens);
+    EXPECT(attend_model_backward(m, &err) == ATTEND_OK, "%s: %s", what, err.msg);
+    size_t n = attend_model_param_count(m);
+    double *analytic = NULL, *numeric = NULL;
+    fd_gradients(m, &b, &analytic, &numeric);
+    char label[160];
+    snprintf(label, sizeof label, "%s (%zu params, loss %.4f)", what, n, st.loss);
+    EXPECT_CLOSE(label, analytic, numeric, n, 1e-7, 1e-5);
+    free(analytic);
+    free(numeric);
+    attend_batch_release(&b);
+    attend_dataset_free(d);
+    attend_model_free(m);
+}
+
+static void test_readout(void) {
+    check_readout(ATTEND_ENCODER_RNN, 1, ATTEND_POSITIONS_SINUSOIDAL, 0);
+    check_readout(ATTEND_ENCODER_RNN, 2, ATTEND_POSITIONS_SINUSOIDAL, 0.3);
+    check_readout(ATTEND_ENCODER_TRANSFORMER, 2, ATTEND_POSITIONS_SINUSOIDAL, 0);
+    check_readout(ATTEND_ENCODER_TRANSFORMER, 1, ATTEND_POSITIONS_LEARNED, 0);
+    check_readout(ATTEND_ENCODER_TRANSFORMER, 1, ATTEND_POSITIONS_NONE, 0);
+    check_readout(ATTEND_ENCODER_CONV, 2, ATTEND_POSITIONS_SINUSOIDAL, 0);
+}
+
 int main(void) {
+    RUN(test_readout);
     RUN(test_transformer_decoder);
     RUN(test_conv);
     RUN(test_pre_norm);

@@ -92,7 +92,8 @@ CHECKS=$(printf '%s\n' \
     '(^|/)attend demo( |$)	slow	trains for about a minute' \
     '^mpirun 	mpi	needs the -DATTEND_MPI=ON build: the attend command is checked with --help here, the MPI runs are the cli_mpi_* tests (tools/test.sh mpi)' \
     'docs:^(sh|bash) (tools|bench)/[a-z0-9_]+\.sh( |$)	options	a measurement or build script of docs/*.md: minutes to hours' \
-    'docs:^/usr/bin/python3 (bench/ab|tools/copy_names)\.py( |$)	options	a measurement of docs/*.md: two builds, or minutes of training' \
+    'docs:^/usr/bin/python3 (bench/ab|tools/copy_names|tools/table81)\.py( |$)	options	a measurement of docs/*.md: two builds, or minutes of training' \
+    'docs:(^|/)attend (--threads [0-9a-z]+ )?readout( |$)	help	a training run of docs/*.md (Table 8.1): seconds to minutes each' \
     'docs:(^|/)attend (--threads [0-9a-z]+ )?(g2p )?train( |$)	help	a training run of docs/*.md: minutes to hours (the README'"'"'s training lines run)' \
     'docs:(^|/)attend g2p eval( |$)	help	needs the whole CMUdict (tools/get_cmudict.sh; the network)' \
     'docs:(^|/)attend quantize a\.safetensors 	help	a.safetensors is the G2P training run'"'"'s model above' \

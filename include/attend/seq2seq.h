@@ -49,6 +49,12 @@ typedef enum {
      * is ignored), no bridge; decodes with a key/value cache; its alignments
      * are the top layer's cross-attention averaged over the heads */
     ATTEND_DECODER_TRANSFORMER = 4,
+    /* issue 27 (Table 8.1): an encoder-only labelling head, one output per
+     * source position t read from that position's top encoder state alone,
+     * logits_t = W_o enc_top[t] + b_o (out.weight [Vt,E], out.bias [Vt]); no
+     * cell, no attention, no EOS: a pair's target has exactly src_len labels
+     * (max_tgt_len >= max_src_len); the previous outputs are not read */
+    ATTEND_DECODER_READOUT = 5,
 } attend_decoder_kind;
 
 /* The encoder kind (issue 27): what turns the source embeddings into the

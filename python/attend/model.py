@@ -616,9 +616,9 @@ class _Trainer(_Handle):
 
 
 def _task_data(task, symbols, min_len, max_len, count, dev_count, data_seed):
-    tasks = {"copy": 0, "reverse": 1, "sort": 2}
+    tasks = {"copy": 0, "reverse": 1, "sort": 2, "bag": 3}
     if task not in tasks:
-        raise AttendError(ERR_ARG, "task %r: expected copy, reverse or sort" % (task,))
+        raise AttendError(ERR_ARG, "task %r: expected copy, reverse, sort or bag" % (task,))
     tc = TaskConfig(tasks[task], symbols, min_len, max_len, count, data_seed)
     d, v = ctypes.c_void_p(), ctypes.c_void_p()
     call("attend_dataset_task", ctypes.byref(d), ctypes.byref(v), ctypes.byref(tc))
@@ -666,7 +666,7 @@ def train(task: Optional[str] = None, train_tsv: Optional[str] = None, dev_tsv: 
           normalizer: str = "softmax", pointer_repeat: bool = False) -> Model:
     """Trains a model as `attend train` does with the same options (the
     defaults are the command's), and returns it (a Model). Data: a built-in
-    task ("copy", "reverse", "sort") or TSV files (source<TAB>target, and
+    task ("copy", "reverse", "sort", "bag") or TSV files (source<TAB>target, and
     optionally <TAB>alignment: links "i-j" of source token i and target token
     j). With the same options the saved model is byte-identical to the
     command's --out file.

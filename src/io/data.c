@@ -1,6 +1,6 @@
 /*
  * data.c — datasets: pairs of token-id sequences, the built-in tasks (copy,
- * reverse, sort) and the TSV reader.
+ * reverse, sort, bag, shift) and the TSV reader.
  *
  * Storage: all ids in one array, each pair's source followed by its target;
  * a pair records where it starts and its two lengths. Both arrays grow by
@@ -199,23 +199,13 @@ static int sort_key_cmp(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos; /* ties keep source order: stable */
 }
 
-/*
- * Per pair: the length L = min_len + uniform_below(max_len - min_len + 1),
- * then L symbols 4 + uniform_below(symbols) (symbol k has id 4 + k), all from
- * one attend_rng seeded with cfg->seed, so a seed fixes the data everywhere.
- * Each pair carries its alignment: target token j comes from source position
- * i (copy i = j, reverse i = L-1-j, sort i = tgt[j]), one link i-j per j.
- */
-attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
-                                  const attend_task_config *cfg, attend_error *err) {
-    const char *who = "attend_dataset_task";
+/* Both generators: cfg checked, then per pair a length and its symbols from one rng. */
+static attend_status generate(attend_dataset **out, attend_vocab **vocab, const attend_task_config *cfg, int shift,
+                              const char *who, attend_error *err) {
     CHECK(out && vocab && cfg, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
           !out ? "out" : !vocab ? "vocab" : "cfg");
     *out = NULL;
     *vocab = NULL;
-    CHECK(cfg->task == ATTEND_TASK_COPY || cfg->task == ATTEND_TASK_REVERSE ||
-              cfg->task == ATTEND_TASK_SORT,
-          err, ATTEND_ERR_ARG, "%s: unknown task %d (copy=0, reverse=1, sort=2)", who, (int)cfg->task);
     CHECK(cfg->symbols >= 1 && cfg->symbols <= TASK_MAX_SYMBOLS, err, ATTEND_ERR_ARG,
           "%s: symbols=%d, must be in 1..%d", who, cfg->symbols, TASK_MAX_SYMBOLS);
     CHECK(cfg->min_len >= 1 && cfg->min_len <= cfg->max_len && cfg->max_len <= TASK_MAX_LEN, err,
@@ -227,10 +217,11 @@ attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
     attend_dataset *d = NULL;
     int32_t *src = malloc((size_t)cfg->max_len * sizeof *src);
     int32_t *tgt = malloc((size_t)cfg->max_len * sizeof *tgt);
-    sort_key *keys = cfg->task == ATTEND_TASK_SORT ? malloc((size_t)cfg->max_len * sizeof *keys) : NULL;
+    int keyed = cfg->task == ATTEND_TASK_SORT || cfg->task == ATTEND_TASK_BAG;
+    sort_key *keys = keyed ? malloc((size_t)cfg->max_len * sizeof *keys) : NULL;
     int32_t *links = malloc((size_t)cfg->max_len * 2 * sizeof *links);
     attend_status st;
-    if (!src || !tgt || !links || (cfg->task == ATTEND_TASK_SORT && !keys)) {
+    if (!src || !tgt || !links || (keyed && !keys)) {
         st = at_fail(err, ATTEND_ERR_ALLOC, "%s: out of memory for sequences of %d", who, cfg->max_len);
         goto done;
     }
@@ -241,13 +232,15 @@ attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
         else snprintf(name, sizeof name, "s%d", k);
         if ((st = attend_vocab_add(v, name, strlen(name), NULL, err)) != ATTEND_OK) goto done;
     }
+    const int32_t blank = 4 + cfg->symbols; /* SHIFT's label before the shift */
+    if (cfg->task == ATTEND_TASK_SHIFT && (st = attend_vocab_add(v, "_", 1, NULL, err)) != ATTEND_OK) goto done;
     if ((st = attend_dataset_create(&d, err)) != ATTEND_OK) goto done;
 
     attend_rng rng;
     attend_rng_seed(&rng, cfg->seed);
     uint64_t span = (uint64_t)(cfg->max_len - cfg->min_len) + 1;
     for (int i = 0; i < cfg->count; i++) {
-        int L = cfg->min_len + (int)uniform_below(&rng, span);
+        int L = cfg->min_len + (int)uniform_below(&rng, span), nl = 0;
         for (int j = 0; j < L; j++) src[j] = 4 + (int32_t)uniform_below(&rng, (uint64_t)cfg->symbols);
         switch (cfg->task) {
         case ATTEND_TASK_COPY:
@@ -257,17 +250,27 @@ attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
             for (int j = 0; j < L; j++) tgt[j] = src[L - 1 - j];
             break;
         case ATTEND_TASK_SORT:
+        case ATTEND_TASK_BAG:
             for (int j = 0; j < L; j++) keys[j] = (sort_key){src[j], j};
             qsort(keys, (size_t)L, sizeof *keys, sort_key_cmp);
-            for (int j = 0; j < L; j++) tgt[j] = keys[j].pos;
+            for (int j = 0; j < L; j++) tgt[j] = cfg->task == ATTEND_TASK_SORT ? keys[j].pos : keys[j].sym;
+            break;
+        case ATTEND_TASK_SHIFT:
+            for (int j = 0; j < L; j++) tgt[j] = j >= shift ? src[j - shift] : blank;
             break;
         }
         if ((st = attend_dataset_add(d, src, L, tgt, L, err)) != ATTEND_OK) goto done;
         for (int j = 0; j < L; j++) {
-            links[2 * j] = cfg->task == ATTEND_TASK_COPY ? j : cfg->task == ATTEND_TASK_REVERSE ? L - 1 - j : tgt[j];
-            links[2 * j + 1] = j;
+            int from = cfg->task == ATTEND_TASK_COPY      ? j
+                       : cfg->task == ATTEND_TASK_REVERSE ? L - 1 - j
+                       : cfg->task == ATTEND_TASK_SHIFT   ? j - shift
+                                                          : keys[j].pos;
+            if (from < 0) continue; /* a blank comes from no position */
+            links[2 * nl] = from;
+            links[2 * nl + 1] = j;
+            nl++;
         }
-        if ((st = attend_dataset_set_alignment(d, i, links, L, err)) != ATTEND_OK) goto done;
+        if ((st = attend_dataset_set_alignment(d, i, links, nl, err)) != ATTEND_OK) goto done;
     }
     st = at_ok(err);
 done:
@@ -283,6 +286,43 @@ done:
     *out = d;
     *vocab = v;
     return st;
+}
+
+/*
+ * Per pair: the length L = min_len + uniform_below(max_len - min_len + 1),
+ * then L symbols 4 + uniform_below(symbols) (symbol k has id 4 + k), all from
+ * one attend_rng seeded with cfg->seed, so a seed fixes the data everywhere.
+ * Each pair carries its alignment: target token j comes from source position
+ * i (copy i = j, reverse i = L-1-j, sort and bag: the position of the j-th
+ * smallest symbol, ties in source order), one link i-j per j.
+ */
+attend_status attend_dataset_task(attend_dataset **out, attend_vocab **vocab,
+                                  const attend_task_config *cfg, attend_error *err) {
+    const char *who = "attend_dataset_task";
+    CHECK(out && vocab && cfg, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !out ? "out" : !vocab ? "vocab" : "cfg");
+    *out = NULL;
+    *vocab = NULL;
+    CHECK(cfg->task != ATTEND_TASK_SHIFT, err, ATTEND_ERR_ARG,
+          "%s: task 4 (shift) needs its shift: call attend_dataset_shift_task", who);
+    CHECK(cfg->task == ATTEND_TASK_COPY || cfg->task == ATTEND_TASK_REVERSE || cfg->task == ATTEND_TASK_SORT ||
+              cfg->task == ATTEND_TASK_BAG,
+          err, ATTEND_ERR_ARG, "%s: unknown task %d (copy=0, reverse=1, sort=2, bag=3, shift=4)", who,
+          (int)cfg->task);
+    return generate(out, vocab, cfg, 0, who, err);
+}
+
+attend_status attend_dataset_shift_task(attend_dataset **out, attend_vocab **vocab, const attend_task_config *cfg,
+                                        int shift, attend_error *err) {
+    const char *who = "attend_dataset_shift_task";
+    CHECK(out && vocab && cfg, err, ATTEND_ERR_NULL, "%s: %s is NULL", who,
+          !out ? "out" : !vocab ? "vocab" : "cfg");
+    *out = NULL;
+    *vocab = NULL;
+    CHECK(cfg->task == ATTEND_TASK_SHIFT, err, ATTEND_ERR_ARG, "%s: task %d is not shift (4)", who, (int)cfg->task);
+    CHECK(shift >= 0 && shift < TASK_MAX_LEN, err, ATTEND_ERR_ARG, "%s: shift=%d, must be in 0..%d", who, shift,
+          TASK_MAX_LEN - 1);
+    return generate(out, vocab, cfg, shift, who, err);
 }
 
 /* -------------------------------------------------------------- TSV files */

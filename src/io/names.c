@@ -9,7 +9,7 @@
 #include "attend.h"
 
 static const char *const CELL_NAMES[] = {"gru", "lstm"};
-static const char *const DECODER_NAMES[] = {"bahdanau", "luong", "none", "pointer", "transformer"};
+static const char *const DECODER_NAMES[] = {"bahdanau", "luong", "none", "pointer", "transformer", "readout"};
 static const char *const SCORE_NAMES[] = {"dot", "scaled_dot", "general", "additive"};
 static const char *const TOKENIZER_NAMES[] = {"char", "space"};
 static const char *const NORMALIZER_NAMES[] = {"softmax", "sparsemax", "entmax15"};
@@ -24,11 +24,11 @@ static int index_of(const char *const *names, int n, const char *name) {
 }
 
 const char *attend_cell_name(attend_cell_kind k) { return (unsigned)k < 2 ? CELL_NAMES[k] : "unknown"; }
-const char *attend_decoder_name(attend_decoder_kind k) { return (unsigned)k < 5 ? DECODER_NAMES[k] : "unknown"; }
+const char *attend_decoder_name(attend_decoder_kind k) { return (unsigned)k < 6 ? DECODER_NAMES[k] : "unknown"; }
 const char *attend_score_name(attend_score_kind k) { return (unsigned)k < 4 ? SCORE_NAMES[k] : "unknown"; }
 const char *attend_tokenizer_name(attend_tokenizer t) { return (unsigned)t < 2 ? TOKENIZER_NAMES[t] : "unknown"; }
 int attend_cell_from_name(const char *name) { return index_of(CELL_NAMES, 2, name); }
-int attend_decoder_from_name(const char *name) { return index_of(DECODER_NAMES, 5, name); }
+int attend_decoder_from_name(const char *name) { return index_of(DECODER_NAMES, 6, name); }
 int attend_score_from_name(const char *name) { return index_of(SCORE_NAMES, 4, name); }
 int attend_tokenizer_from_name(const char *name) { return index_of(TOKENIZER_NAMES, 2, name); }
 const char *attend_normalizer_name(attend_normalizer k) { return (unsigned)k < 3 ? NORMALIZER_NAMES[k] : "unknown"; }

@@ -237,7 +237,7 @@ attend_status attend_trainer_step(attend_trainer *tr, attend_step_report *rep, a
     if (tr->pos >= tr->n) shuffle(tr);
     int nb = tr->n - tr->pos < tr->batch_size ? tr->n - tr->pos : tr->batch_size;
     for (int i = 0; i < nb; i++) tr->idx[i] = tr->perm[tr->pos + i];
-    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx, nb, !m->dec->vocabulary, err));
+    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx, nb, !m->dec->eos, err));
     attend_step_report r;
     memset(&r, 0, sizeof r);
     attend_model_zero_grad(m);
@@ -340,7 +340,7 @@ static attend_status shard_grad(attend_trainer *tr, int k, attend_real *out, att
     shard_rows(tr, k, tr->nb, &r0, &r1);
     memset(out, 0, tr->node_len * sizeof *out);
     if (r1 == r0) return ATTEND_OK; /* a short last batch: an empty shard adds nothing */
-    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, !m->dec->vocabulary, err));
+    TRY(attend_batch_fill(&tr->batch, tr->data, tr->idx + r0, r1 - r0, !m->dec->eos, err));
     attend_tf_stats tf;
     attend_model_zero_grad(m);
     TRY(train_forward(tr, r0, &tf, err));
@@ -485,7 +485,7 @@ attend_status attend_model_evaluate(attend_model *m, const attend_dataset *d, in
     for (int start = 0; !st && start < total; start += batch_size) {
         int nb = total - start < batch_size ? total - start : batch_size;
         for (int i = 0; i < nb; i++) idx[i] = start + i;
-        st = attend_batch_fill(&b, d, idx, nb, !m->dec->vocabulary, err);
+        st = attend_batch_fill(&b, d, idx, nb, !m->dec->eos, err);
         attend_tf_stats tf;
         if (!st) st = at_model_forward(m, &b, &plain, &tf, err);
         if (st) break;

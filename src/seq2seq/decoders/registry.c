@@ -11,7 +11,8 @@
     X(ATTEND_DECODER_LUONG, at_decoder_luong)        \
     X(ATTEND_DECODER_NONE, at_decoder_none)          \
     X(ATTEND_DECODER_POINTER, at_decoder_pointer)      \
-    X(ATTEND_DECODER_TRANSFORMER, at_decoder_transformer)
+    X(ATTEND_DECODER_TRANSFORMER, at_decoder_transformer) \
+    X(ATTEND_DECODER_READOUT, at_decoder_readout)
 
 #define AT_DECLARE(kind, ops) extern const at_decoder_ops ops;
 AT_DECODER_KINDS(AT_DECLARE)
