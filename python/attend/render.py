@@ -112,5 +112,10 @@ def line_plot_svg(series: Sequence[Tuple[str, Sequence[float], Sequence[float]]]
         keep += [x, y, lb]
         dp = ctypes.POINTER(ctypes.c_double)
         arr[i] = PlotSeries(lb, len(x), x.ctypes.data_as(dp), y.ctypes.data_as(dp))
+    if not y_min < y_max:  # the C call takes a fixed range: the data's, with a margin
+        finite = np.concatenate([k[np.isfinite(k)] for k in keep[1::3]] or [np.zeros(0)])
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        pad = 0.05 * (hi - lo) if hi > lo else max(abs(lo) * 0.05, 0.5)
+        y_min, y_max = lo - pad, hi + pad
     return _take("attend_render_line_plot_svg", arr, len(series), title.encode(), x_label.encode(),
                  y_label.encode(), float(y_min), float(y_max), 1 if log_x else 0)

@@ -203,6 +203,11 @@ def test_rendering_matches_the_command(reverse_model, tmp_path):
     plot = R.line_plot_svg([("attention", [5, 10, 20], [1.0, 0.9, 0.8]), ("none", [5, 10, 20], [0.9, 0.4, 0.1])],
                            "accuracy", "length", "seq acc", 0, 1)
     assert "<svg" in plot and ">attention<" in plot and ">none<" in plot and plot.count("<circle") == 3 + 1  # series 0: circles (3 points, 1 in the legend)
+    # no y range: the data's (the C call needs one; a range of 100-300 is no 0-1 plot's)
+    auto = R.line_plot_svg([("loss", [1, 2, 3], [300.0, float("nan"), 100.0])], "loss", "step", "loss")
+    assert "<svg" in auto and ">200<" in auto and ">200<" not in plot
+    flat = R.line_plot_svg([("c", [1, 2], [5.0, 5.0])])
+    assert "<svg" in flat
 
 
 # ------------------------------------------------------------------ docstrings, hints, py.typed
