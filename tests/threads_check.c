@@ -5,7 +5,8 @@
  * threads and compares the results (byte for byte with the portable GEMM; see
  * `exact` below):
  *   - 4 training steps (GRU/Bahdanau/additive, LSTM/Luong/general, a
- *     transformer encoder and decoder of 2 layers each, 4 heads) at batch 64
+ *     transformer encoder and decoder of 2 layers each, 4 heads, a conv encoder
+ *     of kernel 3 under GRU/Bahdanau) at batch 64
  *     (forward, backward, clipping, Adam): the parameters afterwards;
  *   - greedy decoding at batch 64: tokens, lengths, alignments;
  *   - beam search (width 4): tokens, scores, alignments;
@@ -102,6 +103,9 @@ typedef struct {
     attend_real balign[4 * 24 * 20];
 } model_run;
 
+/* conv_encoder: the conv encoder (kernel 3, 2 layers) under the recurrent decoder */
+static int conv_encoder;
+
 static void run_model(model_run *r, attend_cell_kind cell, attend_decoder_kind dec, attend_score_kind score) {
     int tf = dec == ATTEND_DECODER_TRANSFORMER; /* with the transformer encoder, 2 + 2 layers, 4 heads */
     attend_model_config c;
@@ -122,6 +126,11 @@ static void run_model(model_run *r, attend_cell_kind cell, attend_decoder_kind d
         c.encoder = ATTEND_ENCODER_TRANSFORMER;
         c.heads = 4;
         c.enc_layers = c.dec_layers = 2;
+    }
+    if (conv_encoder) {
+        c.encoder = ATTEND_ENCODER_CONV;
+        c.kernel = 3;
+        c.enc_layers = 2;
     }
     attend_task_config tc = {ATTEND_TASK_REVERSE, 19, 10, 20, 256, 1};
     attend_dataset *d;
@@ -243,6 +252,10 @@ int main(void) {
     check_model("LSTM / Luong / general", ATTEND_CELL_LSTM, ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL);
     check_model("transformer encoder / transformer decoder (key/value cache)", ATTEND_CELL_GRU,
                 ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE);
+    conv_encoder = 1;
+    check_model("conv encoder (kernel 3, 2 layers) / GRU Bahdanau / additive", ATTEND_CELL_GRU, ATTEND_DECODER_BAHDANAU,
+                ATTEND_SCORE_ADDITIVE);
+    conv_encoder = 0;
     check_kernels();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

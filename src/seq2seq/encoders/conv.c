@@ -120,35 +120,102 @@ static void layout_acts(attend_model *m, at_act_layout *L) {
 
 /* ----------------------------------------------------------------- forward */
 
+/* The element-wise loops below run over the pool (at_parallel_rows) by batch
+ * entries or rows: each chunk writes only its own rows, so the results do not
+ * depend on the thread count. Without this the convolutions' products were
+ * the only parallel part of a layer and two threads gave no speed-up (seed
+ * 002's Table 8.1: the layer's O(1) sequential operations show as parallelism). */
+typedef struct {
+    attend_real *out;
+    const attend_real *in;
+    const int32_t *src_len;
+    int S, D, k;
+} conv_cols_job;
+
 /* cols [N,S,D·k]: cols[n,j, i·k + t] = x[n, j+t-p, i] where 0 <= j+t-p < src_len[n], else 0 */
-static void im2col(attend_real *cols, const attend_real *x, const int32_t *src_len, int N, int S, int D, int k) {
-    int p = (k - 1) / 2;
+static void im2col_chunk(void *ctx, int lo, int hi) {
+    const conv_cols_job *J = ctx;
+    int S = J->S, D = J->D, k = J->k, p = (k - 1) / 2;
     size_t Dk = (size_t)D * k;
-    for (int n = 0; n < N; n++)
+    for (int n = lo; n < hi; n++)
         for (int j = 0; j < S; j++) {
-            attend_real *c = cols + ((size_t)n * S + j) * Dk;
+            attend_real *c = J->out + ((size_t)n * S + j) * Dk;
             for (int t = 0; t < k; t++) {
                 int jj = j + t - p;
-                const attend_real *xr = jj >= 0 && jj < src_len[n] ? x + ((size_t)n * S + jj) * D : NULL;
+                const attend_real *xr = jj >= 0 && jj < J->src_len[n] ? J->in + ((size_t)n * S + jj) * D : NULL;
                 for (int i = 0; i < D; i++) c[(size_t)i * k + t] = xr ? xr[i] : 0;
             }
         }
 }
 
-/* forward: im2col  ⇒  dx[n, j+t-p, i] += dcols[n,j, i·k + t] (valid positions only) */
-static void col2im(attend_real *dx, const attend_real *dcols, const int32_t *src_len, int N, int S, int D, int k) {
-    int p = (k - 1) / 2;
+static void im2col(attend_real *cols, const attend_real *x, const int32_t *src_len, int N, int S, int D, int k) {
+    conv_cols_job J = {cols, x, src_len, S, D, k};
+    at_parallel_rows((double)N * S * D * k, N, 1, im2col_chunk, &J);
+}
+
+/* forward: im2col  ⇒  dx[n, j+t-p, i] += dcols[n,j, i·k + t] (valid positions only); entry n's
+ * windows write only entry n's rows */
+static void col2im_chunk(void *ctx, int lo, int hi) {
+    const conv_cols_job *J = ctx;
+    int S = J->S, D = J->D, k = J->k, p = (k - 1) / 2;
     size_t Dk = (size_t)D * k;
-    for (int n = 0; n < N; n++)
+    for (int n = lo; n < hi; n++)
         for (int j = 0; j < S; j++) {
-            const attend_real *c = dcols + ((size_t)n * S + j) * Dk;
+            const attend_real *c = J->in + ((size_t)n * S + j) * Dk;
             for (int t = 0; t < k; t++) {
                 int jj = j + t - p;
-                if (jj < 0 || jj >= src_len[n]) continue;
-                attend_real *d = dx + ((size_t)n * S + jj) * D;
+                if (jj < 0 || jj >= J->src_len[n]) continue;
+                attend_real *d = J->out + ((size_t)n * S + jj) * D;
                 for (int i = 0; i < D; i++) d[i] += c[(size_t)i * k + t];
             }
         }
+}
+
+static void col2im(attend_real *dx, const attend_real *dcols, const int32_t *src_len, int N, int S, int D, int k) {
+    conv_cols_job J = {dx, dcols, src_len, S, D, k};
+    at_parallel_rows((double)N * S * D * k, N, 1, col2im_chunk, &J);
+}
+
+/* The gated linear unit (or ReLU) with the residual, over rows [M]: forward
+ * y = sqrt(1/2) (x + a ⊙ σ(g)), z = [a, g]  (ReLU: y = sqrt(1/2) (x + relu(z)));
+ * backward dx = s dy, da = s dy σ(g), dg = s dy a σ(g)(1 - σ(g))  (ReLU: dz = s dy [z > 0]) */
+typedef struct {
+    const attend_real *z, *x, *dy; /* [M,C] [M,D] [M,D] */
+    attend_real *y, *dz, *dx;      /* [M,D] [M,C] [M,D] */
+    int D, C, relu;
+} conv_gate_job;
+
+static void gate_forward_chunk(void *ctx, int lo, int hi) {
+    const conv_gate_job *J = ctx;
+    int D = J->D, C = J->C;
+    for (int r = lo; r < hi; r++) {
+        const attend_real *zr = J->z + (size_t)r * C, *xr = J->x + (size_t)r * D;
+        attend_real *yr = J->y + (size_t)r * D;
+        for (int i = 0; i < D; i++) {
+            double f = J->relu ? (zr[i] > 0 ? (double)zr[i] : 0) : (double)zr[i] / (1.0 + exp(-(double)zr[D + i]));
+            yr[i] = (attend_real)(CONV_RES_SCALE * ((double)xr[i] + f));
+        }
+    }
+}
+
+static void gate_backward_chunk(void *ctx, int lo, int hi) {
+    const conv_gate_job *J = ctx;
+    int D = J->D, C = J->C;
+    for (int r = lo; r < hi; r++) {
+        const attend_real *zr = J->z + (size_t)r * C, *dyr = J->dy + (size_t)r * D;
+        attend_real *dzr = J->dz + (size_t)r * C, *dxr = J->dx + (size_t)r * D;
+        for (int i = 0; i < D; i++) {
+            double dy = CONV_RES_SCALE * (double)dyr[i];
+            dxr[i] = (attend_real)dy;
+            if (J->relu) {
+                dzr[i] = zr[i] > 0 ? (attend_real)dy : 0;
+                continue;
+            }
+            double g = 1.0 / (1.0 + exp(-(double)zr[D + i]));
+            dzr[i] = (attend_real)(dy * g);
+            dzr[D + i] = (attend_real)(dy * (double)zr[i] * g * (1 - g));
+        }
+    }
 }
 
 static void forward(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
@@ -165,16 +232,9 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
         im2col(s->cols[l], x, src_len, N, S, D, k);
         at_model_linear(m, M, C, Dk, s->cols[l], Dk, s->w[l][0], Dk, 0, z, C);
         at_rows_add(z, s->b[l][0], (size_t)M, C);
-        /* GLU: y = sqrt(1/2) (x + a ⊙ σ(g)), z = [a, g];  ReLU: y = sqrt(1/2) (x + relu(z)) */
-        for (int r = 0; r < M; r++) {
-            const attend_real *zr = z + (size_t)r * C, *xr = x + (size_t)r * D;
-            attend_real *yr = y + (size_t)r * D;
-            for (int i = 0; i < D; i++) {
-                double f = c->conv_relu ? (zr[i] > 0 ? (double)zr[i] : 0)
-                                        : (double)zr[i] / (1.0 + exp(-(double)zr[D + i]));
-                yr[i] = (attend_real)(CONV_RES_SCALE * ((double)xr[i] + f));
-            }
-        }
+        /* y = sqrt(1/2) (x + GLU(z))  (or relu(z)) */
+        conv_gate_job J = {.z = z, .x = x, .y = y, .D = D, .C = C, .relu = c->conv_relu};
+        at_parallel_rows((double)M * D * 24, M, 1, gate_forward_chunk, &J);
     }
     memcpy(s->out, s->x[c->enc_layers], (size_t)M * D * sizeof(attend_real));
     at_enc_mean_forward(s->out, A->fin_cat, src_len, N, S, D);
@@ -194,23 +254,9 @@ static int backward(attend_model *m, int N, int S) {
     at_enc_mean_backward(dx, A->denc, A->dfin, src_len, N, S, D);
     for (int l = c->enc_layers - 1; l >= 0; l--) {
         const attend_real *z = s->z[l];
-        /* forward: y = s (x + a σ(g))  ⇒  dx = s dy, da = s dy σ(g), dg = s dy a σ(g)(1 - σ(g));
-         * forward: y = s (x + relu(z))  ⇒  dx = s dy, dz = s dy [z > 0] */
-        for (int r = 0; r < M; r++) {
-            const attend_real *zr = z + (size_t)r * C, *dyr = dx + (size_t)r * D;
-            attend_real *dzr = s->dz + (size_t)r * C, *dxr = dnext + (size_t)r * D;
-            for (int i = 0; i < D; i++) {
-                double dy = CONV_RES_SCALE * (double)dyr[i];
-                dxr[i] = (attend_real)dy;
-                if (c->conv_relu) {
-                    dzr[i] = zr[i] > 0 ? (attend_real)dy : 0;
-                    continue;
-                }
-                double g = 1.0 / (1.0 + exp(-(double)zr[D + i]));
-                dzr[i] = (attend_real)(dy * g);
-                dzr[D + i] = (attend_real)(dy * (double)zr[i] * g * (1 - g));
-            }
-        }
+        /* forward: y = s (x + GLU(z))  (or relu(z)): gate_backward_chunk */
+        conv_gate_job J = {.z = z, .dy = dx, .dz = s->dz, .dx = dnext, .D = D, .C = C, .relu = c->conv_relu};
+        at_parallel_rows((double)M * D * 30, M, 1, gate_backward_chunk, &J);
         /* forward: z = cols Wᵀ + b  ⇒  dW += dzᵀ cols, db += Σ dz, dcols = dz W */
         at_gemm(1, 0, C, Dk, M, 1, s->dz, C, s->cols[l], Dk, 1, s->w[l][1], Dk);
         at_rows_sum(s->b[l][1], s->dz, (size_t)M, C);
