@@ -264,6 +264,12 @@ typedef struct {
     int grid;                       /* GRID: the resolution r, 1..4096 */
     attend_progress_fn progress;    /* NULL, or called after every output step */
     void *progress_user;
+    int batch;                      /* attend_model_adversary: candidate attention rows per decoder-step
+                                       call (the source and the state entering the step replicated over
+                                       the rows), in [0, the model's max_batch] (0: 8, or max_batch if
+                                       smaller); 1 is unbatched. The rows searched do not depend on it,
+                                       but one row a call rounds differently from several (the GEMM's
+                                       vector path), which can move the heuristic search elsewhere */
 } attend_adversary_options;
 
 typedef struct {
