@@ -15,14 +15,24 @@
  * from α_t to one of its faces, and along a ray JSD(α_t, ·) grows (convex, 0
  * at α_t), so half the budget goes to directions: rays toward the vertices
  * and toward uniform random points, each taken to its farthest feasible point
- * (a scan, then bisection); the other half to random walks from the best
- * points of up to four distinct directions (a feasible set can be a thin
- * curved band, best at its far ends), each step kept when feasible and
- * farther. A deterministic heuristic: a lower bound on the maximum. And GRID,
- * for S <= 4, every
- * point of the simplex with coordinates k/r: the brute force that checks the
- * search. One allocation per call, sized by S and the vocabulary: nothing
- * grows with the number of steps or evaluations.
+ * (a scan, a finer scan near α_t when nothing on the first is feasible, then
+ * refinement); the rest to the best points of up to four distinct directions:
+ * from each a walk along the constraint (the distance's gradient by forward
+ * differences, the JSD's projected on the tangent of its level set, the
+ * farthest feasible point along that line: a thin feasible set, a slab
+ * along a nearly linear output, is walked to its far end), then random walks
+ * (a feasible set can be a thin curved band, best at its far ends). A
+ * deterministic heuristic: a lower bound on the maximum. And GRID, for S <= 4,
+ * every point of the simplex with coordinates k/r: the brute force that
+ * checks the search.
+ *
+ * The candidate rows of a round (a scan, a refinement, a gradient, a walk's
+ * proposals) are evaluated together: attend_model_adversary encodes N copies
+ * of the source, so every row's state entering step t is the model's own,
+ * and runs step t once for up to N candidate rows (the weight hook puts them
+ * in), its GEMMs over N rows. The rounds do not depend on N: the rows searched
+ * are the same for any batch. One allocation per call, sized by S, N and the
+ * vocabulary: nothing grows with the number of steps or evaluations.
  *
  * Dimension letters: S source positions, V the output vocabulary.
  */
