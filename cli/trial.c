@@ -19,7 +19,7 @@ static void trial_usage(FILE *f) {
     fprintf(f,
             "usage: attend trial MODEL (TEXT | --data TSV) [--limit N] [--report PREFIX]\n"
             "                    [--trials LIST] [--attention-gradient] [--epsilon E[,E...]]\n"
-            "                    [--max-evals N] [--threshold W] [--spaced] [--max-len N]\n"
+            "                    [--max-evals N] [--batch N] [--threshold W] [--spaced] [--max-len N]\n"
             "       attend trial --textbook [--epsilon E[,E...]] [--max-evals N]\n"
             "\n"
             "Attention on trial (Jain & Wallace 2019, \"Attention is not Explanation\"). For each\n"
@@ -61,6 +61,8 @@ static void trial_usage(FILE *f) {
             "  --epsilon LIST  the adversary's TVD bounds, increasing (0.01; J&W's figures: e.g.\n"
             "                  0.001,0.01,0.05,0.1)\n"
             "  --max-evals N   the adversary's decoder steps per output step (1000)\n"
+            "  --batch N       the adversary's candidate rows per decoder-step call (8; 1: one at\n"
+            "                  a time; the rows searched do not depend on it, float rounding does)\n"
             "  --max-len N     longest output (the longer of the model's longest target and 2 x\n"
             "                  the source length)\n"
             "  --textbook      seed 000's example instead of a model (chapter 14: three saved states\n"
@@ -309,7 +311,7 @@ static int write_html(const char *report, const char *model, const tau_stats *sg
 int cmd_trial(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *data = NULL, *report = NULL, *trials = "importance,adversary";
     const char *eps_list = "0.01";
-    int help = 0, limit = 200, max_len = 0, attn_grad = 0, max_evals = 1000;
+    int help = 0, limit = 200, max_len = 0, attn_grad = 0, max_evals = 1000, batch = 8;
     double threshold = 0.3;
     int spaced = 0, textbook = 0;
     cli_parser p;
@@ -324,6 +326,7 @@ int cmd_trial(int argc, char **argv) {
         else if (cli_is(&p, "--attention-gradient")) rc = cli_flag(&p, &attn_grad);
         else if (cli_is(&p, "--epsilon")) rc = cli_string(&p, &eps_list);
         else if (cli_is(&p, "--max-evals")) rc = cli_int(&p, 1, 100000000, &max_evals);
+        else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1024, &batch);
         else if (cli_is(&p, "--threshold")) rc = cli_double(&p, 1e-6, 0.999999, &threshold);
         else if (cli_is(&p, "--spaced")) rc = cli_flag(&p, &spaced);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
@@ -428,13 +431,13 @@ int cmd_trial(int argc, char **argv) {
     }
     int L = max_len ? max_len : (cfg.max_tgt_len > 2 * maxS ? cfg.max_tgt_len : 2 * maxS);
     if (ds && L < attend_dataset_max_tgt_len(ds) + 1) L = attend_dataset_max_tgt_len(ds) + 1; /* forced alignments */
-    /* again, sized for these sources: 16 prefix rows a pass */
+    /* again, sized for these sources: 16 prefix rows a pass (importance), the adversary's batch */
     attend_model_free(m);
     attend_vocab_free(sv);
     attend_vocab_free(tv);
     m = NULL;
     sv = tv = NULL;
-    if ((rc = cli_load_model("trial", model, 16, maxS, L, &m, &sv, &tv, &tok))) goto done;
+    if ((rc = cli_load_model("trial", model, batch > 16 ? batch : 16, maxS, L, &m, &sv, &tv, &tok))) goto done;
 
     size_t rowsz = (size_t)(L + 1) * maxS;
     out = malloc((size_t)L * sizeof *out);
@@ -588,7 +591,7 @@ int cmd_trial(int argc, char **argv) {
         }
         for (int e = 0; do_adv && e < n_eps && !rc; e++) {
             progress_ctx pc = {i, eps[e]};
-            attend_adversary_options ao = {eps[e], ATTEND_ADVERSARY_SEARCH, max_evals, 0, on_progress, &pc};
+            attend_adversary_options ao = {eps[e], ATTEND_ADVERSARY_SEARCH, max_evals, 0, on_progress, &pc, batch};
             attend_adversary_result ar = {adv, js, tvd, 0, 0, 0, 0};
             if (attend_model_adversary(m, src, S, out, olen, &ao, &ar, &err)) {
                 rc = cli_lib_fail("trial", &err);

@@ -158,7 +158,7 @@ static int toy_step(int step, const double *query, const double *eps, int n_eps,
     /* adversarial attention: the library's search, and the exact maximum */
     toy_readout tr = {h, r0};
     for (int e = 0; e < n_eps; e++) {
-        attend_adversary_options o = {eps[e], ATTEND_ADVERSARY_SEARCH, max_evals, 0, NULL, NULL};
+        attend_adversary_options o = {eps[e], ATTEND_ADVERSARY_SEARCH, max_evals, 0, NULL, NULL, 0};
         double adv[TB_S], js = 0, d = 0, ex[TB_S];
         long evals = 0;
         if (attend_attention_adversary(alpha, TB_S, toy_distance, &tr, &o, adv, &js, &d, &evals, &err))

@@ -17,10 +17,12 @@
  *     slab of the simplex, JSD(alpha, .) is convex, so the exact maximum is at
  *     one of the slab's vertices (simplex vertices inside it, simplex edges
  *     crossing its two planes), enumerated here: the search never above it,
- *     always feasible, within 1e-4 nats for S = 2 (one edge: the bisection) and 0.01 for
- *     S = 3; for S = 4-5 and thin slabs the heuristic falls well short (up to
- *     0.18 nats at epsilon 0.01: printed, not bounded; docs/RESULTS.md); the
- *     grid never above it; errors.
+ *     always feasible, within the budget, within 1e-6 nats for S = 2-3,
+ *     5e-3 for S = 4 and 0.1 for S = 5 (measured: 2.8e-9, 6.9e-9, 1.3e-3,
+ *     0.074; before the walk along the constraint: 3.7e-5, 5.6e-3, 0.16,
+ *     0.18); the grid never above it; errors;
+ *   - batched evaluations (test_batched): the same results with 1, 7 and 32
+ *     candidate rows per decoder-step call (test_adversary_f64.c: in double).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@
 #include "attend.h"
 #include "harness.h"
 
-static attend_model *toy(attend_decoder_kind dec, uint64_t seed, double out_scale) {
+static attend_model *toy_batch(attend_decoder_kind dec, uint64_t seed, double out_scale, int max_batch) {
     attend_model_config c;
     memset(&c, 0, sizeof c);
     c.cell = ATTEND_CELL_GRU;
@@ -42,7 +44,7 @@ static attend_model *toy(attend_decoder_kind dec, uint64_t seed, double out_scal
     c.enc_layers = 1;
     c.dec_hidden = 7;
     c.attn = 6;
-    c.max_batch = 2;
+    c.max_batch = max_batch;
     c.max_src_len = 40;
     c.max_tgt_len = 40;
     attend_model *m = NULL;
@@ -57,6 +59,10 @@ static attend_model *toy(attend_decoder_kind dec, uint64_t seed, double out_scal
         for (size_t k = 0; k < t.numel; k++) t.data[k] *= (attend_real)scales[i];
     }
     return m;
+}
+
+static attend_model *toy(attend_decoder_kind dec, uint64_t seed, double out_scale) {
+    return toy_batch(dec, seed, out_scale, 2);
 }
 
 static double jsd(const double *p, const double *q, int n) {
@@ -74,8 +80,8 @@ static void brute_force_case(attend_decoder_kind dec, const char *label) {
     const double eps[3] = {0.005, 0.02, 0.1};
     double worst_gap = 0, worst_over = 0, bound_hits = 0;
     for (int e = 0; e < 3; e++) {
-        attend_adversary_options so = {eps[e], ATTEND_ADVERSARY_SEARCH, 4000, 0, NULL, NULL};
-        attend_adversary_options go = {eps[e], ATTEND_ADVERSARY_GRID, 0, 400, NULL, NULL};
+        attend_adversary_options so = {eps[e], ATTEND_ADVERSARY_SEARCH, 4000, 0, NULL, NULL, 0};
+        attend_adversary_options go = {eps[e], ATTEND_ADVERSARY_GRID, 0, 400, NULL, NULL, 0};
         double js_s[ST], tv_s[ST], js_g[ST], tv_g[ST];
         attend_real adv_s[ST * 3], adv_g[ST * 3];
         attend_adversary_result rs = {adv_s, js_s, tv_s, 0, 0, 0, 0};
@@ -140,7 +146,7 @@ static void test_planted(void) {
     /* epsilon 1: the farthest vertex */
     double js[L + 1], tv[L + 1], want[L + 1];
     progress_log pl = {0, 0, 0};
-    attend_adversary_options o = {1.0, ATTEND_ADVERSARY_SEARCH, 0, 0, on_progress, &pl};
+    attend_adversary_options o = {1.0, ATTEND_ADVERSARY_SEARCH, 0, 0, on_progress, &pl, 0};
     attend_adversary_result r = {NULL, js, tv, 0, 0, 0, 0};
     EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
     for (int t = 0; t <= L; t++) {
@@ -173,7 +179,7 @@ static void test_planted(void) {
     o.epsilon = 2;
     EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_ERR_ARG && strstr(err.msg, "epsilon=2"),
            "%s", err.msg);
-    attend_adversary_options g = {0.01, ATTEND_ADVERSARY_GRID, 0, 10, NULL, NULL};
+    attend_adversary_options g = {0.01, ATTEND_ADVERSARY_GRID, 0, 10, NULL, NULL, 0};
     EXPECT(attend_model_adversary(m, src, S, base, L, &g, &r, &err) == ATTEND_ERR_ARG && strstr(err.msg, "S <= 4"),
            "%s", err.msg);
     EXPECT(attend_model_adversary(m, src, S, base, L, NULL, &r, &err) == ATTEND_ERR_NULL && strstr(err.msg, "options"),
@@ -191,7 +197,7 @@ static void test_long(void) {
     for (int j = 0; j < S; j++) src[j] = 4 + (j * 7) % 4;
     for (int t = 0; t < L; t++) base[t] = 4 + (t * 5) % 5;
     double tv[L + 1];
-    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 300, 0, NULL, NULL};
+    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 300, 0, NULL, NULL, 0};
     attend_adversary_result r = {NULL, NULL, tv, 0, 0, 0, 0};
     attend_error err;
     EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
@@ -202,6 +208,74 @@ static void test_long(void) {
     printf("  long source (S=%d, %d steps): mean JSD %.4f, max %.4f, %ld evaluations\n", S, L + 1, r.jsd_mean,
            r.jsd_max, r.evals);
     attend_model_free(m);
+}
+
+/* Batched evaluations (N candidate rows per decoder-step call, the source and
+ * the state entering the step replicated over the rows) give the unbatched
+ * search's results: batch 1 (one row a call), 7 (rounds cut into uneven
+ * calls) and 32 (a scan a call), both decoders, the search and the grid.
+ * One row a call takes the GEMM's vector path, several its blocked path:
+ * their float sums round differently, and a flip of one feasibility test
+ * sends the search elsewhere; so in float (this file) the grid (fixed
+ * points) must agree for every batch and the search for batch 7 and 32
+ * exactly, while batch 1 must only stay feasible; built in double
+ * (test_adversary_f64.c) the search must agree for every batch to 1e-9. A
+ * batch beyond max_batch, or negative, is an error. */
+static void test_batched(void) {
+    const int dbl = sizeof(attend_real) == sizeof(double);
+    const attend_decoder_kind decs[2] = {ATTEND_DECODER_BAHDANAU, ATTEND_DECODER_LUONG};
+    enum { S = 4, L = 3 };
+    int32_t src[S] = {4, 6, 5, 7}, base[L] = {5, 7, 6};
+    double worst[2] = {0, 0}; /* JSD diff: batch 7/32 vs 1, 32 vs 7 */
+    long evals[3] = {0};
+    for (int k = 0; k < 2; k++) {
+        attend_model *m = toy_batch(decs[k], 11, 8.0, 32);
+        if (!m) return;
+        for (int method = 0; method < 2; method++)
+            for (int e = 0; e < 2; e++) {
+                const double eps = e ? 0.05 : 0.005;
+                const int batches[3] = {1, 7, 32};
+                double js[3][L + 1];
+                for (int b = 0; b < 3; b++) {
+                    double tv[L + 1];
+                    attend_adversary_options o = {eps, method ? ATTEND_ADVERSARY_GRID : ATTEND_ADVERSARY_SEARCH,
+                                                  1500, 12, NULL, NULL, batches[b]};
+                    attend_adversary_result r = {NULL, js[b], tv, 0, 0, 0, 0};
+                    attend_error err;
+                    EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
+                    for (int t = 0; t <= L; t++) EXPECT(tv[t] <= eps, "batch %d step %d: TVD %g", batches[b], t, tv[t]);
+                    if (!method) evals[b] += r.evals;
+                }
+                for (int t = 0; t <= L; t++) {
+                    double d1 = fmax(fabs(js[1][t] - js[0][t]), fabs(js[2][t] - js[0][t]));
+                    double d2 = fabs(js[2][t] - js[1][t]);
+                    if (method || dbl) {
+                        if (d1 > worst[0]) worst[0] = d1;
+                        EXPECT(d1 <= (dbl ? 1e-9 : 1e-6), "%s %s eps %g step %d: JSD batch 1 %.12f, 7 %.12f, 32 %.12f",
+                               k ? "luong" : "bahdanau", method ? "grid" : "search", eps, t, js[0][t], js[1][t],
+                               js[2][t]);
+                    }
+                    if (d2 > worst[1]) worst[1] = d2;
+                    EXPECT(d2 <= (dbl ? 1e-9 : 1e-6), "%s %s eps %g step %d: JSD batch 7 %.12f, 32 %.12f",
+                           k ? "luong" : "bahdanau", method ? "grid" : "search", eps, t, js[1][t], js[2][t]);
+                }
+            }
+        /* batch beyond the capacity, or negative */
+        attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 100, 0, NULL, NULL, 33};
+        attend_adversary_result r = {NULL, NULL, NULL, 0, 0, 0, 0};
+        attend_error err;
+        EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_ERR_CAPACITY &&
+                   strstr(err.msg, "batch=33") && strstr(err.msg, "max_batch = 32"), "%s", err.msg);
+        o.batch = -1;
+        EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_ERR_CAPACITY &&
+                   strstr(err.msg, "batch=-1"), "%s", err.msg);
+        attend_model_free(m);
+    }
+    EXPECT(!dbl || (evals[0] == evals[1] && evals[1] == evals[2]), "evaluations differ with the batch: %ld %ld %ld",
+           evals[0], evals[1], evals[2]);
+    printf("  batched (1, 7, 32 rows a call), %s: worst JSD diff vs one row a call %.2e (%s), 7 vs 32 rows %.2e; "
+           "search evaluations %ld / %ld / %ld\n", dbl ? "double" : "float", worst[0], dbl ? "grid and search" : "grid",
+           worst[1], evals[0], evals[1], evals[2]);
 }
 
 /* ---------------------------------------------- attend_attention_adversary */
@@ -261,7 +335,7 @@ static void test_generic(void) {
             const double eps[3] = {0.01, 0.05, 0.2};
             for (int e = 0; e < 3; e++) {
                 linear_readout l = {v, r0, S, 0};
-                attend_adversary_options o = {eps[e], ATTEND_ADVERSARY_SEARCH, 2000, 0, NULL, NULL};
+                attend_adversary_options o = {eps[e], ATTEND_ADVERSARY_SEARCH, 2000, 0, NULL, NULL, 0};
                 double adv[8], js = -1, d = -1;
                 long evals = 0;
                 attend_error err;
@@ -273,13 +347,13 @@ static void test_generic(void) {
                 EXPECT(fabs(jsd(a, adv, S) - js) < 1e-12, "S %d: the JSD returned is not the row's", S);
                 EXPECT(js <= exact + 1e-12, "S %d eps %g: JSD %.9f above the exact maximum %.9f", S, eps[e], js,
                        exact);
-                EXPECT(S > 3 || exact - js <= (S == 2 ? 1e-4 : 1e-2), "S %d eps %g: JSD %.6f, exact maximum %.6f", S,
-                       eps[e], js, exact);
-                EXPECT(evals == l.calls - 1 && evals <= 2000 + 64, "evals %ld, calls %ld", evals, l.calls);
+                const double tol = S <= 3 ? 1e-6 : S == 4 ? 5e-3 : 0.1;
+                EXPECT(exact - js <= tol, "S %d eps %g: JSD %.6f, exact maximum %.6f", S, eps[e], js, exact);
+                EXPECT(evals == l.calls - 1 && evals <= 2000, "evals %ld, calls %ld", evals, l.calls);
                 if (exact - js > worst[S]) worst[S] = exact - js;
                 cases++;
                 if (S <= 4) {
-                    attend_adversary_options g = {eps[e], ATTEND_ADVERSARY_GRID, 0, 200, NULL, NULL};
+                    attend_adversary_options g = {eps[e], ATTEND_ADVERSARY_GRID, 0, 200, NULL, NULL, 0};
                     double gj = -1, gd = -1;
                     EXPECT(attend_attention_adversary(a, S, linear_distance, &l, &g, adv, &gj, &gd, NULL, &err) ==
                                ATTEND_OK, "%s", err.msg);
@@ -293,7 +367,7 @@ static void test_generic(void) {
     /* errors name what is wrong */
     double a[3] = {0.5, 0.25, 0.25}, bad[3] = {0.5, 0.5, 0.5}, out[3], v[3] = {1, 2, 0};
     linear_readout l = {v, 1, 3, 0};
-    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 100, 0, NULL, NULL};
+    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 100, 0, NULL, NULL, 0};
     attend_error err;
     EXPECT(attend_attention_adversary(NULL, 3, linear_distance, &l, &o, out, NULL, NULL, NULL, &err) ==
                ATTEND_ERR_NULL && strstr(err.msg, "alpha"), "%s", err.msg);
@@ -317,9 +391,14 @@ static void test_generic(void) {
 }
 
 int main(void) {
+#ifdef ADVERSARY_F64_ONLY
+    RUN(test_batched);
+    return harness_summary();
+#endif
     RUN(test_brute_force);
     RUN(test_planted);
     RUN(test_long);
+    RUN(test_batched);
     RUN(test_generic);
     return harness_summary();
 }

@@ -80,7 +80,7 @@ int main(void) {
     int32_t src[S], base[LONG];
     for (int j = 0; j < S; j++) src[j] = 4 + j % 4;
     for (int t = 0; t < LONG; t++) base[t] = 4 + t % 5;
-    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 200, 0, NULL, NULL};
+    attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 200, 0, NULL, NULL, 0};
     attend_adversary_result r;
     memset(&r, 0, sizeof r);
     attend_importance_result ir;
@@ -120,7 +120,7 @@ int main(void) {
     double alpha[4] = {0.4, 0.3, 0.2, 0.1}, v[5] = {1, -0.5, 0.25, 2, 0.4 - 0.15 + 0.05 + 0.2}, adv[4];
     long budgets[2] = {100, 10000}, evals = 0;
     for (int i = 0; i < 2; i++) {
-        attend_adversary_options go = {0.01, ATTEND_ADVERSARY_SEARCH, budgets[i], 0, NULL, NULL};
+        attend_adversary_options go = {0.01, ATTEND_ADVERSARY_SEARCH, budgets[i], 0, NULL, NULL, 0};
         n_alloc = 0;
         if (attend_attention_adversary(alpha, 4, linear_distance, v, &go, adv, NULL, NULL, &evals, &err)) {
             fprintf(stderr, "%s\n", err.msg);

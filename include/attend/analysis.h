@@ -250,7 +250,8 @@ attend_status attend_model_importance(attend_model *m, const int32_t *src, int S
 
 /* How attend_model_adversary searches. */
 typedef enum {
-    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's faces, then random walks from the best (any S) */
+    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's faces, then walks along the constraint and
+                                    random walks from the best (any S) */
     ATTEND_ADVERSARY_GRID = 1,   /* every point k/grid of the simplex (S <= 4): the brute force */
 } attend_adversary_method;
 
@@ -264,6 +265,12 @@ typedef struct {
     int grid;                       /* GRID: the resolution r, 1..4096 */
     attend_progress_fn progress;    /* NULL, or called after every output step */
     void *progress_user;
+    int batch;                      /* attend_model_adversary: candidate attention rows per decoder-step
+                                       call (the source and the state entering the step replicated over
+                                       the rows), in [0, the model's max_batch] (0: 8, or max_batch if
+                                       smaller); 1 is unbatched. The rows searched do not depend on it,
+                                       but one row a call rounds differently from several (the GEMM's
+                                       vector path), which can move the heuristic search elsewhere */
 } attend_adversary_options;
 
 typedef struct {
@@ -284,10 +291,12 @@ typedef struct {
  * the model's. BAHDANAU and LUONG decoders without copy, coverage or
  * monotonic attention (their later steps read this one's weights). SEARCH is
  * a heuristic (a lower bound on the true maximum); GRID the exhaustive check
- * for S <= 4. One allocation per call (sized by S and the vocabulary), freed
- * before it returns. Errors: ATTEND_ERR_NULL, _ARG (decoder, ids, epsilon,
- * method, grid), _CAPACITY, _ALLOC and the source's checks. Not thread-safe on
- * one model.
+ * for S <= 4. Candidate rows are evaluated o->batch at a time (one decoder
+ * step over that many rows, the source replicated). One allocation per call
+ * (sized by S, the batch and the vocabulary), freed before it returns.
+ * Errors: ATTEND_ERR_NULL, _ARG (decoder, ids, epsilon, method, grid),
+ * _CAPACITY (the baseline's length, a batch outside [0, max_batch]), _ALLOC
+ * and the source's checks. Not thread-safe on one model.
  */
 attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S, const int32_t *base, int base_len,
                                      const attend_adversary_options *o, attend_adversary_result *res,

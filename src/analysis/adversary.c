@@ -15,17 +15,28 @@
  * from α_t to one of its faces, and along a ray JSD(α_t, ·) grows (convex, 0
  * at α_t), so half the budget goes to directions: rays toward the vertices
  * and toward uniform random points, each taken to its farthest feasible point
- * (a scan, then bisection); the other half to random walks from the best
- * points of up to four distinct directions (a feasible set can be a thin
- * curved band, best at its far ends), each step kept when feasible and
- * farther. A deterministic heuristic: a lower bound on the maximum. And GRID,
- * for S <= 4, every
- * point of the simplex with coordinates k/r: the brute force that checks the
- * search. One allocation per call, sized by S and the vocabulary: nothing
- * grows with the number of steps or evaluations.
+ * (a scan, a finer scan near α_t when nothing on the first is feasible, then
+ * refinement); the rest to the best points of up to four distinct directions:
+ * from each a walk along the constraint (the distance's gradient by forward
+ * differences, the JSD's projected on the tangent of its level set, the
+ * farthest feasible point along that line: a thin feasible set, a slab
+ * along a nearly linear output, is walked to its far end), then random walks
+ * (a feasible set can be a thin curved band, best at its far ends). A
+ * deterministic heuristic: a lower bound on the maximum. And GRID, for S <= 4,
+ * every point of the simplex with coordinates k/r: the brute force that
+ * checks the search.
+ *
+ * The candidate rows of a round (a scan, a refinement, a gradient, a walk's
+ * proposals) are evaluated together: attend_model_adversary encodes N copies
+ * of the source, so every row's state entering step t is the model's own,
+ * and runs step t once for up to N candidate rows (the weight hook puts them
+ * in), its GEMMs over N rows. The rounds do not depend on N: the rows searched
+ * are the same for any batch. One allocation per call, sized by S, N and the
+ * vocabulary: nothing grows with the number of steps or evaluations.
  *
  * Dimension letters: S source positions, V the output vocabulary.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,65 +46,101 @@
 #include "seq2seq/decoders/decoder.h"
 #include "seq2seq/model.h"
 
-/* Points of a ray's scan. */
-#define AT_ADV_SCAN 32
+/* A ray's scan: AT_ADV_LIN points k/AT_ADV_LIN, and when the first of them
+ * is infeasible (a thin feasible set) AT_ADV_GEO more at 2^-(6..13); then
+ * AT_ADV_ROUNDS rounds of AT_ADV_REFINE points after the best. */
+#define AT_ADV_LIN 32
+#define AT_ADV_GEO 8
+#define AT_ADV_REFINE 7
+#define AT_ADV_ROUNDS 3
+/* Random proposals per round of a walk. */
+#define AT_ADV_WALK 16
+/* Rows of the scratch batch (the largest round; gradients are cut into it). */
+#define AT_ADV_ROWS AT_ADV_LIN
+/* Rows per decoder-step call by default: every call runs all its rows,
+ * and rounds of fewer points (refinements, walks, gradients) pad the rest;
+ * on the shipped G2P model 4-8 rows a call took the least CPU (docs/RESULTS.md). */
+#define AT_ADV_BATCH 8
+/* The forward difference of the distance's gradient. */
+#define AT_ADV_H 1e-4
 
-/* Step t's weights replaced by w (active when t >= 0). */
+/* Step t's weights: rows [0, n) replaced by w (active when t >= 0). */
 typedef struct {
     const attend_model *m;
-    int t;
-    const attend_real *w; /* [S] */
+    int t, N, n;
+    const attend_real *w; /* [n,S] */
 } adv_hook;
 
 static void adv_weights(void *user, attend_real *w, const uint8_t *valid, int N, int S) {
     const adv_hook *h = user;
     (void)valid;
-    if (h->t < 0 || N != 1) return;
-    if ((size_t)(w - h->m->acts.weights) / (size_t)S != (size_t)h->t) return;
-    memcpy(w, h->w, (size_t)S * sizeof *w);
+    if (h->t < 0 || N != h->N) return;
+    if ((size_t)(w - h->m->acts.weights) / ((size_t)N * S) != (size_t)h->t) return;
+    memcpy(w, h->w, (size_t)h->n * S * sizeof *w);
 }
 
-/* How far an attention row's output is from the model's: the decoder step
- * recomputed (the model's trial) or a caller's function (attend_attention_adversary). */
-typedef double (*adv_distance_fn)(void *user, const double *x);
+/* How far the outputs under n attention rows X [n,S] (double) are from the
+ * original output, into out [n]: the decoder step recomputed (the model's
+ * trial) or a caller's function row by row (attend_attention_adversary). */
+typedef void (*adv_distance_fn)(void *user, const double *X, int n, double *out);
 
 typedef struct {
     adv_distance_fn dist;
     void *user;
-    int S;
+    int S, cap;           /* cap: rows per call of dist */
     uint64_t seed;        /* of the search's random points */
-    long evals;
+    long evals, limit;    /* evaluations made; the most allowed */
+    double *X, *out;      /* [AT_ADV_ROWS,S], [AT_ADV_ROWS]: the batch */
 } adv_ctx;
 
-/* The model's output step t under a replaced attention row. */
+/* The distances of the batch's first n rows (n <= AT_ADV_ROWS), cap rows a
+ * call; 0 (nothing evaluated) when the budget has no room for them. */
+static int adv_eval(adv_ctx *c, int n) {
+    if (n > c->limit - c->evals) return 0;
+    for (int i = 0; i < n; i += c->cap) {
+        int k = n - i < c->cap ? n - i : c->cap;
+        c->dist(c->user, c->X + (size_t)i * c->S, k, c->out + i);
+    }
+    c->evals += n;
+    return 1;
+}
+
+/* The model's output step t under replaced attention rows, N rows a call. */
 typedef struct {
     attend_model *m;
     adv_hook *hook;
-    const int32_t *src;
-    int S, V, t;
-    int32_t y;            /* step t's input token */
+    const int32_t *src;   /* [N,S] the source, replicated */
+    int S, V, N, t;
+    int32_t *y;           /* [N] step t's input token, replicated */
     const double *lp0;    /* [V] the model's log-probs at step t */
-    double *lp1;          /* [V] scratch */
-    attend_real *w;       /* [S] the row evaluated (the hook reads it) */
+    double *lp1;          /* [N,V] scratch */
+    attend_real *w;       /* [N,S] the rows evaluated (the hook reads them) */
 } adv_model;
 
-/* TVD of step t's output under weights x [S] (double) from the model's. */
-static double adv_model_tvd(void *user, const double *x) {
+/* TVD of step t's output under each of the n rows X [n,S] (n <= N) from the
+ * model's; rows n..N-1 of the call keep the model's own weights. */
+static void adv_model_tvd(void *user, const double *X, int n, double *out) {
     adv_model *c = user;
-    for (int j = 0; j < c->S; j++) c->w[j] = (attend_real)x[j];
+    for (size_t i = 0; i < (size_t)n * c->S; i++) c->w[i] = (attend_real)X[i];
     c->hook->t = c->t;
+    c->hook->n = n;
     attend_model *m = c->m;
-    at_model_step(m, c->t, 1, c->S, &c->y, c->src, NULL, m->acts.step_feat, (size_t)m->F, 0);
-    at_step_logp(m, c->t, c->S, c->lp1, c->V);
+    at_model_step(m, c->t, c->N, c->S, c->y, c->src, NULL, m->acts.step_feat, (size_t)m->F, 0);
+    at_step_logp_rows(m, c->t, c->N, c->S, n, c->lp1, c->V);
     c->hook->t = -1;
-    double tv;
-    at_logp_divergences(c->lp0, c->lp1, c->V, &tv, NULL, NULL);
-    return tv;
+    for (int i = 0; i < n; i++) at_logp_divergences(c->lp0, c->lp1 + (size_t)i * c->V, c->V, &out[i], NULL, NULL);
 }
 
-static double adv_tvd(adv_ctx *c, const double *x) {
-    c->evals++;
-    return c->dist(c->user, x);
+/* A caller's distance, one row at a time. */
+typedef struct {
+    attend_output_distance_fn f;
+    void *user;
+    int S;
+} adv_caller;
+
+static void adv_caller_dist(void *user, const double *X, int n, double *out) {
+    const adv_caller *c = user;
+    for (int i = 0; i < n; i++) out[i] = c->f(c->user, X + (size_t)i * c->S);
 }
 
 static double adv_jsd(const double *a, const double *b, int S) {
@@ -102,30 +149,66 @@ static double adv_jsd(const double *a, const double *b, int S) {
     return js;
 }
 
-/* The farthest feasible point of the ray a + λ (d − a), λ in [0, 1], into x
- * [S]: a scan at λ = k/AT_ADV_SCAN (the feasible set need not be star-shaped:
- * along a ray the TVD can rise above epsilon and come back), then
- * bisection after the last feasible λ. JSD(a, ·) grows along the ray (convex,
- * 0 at a), so that point is the ray's best. Returns its JSD, *tv its TVD. */
-static double adv_ray(adv_ctx *c, const double *a, const double *d, double eps, double *x, double *tv_out) {
+/* Fills the batch with o + lam[i] (e − o), evaluates it and offers its
+ * feasible points to the best (*bl, *bj, *btv); returns the number of
+ * points (-1: out of budget). */
+static int adv_points(adv_ctx *c, const double *a, const double *o, const double *e, const double *lam, int n,
+                      double eps, double *bl, double *bj, double *btv) {
     int S = c->S;
-    double lo = 0, lo_tv = 0, hi = -1;
-    for (int i = 1; i <= AT_ADV_SCAN; i++) {
-        double lam = (double)i / AT_ADV_SCAN;
-        for (int j = 0; j < S; j++) x[j] = (1 - lam) * a[j] + lam * d[j];
-        double tv = adv_tvd(c, x);
-        if (tv <= eps) lo = lam, lo_tv = tv, hi = i < AT_ADV_SCAN ? (double)(i + 1) / AT_ADV_SCAN : -1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < S; j++) c->X[(size_t)i * S + j] = (1 - lam[i]) * o[j] + lam[i] * e[j];
+    if (!adv_eval(c, n)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (!(c->out[i] <= eps)) continue;
+        double js = adv_jsd(a, c->X + (size_t)i * S, S);
+        if (js > *bj) *bj = js, *bl = lam[i], *btv = c->out[i];
     }
-    for (int it = 0; hi > 0 && it < 12; it++) {
-        double lam = 0.5 * (lo + hi);
-        for (int j = 0; j < S; j++) x[j] = (1 - lam) * a[j] + lam * d[j];
-        double tv = adv_tvd(c, x);
-        if (tv <= eps) lo = lam, lo_tv = tv;
-        else hi = lam;
+    return n;
+}
+
+/* The best feasible point (largest JSD(a, ·), distance <= eps) of the
+ * segment o + λ (e − o), λ in (0, 1], o feasible with JSD oj and distance
+ * otv: a scan at λ = k/AT_ADV_LIN (the feasible set need not be convex: the
+ * distance can rise above eps and come back); when nothing there is feasible
+ * a scan at λ = 2^-13..2^-6 (a thin feasible set); then rounds of refinement
+ * between the last feasible point and the infeasible one after it (on a ray
+ * from a, or a line leaving o uphill, JSD grows along the line: the farthest
+ * feasible point is the best). x [S] gets the best (o when nothing beats
+ * oj); returns its JSD, *tv its distance. */
+static double adv_line(adv_ctx *c, const double *a, const double *o, double oj, double otv, const double *e,
+                       double eps, double *x, double *tv) {
+    int S = c->S;
+    double bl = 0, bj = oj, btv = otv, lam[AT_ADV_ROWS];
+    for (int i = 0; i < AT_ADV_LIN; i++) lam[i] = (double)(i + 1) / AT_ADV_LIN;
+    int n = adv_points(c, a, o, e, lam, AT_ADV_LIN, eps, &bl, &bj, &btv);
+    double lo = 0, hi = -1; /* the bracket: lo feasible (0: o itself), hi infeasible */
+    for (int i = 0; i < n; i++) {
+        if (c->out[i] <= eps) lo = lam[i], hi = -1;
+        else if (hi < 0) hi = lam[i];
     }
-    for (int j = 0; j < S; j++) x[j] = (1 - lo) * a[j] + lo * d[j];
-    *tv_out = lo_tv;
-    return lo > 0 ? adv_jsd(a, x, S) : 0;
+    if (n > 0 && lo == 0) { /* nothing feasible on the scan */
+        for (int i = 0; i < AT_ADV_GEO; i++) lam[i] = ldexp(1.0, -(5 + AT_ADV_GEO - i));
+        n = adv_points(c, a, o, e, lam, AT_ADV_GEO, eps, &bl, &bj, &btv);
+        hi = lam[0];
+        for (int i = 0; i < n; i++) {
+            if (c->out[i] <= eps) lo = lam[i], hi = i + 1 < n ? lam[i + 1] : (double)1 / AT_ADV_LIN;
+            else break;
+        }
+    }
+    for (int r = 0; n > 0 && hi > 0 && r < AT_ADV_ROUNDS; r++) {
+        for (int i = 0; i < AT_ADV_REFINE; i++) lam[i] = lo + (hi - lo) * (i + 1) / (AT_ADV_REFINE + 1);
+        n = adv_points(c, a, o, e, lam, AT_ADV_REFINE, eps, &bl, &bj, &btv);
+        for (int i = 0; i < n; i++) {
+            if (!(c->out[i] <= eps)) {
+                hi = lam[i];
+                break;
+            }
+            lo = lam[i];
+        }
+    }
+    for (int j = 0; j < S; j++) x[j] = (1 - bl) * o[j] + bl * e[j];
+    *tv = btv;
+    return bj;
 }
 
 /* d [S] := the point where the ray from a through p leaves the simplex (p != a). */
@@ -186,91 +269,201 @@ static void adv_offer(adv_starts *st, const double *a, const double *x, double j
     }
 }
 
-/* SEARCH: every point of the simplex lies on a ray from a to one of its
- * faces, so the first phase searches directions: rays toward the vertices and
- * toward uniform random points, each to its farthest feasible point. The
- * second phase walks from the best points of distinct classes: random
- * zero-sum steps of size sigma, kept when feasible and farther, sigma halved
- * after 4S misses. best [S] starts at a; scratch x, d, p [S] each and the
- * starts' points. */
-static void adv_search(adv_ctx *c, const double *a, double eps, long budget, double *best, double *best_tv,
-                       double *x, double *d, double *p, adv_starts *st) {
+/* Scratch of the local phases: [4,S]. */
+typedef struct {
+    double *g, *d, *e, *x;
+} adv_scratch;
+
+/* The walk along the constraint from cur (feasible, JSD *cj, distance *ct),
+ * until the budget's mark `until` or no progress: the distance's gradient g
+ * by forward differences toward each vertex on the free positions (weight >
+ * 0), the JSD's gradient 1/2 log(x/m) projected on the tangent of the level
+ * set of the distance (minus its component along g when that one points
+ * outward) and on the simplex's plane, then the farthest feasible point of
+ * the line to the simplex's face along it. A thin feasible set (a slab
+ * along a nearly linear output) is walked to its far end in a few lines,
+ * where random steps would need many. */
+static void adv_follow(adv_ctx *c, const double *a, double eps, double *cur, double *cj, double *ct, long until,
+                       adv_scratch *w) {
     int S = c->S;
-    memcpy(best, a, (size_t)S * sizeof *best);
-    double bj = 0, tv;
-    *best_tv = 0;
-    st->n = 0;
-    if (S < 2) return;
-    long start = c->evals;
-    attend_rng rng;
-    attend_rng_seed(&rng, 0x61747461636bULL + c->seed);
-    for (int k = 0; k < S && c->evals - start < budget; k++) { /* the vertices */
-        for (int j = 0; j < S; j++) d[j] = j == k;
-        double js = adv_ray(c, a, d, eps, x, &tv);
-        adv_offer(st, a, x, js, tv, S);
+    double *g = w->g, *d = w->d, *e = w->e, *x = w->x;
+    for (int it = 0; it < 4 * S + 8; it++) {
+        int F = 0; /* the free positions' count */
+        for (int j = 0; j < S; j++) F += cur[j] > 0;
+        if (F < 2 || c->evals + F + AT_ADV_LIN > until) return;
+        /* the distance's gradient, AT_ADV_ROWS rows a batch */
+        for (int j0 = 0; j0 < S;) {
+            int n = 0, js[AT_ADV_ROWS];
+            for (; j0 < S && n < AT_ADV_ROWS; j0++) {
+                if (!(cur[j0] > 0)) continue;
+                double *row = c->X + (size_t)n * S;
+                for (int j = 0; j < S; j++) row[j] = (1 - AT_ADV_H) * cur[j] + AT_ADV_H * (j == j0);
+                js[n++] = j0;
+            }
+            if (n == 0) break;
+            if (!adv_eval(c, n)) return;
+            for (int i = 0; i < n; i++) {
+                if (!isfinite(c->out[i])) return;
+                g[js[i]] = (c->out[i] - *ct) / AT_ADV_H;
+            }
+        }
+        double mg = 0, mj = 0;
+        for (int j = 0; j < S; j++) {
+            if (!(cur[j] > 0)) continue;
+            d[j] = 0.5 * log(2 * cur[j] / (a[j] + cur[j]));
+            mg += g[j], mj += d[j];
+        }
+        double dot = 0, gg = 0, dd = 0;
+        for (int j = 0; j < S; j++) {
+            if (!(cur[j] > 0)) {
+                g[j] = d[j] = 0;
+                continue;
+            }
+            g[j] -= mg / F, d[j] -= mj / F;
+            dot += d[j] * g[j], gg += g[j] * g[j];
+        }
+        if (gg > 0 && dot > 0) /* keep the distance: the tangent, tilted inward by 1e-3 */
+            for (int j = 0; j < S; j++) d[j] -= dot / gg * g[j];
+        for (int j = 0; j < S; j++) dd += d[j] * d[j];
+        if (!(dd > 1e-24)) return;
+        if (gg > 0 && dot > 0)
+            for (int j = 0; j < S; j++) d[j] -= 1e-3 * sqrt(dd / gg) * g[j];
+        double mu = INFINITY; /* to the simplex's face */
+        for (int j = 0; j < S; j++)
+            if (d[j] < 0 && cur[j] / -d[j] < mu) mu = cur[j] / -d[j];
+        if (!isfinite(mu)) return;
+        for (int j = 0; j < S; j++) {
+            e[j] = cur[j] + mu * d[j];
+            if (e[j] < 0 || (d[j] < 0 && cur[j] / -d[j] == mu)) e[j] = 0;
+        }
+        double tv, js = adv_line(c, a, cur, *cj, *ct, e, eps, x, &tv);
+        if (!(js > *cj + 1e-12)) return;
+        memcpy(cur, x, (size_t)S * sizeof *x);
+        *cj = js, *ct = tv;
     }
-    while (c->evals - start < budget / 2) { /* uniform points of the simplex */
-        double sum = 0;
-        for (int j = 0; j < S; j++) p[j] = -log(1 - adv_uniform(&rng)), sum += p[j];
-        for (int j = 0; j < S; j++) p[j] /= sum;
-        if (!adv_to_face(a, p, d, S)) continue;
-        double js = adv_ray(c, a, d, eps, x, &tv);
-        adv_offer(st, a, x, js, tv, S);
-    }
-    for (int i = 0; i < st->n; i++) { /* walks from the starts, the rest of the budget shared */
-        long until = c->evals + (budget - (c->evals - start)) / (st->n - i);
-        double *cur = st->x[i], cj = st->js[i], ct = st->tv[i], sigma = 0.25;
-        int misses = 0;
-        while (c->evals < until && sigma >= 1e-7) {
-            double mean = 0, sum = 0;
-            for (int j = 0; j < S; j++) d[j] = adv_uniform(&rng) - 0.5, mean += d[j];
+}
+
+/* Random walk from cur (feasible, JSD *cj, distance *ct) until the budget's
+ * mark: rounds of AT_ADV_WALK zero-sum steps of size sigma, the farther ones
+ * evaluated in one batch, the farthest feasible kept; sigma halved after 4S
+ * proposals without a step. */
+static void adv_walk(adv_ctx *c, const double *a, double eps, double *cur, double *cj, double *ct, long until,
+                     attend_rng *rng, adv_scratch *w) {
+    int S = c->S;
+    double sigma = 0.25, *d = w->d;
+    int misses = 0;
+    while (c->evals < until && sigma >= 1e-7) {
+        int n = 0;
+        for (int k = 0; k < AT_ADV_WALK; k++) {
+            double mean = 0, sum = 0, *p = c->X + (size_t)n * S;
+            for (int j = 0; j < S; j++) d[j] = adv_uniform(rng) - 0.5, mean += d[j];
             for (int j = 0; j < S; j++) {
                 p[j] = cur[j] + sigma * (d[j] - mean / S);
                 if (p[j] < 0) p[j] = 0;
                 sum += p[j];
             }
             for (int j = 0; j < S; j++) p[j] /= sum;
-            double js = adv_jsd(a, p, S);
-            if (js > cj && (tv = adv_tvd(c, p)) <= eps) {
-                memcpy(cur, p, (size_t)S * sizeof *p);
-                cj = js;
-                ct = tv;
-                misses = 0;
-            } else if (++misses >= 4 * S) {
-                sigma *= 0.5;
-                misses = 0;
+            if (adv_jsd(a, p, S) > *cj) n++; /* only the farther ones are evaluated */
+        }
+        if (n > until - c->evals) n = (int)(until - c->evals);
+        int best = -1;
+        if (n > 0) {
+            if (!adv_eval(c, n)) return;
+            double bj = *cj;
+            for (int i = 0; i < n; i++) {
+                if (!(c->out[i] <= eps)) continue;
+                double js = adv_jsd(a, c->X + (size_t)i * S, S);
+                if (js > bj) bj = js, best = i;
             }
         }
+        if (best >= 0) {
+            memcpy(cur, c->X + (size_t)best * S, (size_t)S * sizeof *cur);
+            *cj = adv_jsd(a, cur, S);
+            *ct = c->out[best];
+            misses = 0;
+        } else if ((misses += AT_ADV_WALK) >= 4 * S) {
+            sigma *= 0.5;
+            misses = 0;
+        }
+    }
+}
+
+/* SEARCH: every point of the simplex lies on a ray from a to one of its
+ * faces, so the first phase (half the budget; all the vertices at least)
+ * searches directions: rays toward the vertices and toward uniform random
+ * points, each to its farthest feasible point. The rest of the budget is
+ * shared by the best points of distinct classes: from each, a walk along
+ * the constraint (at most two thirds of its share), then a random walk.
+ * best [S] starts at a. */
+static void adv_search(adv_ctx *c, const double *a, double eps, long budget, double *best, double *best_tv,
+                       adv_scratch *w, adv_starts *st) {
+    int S = c->S;
+    double *x = w->x, *d = w->e, *p = w->g;
+    memcpy(best, a, (size_t)S * sizeof *best);
+    double bj = 0, tv;
+    *best_tv = 0;
+    st->n = 0;
+    if (S < 2) return;
+    long start = c->evals;
+    c->limit = start + budget;
+    attend_rng rng;
+    attend_rng_seed(&rng, 0x61747461636bULL + c->seed);
+    for (int k = 0; k < S && c->evals + AT_ADV_LIN <= c->limit; k++) { /* the vertices */
+        for (int j = 0; j < S; j++) d[j] = j == k;
+        double js = adv_line(c, a, a, 0, 0, d, eps, x, &tv);
+        adv_offer(st, a, x, js, tv, S);
+    }
+    while (c->evals + AT_ADV_LIN <= start + budget / 2) { /* uniform points of the simplex */
+        double sum = 0;
+        for (int j = 0; j < S; j++) p[j] = -log(1 - adv_uniform(&rng)), sum += p[j];
+        for (int j = 0; j < S; j++) p[j] /= sum;
+        if (!adv_to_face(a, p, d, S)) continue;
+        double js = adv_line(c, a, a, 0, 0, d, eps, x, &tv);
+        adv_offer(st, a, x, js, tv, S);
+    }
+    for (int i = 0; i < st->n; i++) { /* from the starts, the rest of the budget shared */
+        long share = (c->limit - c->evals) / (st->n - i), until = c->evals + share;
+        double *cur = st->x[i], cj = st->js[i], ct = st->tv[i];
+        adv_follow(c, a, eps, cur, &cj, &ct, c->evals + share * 2 / 3, w);
+        adv_walk(c, a, eps, cur, &cj, &ct, until, &rng, w);
         if (cj > bj) bj = cj, *best_tv = ct, memcpy(best, cur, (size_t)S * sizeof *best);
     }
 }
 
-/* GRID: every point k/r of the simplex (S <= 4). */
-static void adv_grid(adv_ctx *c, const double *a, double eps, int r, double *best, double *best_tv, double *x) {
+/* GRID: every point k/r of the simplex (S <= 4), those farther than the best
+ * so far evaluated AT_ADV_ROWS at a time (the first of equals kept). */
+static void adv_grid(adv_ctx *c, const double *a, double eps, int r, double *best, double *best_tv) {
     int S = c->S;
     memcpy(best, a, (size_t)S * sizeof *best);
     double bj = 0;
     *best_tv = 0;
-    int k[4] = {0, 0, 0, 0};
-    for (;;) {
+    c->limit = LONG_MAX;
+    int k[4] = {0, 0, 0, 0}, n = 0, done = 0;
+    while (!done) {
         int used = 0;
         for (int j = 0; j < S - 1; j++) used += k[j];
         if (used <= r) {
+            double *x = c->X + (size_t)n * S;
             for (int j = 0; j < S - 1; j++) x[j] = (double)k[j] / r;
             x[S - 1] = (double)(r - used) / r;
-            double js = adv_jsd(a, x, S);
-            if (js > bj) {
-                double tv = adv_tvd(c, x);
-                if (tv <= eps) {
-                    bj = js;
-                    *best_tv = tv;
-                    memcpy(best, x, (size_t)S * sizeof *best);
-                }
-            }
+            if (adv_jsd(a, x, S) > bj) n++;
         }
         int j = 0; /* the next point of the S-1 counters */
         while (j < S - 1 && ++k[j] > r) k[j++] = 0;
-        if (j == S - 1) break;
+        done = j == S - 1;
+        if (n == AT_ADV_ROWS || (done && n > 0)) {
+            adv_eval(c, n);
+            for (int i = 0; i < n; i++) {
+                const double *x = c->X + (size_t)i * S;
+                double js = adv_jsd(a, x, S);
+                if (js > bj && c->out[i] <= eps) {
+                    bj = js;
+                    *best_tv = c->out[i];
+                    memcpy(best, x, (size_t)S * sizeof *best);
+                }
+            }
+            n = 0;
+        }
     }
 }
 
@@ -303,38 +496,51 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
     CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
           "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
     long budget = o->max_evals > 0 ? o->max_evals : 1000;
+    int N = o->batch > 0 ? o->batch : AT_ADV_BATCH;
+    if (o->batch <= 0 && N > m->cfg.max_batch) N = m->cfg.max_batch;
+    CHECK(o->batch >= 0 && N <= m->cfg.max_batch, err, ATTEND_ERR_CAPACITY,
+          "%s: batch=%d rows per decoder step: the model holds max_batch = %d", who, o->batch, m->cfg.max_batch);
 
     int V = c->tgt_vocab;
-    /* one allocation: log-probs [2,V]; the model's row, the best, scratch [3,S]
-     * and the search's starts [AT_ADV_STARTS,S] in double; the evaluated row [S] */
-    size_t bytes = (2 * (size_t)V + (5 + AT_ADV_STARTS) * (size_t)S) * sizeof(double) + (size_t)S * sizeof(attend_real);
+    /* one allocation, in double: log-probs [V] and [N,V]; the model's row,
+     * the best and the local scratch [6,S]; the search's starts
+     * [AT_ADV_STARTS,S]; the batch [AT_ADV_ROWS,S] and [AT_ADV_ROWS]; then
+     * the evaluated rows [N,S] (attend_real), the source [N,S] and the
+     * tokens [N] (int32) */
+    size_t dbl = (size_t)V * (1 + (size_t)N) + (6 + AT_ADV_STARTS + (size_t)AT_ADV_ROWS) * (size_t)S + AT_ADV_ROWS;
+    size_t bytes = dbl * sizeof(double) + (size_t)N * S * sizeof(attend_real) + ((size_t)N * S + 2 * (size_t)N) * sizeof(int32_t);
     char *mem = malloc(bytes);
     CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
-    double *lp0 = (double *)(void *)mem, *lp1 = lp0 + V, *a = lp1 + V, *best = a + S, *x = best + S;
-    double *d = x + S, *pt = d + S;
+    double *lp0 = (double *)(void *)mem, *lp1 = lp0 + V, *a = lp1 + (size_t)N * V, *best = a + S;
+    adv_scratch w = {best + S, best + 2 * (size_t)S, best + 3 * (size_t)S, best + 4 * (size_t)S};
     adv_starts starts;
-    for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = pt + S + (size_t)i * S;
-    attend_real *w = (attend_real *)(void *)(pt + S + (size_t)AT_ADV_STARTS * S);
+    for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = w.x + S + (size_t)i * S;
+    double *X = starts.x[AT_ADV_STARTS - 1] + S, *out = X + (size_t)AT_ADV_ROWS * S;
+    attend_real *wr = (attend_real *)(void *)(out + AT_ADV_ROWS);
+    int32_t *srcN = (int32_t *)(void *)(wr + (size_t)N * S), *lenN = srcN + (size_t)N * S, *yN = lenN + N;
+    for (int n = 0; n < N; n++) {
+        memcpy(srcN + (size_t)n * S, src, (size_t)S * sizeof *src);
+        lenN[n] = S;
+    }
 
-    adv_hook hook = {m, -1, w};
-    adv_model mc = {m, &hook, src, S, V, 0, ATTEND_BOS, lp0, lp1, w};
-    adv_ctx cx = {adv_model_tvd, &mc, S, 0, 0};
+    adv_hook hook = {m, -1, N, 0, wr};
+    adv_model mc = {m, &hook, srcN, S, V, N, 0, yN, lp0, lp1, wr};
+    adv_ctx cx = {adv_model_tvd, &mc, S, N, 0, 0, 0, X, out};
     at_model_analyse(m, adv_weights, &hook);
-    int32_t len = S;
-    at_model_encode(m, src, &len, 1, S);
+    at_model_encode(m, srcN, lenN, N, S); /* N copies of the source: every row's state is the model's own */
     double js_sum = 0;
     res->jsd_max = 0;
     for (int t = 0; t < steps; t++) {
         mc.t = t;
-        mc.y = t == 0 ? ATTEND_BOS : base[t - 1];
+        for (int n = 0; n < N; n++) yN[n] = t == 0 ? ATTEND_BOS : base[t - 1];
         cx.seed = (uint64_t)t;
-        /* the model's own step: α_t and p_t */
-        at_model_step(m, t, 1, S, &mc.y, src, NULL, m->acts.step_feat, (size_t)m->F, 0);
-        at_step_logp(m, t, S, lp0, V);
-        for (int j = 0; j < S; j++) a[j] = (double)m->acts.weights[(size_t)t * S + j];
+        /* the model's own step: α_t and p_t (row 0) */
+        at_model_step(m, t, N, S, yN, srcN, NULL, m->acts.step_feat, (size_t)m->F, 0);
+        at_step_logp_rows(m, t, N, S, 1, lp0, V);
+        for (int j = 0; j < S; j++) a[j] = (double)m->acts.weights[(size_t)t * N * S + j];
         double tv = 0;
-        if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, a, o->epsilon, o->grid, best, &tv, x);
-        else adv_search(&cx, a, o->epsilon, budget, best, &tv, x, d, pt, &starts);
+        if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, a, o->epsilon, o->grid, best, &tv);
+        else adv_search(&cx, a, o->epsilon, budget, best, &tv, &w, &starts);
         double js = adv_jsd(a, best, S);
         if (res->adversary)
             for (int j = 0; j < S; j++) res->adversary[(size_t)t * S + j] = (attend_real)best[j];
@@ -343,7 +549,7 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
         js_sum += js;
         if (js > res->jsd_max) res->jsd_max = js;
         /* the model's own step again: the state entering step t + 1 */
-        at_model_step(m, t, 1, S, &mc.y, src, NULL, m->acts.step_feat, (size_t)m->F, 0);
+        at_model_step(m, t, N, S, yN, srcN, NULL, m->acts.step_feat, (size_t)m->F, 0);
         if (o->progress) o->progress(o->progress_user, t + 1, steps);
     }
     at_model_analyse(m, NULL, NULL);
@@ -375,17 +581,20 @@ attend_status attend_attention_adversary(const double *alpha, int S, attend_outp
     CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
           "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
     long budget = o->max_evals > 0 ? o->max_evals : 1000;
-    /* one allocation: the best and scratch [4,S], the search's starts [AT_ADV_STARTS,S] */
-    size_t bytes = (4 + AT_ADV_STARTS) * (size_t)S * sizeof(double);
+    /* one allocation: the best and the local scratch [5,S], the search's
+     * starts [AT_ADV_STARTS,S], the batch [AT_ADV_ROWS,S] and [AT_ADV_ROWS] */
+    size_t bytes = ((5 + AT_ADV_STARTS + (size_t)AT_ADV_ROWS) * (size_t)S + AT_ADV_ROWS) * sizeof(double);
     double *best = malloc(bytes);
     CHECK(best, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
-    double *x = best + S, *d = x + S, *pt = d + S;
+    adv_scratch w = {best + S, best + 2 * (size_t)S, best + 3 * (size_t)S, best + 4 * (size_t)S};
     adv_starts starts;
-    for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = pt + S + (size_t)i * S;
-    adv_ctx cx = {distance, user, S, 0, 0};
+    for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = w.x + S + (size_t)i * S;
+    double *X = starts.x[AT_ADV_STARTS - 1] + S;
+    adv_caller caller = {distance, user, S};
+    adv_ctx cx = {adv_caller_dist, &caller, S, AT_ADV_ROWS, 0, 0, 0, X, X + (size_t)AT_ADV_ROWS * S};
     double dv = 0;
-    if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, alpha, o->epsilon, o->grid, best, &dv, x);
-    else adv_search(&cx, alpha, o->epsilon, budget, best, &dv, x, d, pt, &starts);
+    if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, alpha, o->epsilon, o->grid, best, &dv);
+    else adv_search(&cx, alpha, o->epsilon, budget, best, &dv, &w, &starts);
     memcpy(adversary, best, (size_t)S * sizeof *best);
     if (jsd) *jsd = adv_jsd(alpha, best, S);
     if (dist) *dist = dv;

@@ -158,16 +158,20 @@ static void encode_one(attend_model *m, const int32_t *src, int S, int removed) 
     if (removed >= 0) m->valid[removed] = 0;
 }
 
-void at_step_logp(attend_model *m, int t, int S, double *lp, int W) {
+void at_step_logp_rows(attend_model *m, int t, int N, int S, int n, double *lp, int W) {
     int Wd, is_logp;
-    const attend_real *d = at_model_step_dist(m, t, 1, S, &Wd, &is_logp);
-    if (!is_logp) {
-        log_softmax(lp, d, Wd);
-        for (int v = Wd; v < W; v++) lp[v] = -INFINITY;
-        return;
+    const attend_real *d = at_model_step_dist(m, t, N, S, &Wd, &is_logp);
+    for (int r = 0; r < n; r++, d += Wd, lp += W) {
+        if (!is_logp) {
+            log_softmax(lp, d, Wd);
+            for (int v = Wd; v < W; v++) lp[v] = -INFINITY;
+            continue;
+        }
+        for (int v = 0; v < W; v++) lp[v] = v < Wd ? (double)d[v] : -INFINITY;
     }
-    for (int v = 0; v < W; v++) lp[v] = v < Wd ? (double)d[v] : -INFINITY;
 }
+
+void at_step_logp(attend_model *m, int t, int S, double *lp, int W) { at_step_logp_rows(m, t, 1, S, 1, lp, W); }
 
 void at_forced_pass(attend_model *m, const int32_t *src, int S, int removed, const int32_t *base, int base_len,
                         double *lp, int W, attend_real *align) {

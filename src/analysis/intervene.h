@@ -19,5 +19,7 @@ void at_forced_pass(attend_model *m, const int32_t *src, int S, int removed, con
 /* After at_model_step(t) of one row: the step's log-probabilities into lp [W]
  * (log-softmax of the logits, or an extension's output space; -inf beyond). */
 void at_step_logp(attend_model *m, int t, int S, double *lp, int W);
+/* The same after at_model_step(t) of N rows, for the first n: lp [n,W]. */
+void at_step_logp_rows(attend_model *m, int t, int N, int S, int n, double *lp, int W);
 
 #endif

@@ -140,6 +140,20 @@ PY
     [ "$(grep -o '<svg' two.html | wc -l)" -eq 2 ] || fail "two.html: expected the tau and the JSD plots"
     grep -q 'JSD reachable within TVD epsilon' two.html || fail "two.html: no JSD plot title"
     ok "adversary: two epsilons, every row feasible, summaries consistent; the page has both plots"
+    # one candidate row per decoder-step call (unbatched), and 5 (rounds cut unevenly): every row feasible
+    for b in 1 5; do
+        run 0 "$A" trial "$MODEL" abcdef --epsilon 0.01,0.1 --max-evals 300 --batch $b --report b$b
+        python3 - b$b.jsonl <<'PY' || fail "b$b.jsonl: an adversary row is infeasible or missing"
+import json, math, sys
+adv = [r for r in map(json.loads, open(sys.argv[1])) if r["trial"] == "adversary" and not r.get("summary")]
+assert len(adv) == 14, len(adv)
+for r in adv:
+    assert 0 <= r["tvd"] <= r["epsilon"] + 1e-12 and 0 <= r["jsd"] <= math.log(2) + 1e-9, r
+PY
+    done
+    run 2 "$A" trial "$MODEL" abcdef --batch 0
+    has err "batch"
+    ok "adversary --batch 1 and 5: every row feasible; --batch 0 refused"
     run 0 "$A" trial "$MODEL" --data "$SRC/tests/cli/reverse_dev.tsv" --limit 25 --trials importance
     [ "$(grep -Ec '^[0-9]+ +[a-h]+ ' out)" -eq 25 ] || fail "expected 25 example rows"
     has err "attend trial: 25/25 sources"
