@@ -6,7 +6,11 @@
 # another, unknown names); `attend align --head H` shows one head of the
 # transformer decoder's cross-attention and the entropy of every head.
 #
-#   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR     CASE: usage | train
+# `g2p train` and `demo` take the same options through the same code
+# (cli/options.c): their usage errors, and a G2P transformer trained, pronounced
+# (greedy, beam, alignments), evaluated and benchmarked.
+#
+#   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR [SOURCE_DIR]    CASE: usage | train | g2p
 set -u
 CASE=encoders_$1
 A=$2
@@ -61,6 +65,38 @@ usage)
     has err "coverage"
     has err "transformer"
     ok "--coverage with --decoder transformer"
+    # g2p train and demo: the same rules, the same words, their command's name
+    for c in "g2p train" demo; do
+        # shellcheck disable=SC2086
+        run 2 "$A" $c --decoder transformer
+        has err "^attend $c: --decoder transformer .*it needs --encoder transformer, not --encoder rnn"
+        # shellcheck disable=SC2086
+        run 2 "$A" $c --encoder conv --heads 2
+        has err "^attend $c: --heads applies to --encoder transformer, not --encoder conv"
+        # shellcheck disable=SC2086
+        run 2 "$A" $c --encoder transformer --heads 3
+        has err "^attend $c: --heads 3 does not divide --emb (64|32) \(the transformer encoder's width\)"
+        # shellcheck disable=SC2086
+        run 2 "$A" $c --encoder conv --kernel 4
+        has err "^attend $c: --kernel 4: the conv encoder's kernel width must be odd"
+        # shellcheck disable=SC2086
+        run 2 "$A" $c --positions none
+        has err "^attend $c: --positions applies to --encoder transformer or conv, not --encoder rnn"
+        # shellcheck disable=SC2086
+        run 2 "$A" $c --decoder pointer
+        has err "^attend $c: --decoder pointer: "
+        # shellcheck disable=SC2086
+        run 0 "$A" $c --help
+        has out "^  --encoder NAME"
+        has out "^  --heads N"
+        has out "^  --kernel K"
+    done
+    run 2 "$A" demo --emb 8
+    has err "unknown option '--emb'"
+    run 2 "$A" g2p train --encoder transformer --decoder transformer --emb 8 --monotonic
+    has err "monotonic"
+    has err "transformer"
+    ok "g2p train and demo: the encoder options' usage errors, named by the command"
     ;;
 train)
     SMALL="--task reverse --symbols 6 --min-len 2 --max-len 6 --count 500 --dev-count 50
@@ -93,7 +129,7 @@ train)
     ok "train --encoder conv --kernel 5 --positions learned, decode"
     # shellcheck disable=SC2086
     run 0 "$A" train $SMALL $TF --decoder transformer --dec-layers 2 --positions learned --out td.safetensors
-    has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, pre-norm, learned positions\), gru transformer decoder 32 \(2 layers\) \(feed-forward, cross-attention of 2 heads\)"
+    has out "^model: transformer encoder 2 layers of width 16 \(2 heads, feed-forward 32, pre-norm, learned positions\), transformer decoder 32 \(2 layers\) \(feed-forward, cross-attention of 2 heads\)"
     has out "^dev: pairs 50 "
     run 0 "$A" decode td.safetensors in --align
     has out "weight per cell"
@@ -128,6 +164,40 @@ train)
     run 0 "$A" train $SMALL --encoder conv --conv-relu --steps 10 --warmup 2 --decay 8 --out relu.safetensors
     has out "^model: conv encoder 2 layers of width 16 \(kernel 3, ReLU, sinusoidal positions\)"
     ok "train --encoder conv --conv-relu"
+    ;;
+g2p)
+    DICT=$4/data/g2p/cmudict-sample.dict
+    G="--dict $DICT --epochs 2 --emb 16 --hidden 32 --dec-hidden 32 --batch 32 --warmup 10 --heads 2"
+    # shellcheck disable=SC2086
+    run 0 "$A" g2p train $G --encoder transformer --decoder transformer --dec-layers 2 --positions learned \
+        --out gt.safetensors
+    has out "^model: transformer encoder 1 layers of width 16 \(2 heads, feed-forward 32, pre-norm, learned positions\), transformer decoder 32 \(2 layers\) \(feed-forward, cross-attention of 2 heads\), emb 16: [0-9]+ parameters \([0-9.]+ MB\)$"
+    has out "^epoch 2 step [0-9]+: dev PER "
+    run 0 "$A" g2p --model gt.safetensors --no-lexicon hello world
+    [ "$(wc -l <out)" -eq 2 ] || fail "g2p pronounced $(wc -l <out) lines"
+    run 0 "$A" g2p --model gt.safetensors --no-lexicon --beam 3 --align hello
+    has out "^hello "
+    # the learned table has the training words' rows: a longer word is named, not a failure
+    run 0 "$A" g2p --model gt.safetensors --no-lexicon abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz
+    has err "52 characters, more than the [0-9]+ a word may have: not pronounced"
+    run 0 "$A" g2p eval --model gt.safetensors --dict "$DICT" --beam 2
+    has out "^dev +greedy"
+    run 0 "$A" g2p bench --model gt.safetensors --dict "$DICT" --words 20
+    ok "g2p train --encoder transformer --decoder transformer --positions learned; pronounce, eval, bench"
+    # shellcheck disable=SC2086
+    run 0 "$A" g2p train $G --encoder transformer --out ge.safetensors
+    has out "^model: transformer encoder 1 layers of width 16 \(2 heads, feed-forward 32, pre-norm, sinusoidal positions\), gru bahdanau decoder 32, additive attention 128, emb 16: "
+    # G without --heads: the conv encoder's kernel
+    # shellcheck disable=SC2086
+    run 0 "$A" g2p train --dict "$DICT" --epochs 1 --emb 16 --hidden 32 --dec-hidden 32 --batch 32 --warmup 10 \
+        --encoder conv --kernel 5 --decoder luong --score general --out gc.safetensors
+    has out "^model: conv encoder 1 layers of width 16 \(kernel 5, GLU, sinusoidal positions\), gru luong decoder 32, general attention, emb 16: "
+    run 0 "$A" g2p --model gc.safetensors --no-lexicon hello
+    ok "g2p train --encoder transformer (bahdanau decoder), --encoder conv --decoder luong --score general"
+    run 0 "$A" demo --steps 30 --encoder transformer --decoder transformer --heads 2 --out demo.safetensors
+    has out "^model: transformer encoder 1 layers of width 32 \(2 heads, feed-forward 64, pre-norm, sinusoidal positions\), transformer decoder 64 \(feed-forward, cross-attention of 2 heads\)"
+    has out "^example 1: "
+    ok "demo --encoder transformer --decoder transformer"
     ;;
 *) fail "unknown case $1" ;;
 esac
