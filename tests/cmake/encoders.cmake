@@ -9,3 +9,8 @@ foreach(case usage train g2p)
             ${CMAKE_CURRENT_BINARY_DIR}/encoders ${PROJECT_SOURCE_DIR})
   set_tests_properties(cli_encoders_${case} PROPERTIES TIMEOUT 120)
 endforeach()
+# Issue 27 item 5: the G2P Transformer recipe's smoke mode (tools/g2p_transformer.sh --smoke)
+add_test(NAME g2p_transformer_smoke
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/g2p_transformer_test.sh $<TARGET_FILE:attend_cli>
+          ${CMAKE_CURRENT_BINARY_DIR}/encoders ${PROJECT_SOURCE_DIR})
+set_tests_properties(g2p_transformer_smoke PROPERTIES TIMEOUT 300)
