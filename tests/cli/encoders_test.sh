@@ -6,11 +6,11 @@
 # another, unknown names); `attend align --head H` shows one head of the
 # transformer decoder's cross-attention and the entropy of every head.
 #
-# `g2p train` and `demo` take the same options through the same code
+# `g2p train`, `demo` and `sweep` take the same options through the same code
 # (cli/options.c): their usage errors, and a G2P transformer trained, pronounced
 # (greedy, beam, alignments), evaluated and benchmarked.
 #
-#   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR [SOURCE_DIR]    CASE: usage | train | g2p
+#   sh tests/cli/encoders_test.sh CASE ATTEND WORK_DIR [SOURCE_DIR]    CASE: usage | train | g2p | sweep
 set -u
 CASE=encoders_$1
 A=$2
@@ -198,6 +198,40 @@ g2p)
     has out "^model: transformer encoder 1 layers of width 32 \(2 heads, feed-forward 64, pre-norm, sinusoidal positions\), transformer decoder 64 \(feed-forward, cross-attention of 2 heads\)"
     has out "^example 1: "
     ok "demo --encoder transformer --decoder transformer"
+    ;;
+sweep)
+    SW="--task reverse --symbols 6 --lengths 3,6 --train-pairs 400 --dev-pairs 30 --emb 16 --hidden 32 --attn 8
+        --steps 40 --warmup 5 --batch 16 --seed 3"
+    # shellcheck disable=SC2086
+    run 0 "$A" sweep $SW --encoder transformer --heads 2 --decoders transformer,dot,additive --csv t.csv --svg t.svg
+    has out "^model: transformer encoder of width 16 \(2 heads, feed-forward 32, pre-norm, sinusoidal positions\), gru, decoder 16, "
+    [ "$(wc -l <t.csv)" -eq 7 ] || fail "CSV: expected a header and 6 rows"
+    has t.csv "^transformer,transformer,,3,3,30,"
+    has t.csv "^luong-dot,luong,dot,6,6,30,"
+    has t.csv "^bahdanau-additive,bahdanau,additive,6,6,30,"
+    grep -q 'transformer' t.svg || fail "SVG legend lacks the transformer"
+    # the CSV read back: --plot gives the same rows
+    run 0 "$A" sweep --plot t.csv --csv back.csv --svg back.svg
+    cmp -s t.csv back.csv || fail "the CSV read back by --plot differs"
+    ok "sweep --encoder transformer --decoders transformer,dot,additive: rows, CSV round trip"
+    # shellcheck disable=SC2086
+    run 0 "$A" sweep $SW --lengths 4 --encoder conv --kernel 3 --positions learned --decoders general --csv c.csv \
+        --svg c.svg
+    has out "^model: conv encoder of width 16 \(kernel 3, GLU, learned positions\), gru, decoder 16, "
+    has c.csv "^luong-general,luong,general,4,4,30,"
+    ok "sweep --encoder conv --positions learned"
+    # shellcheck disable=SC2086
+    run 2 "$A" sweep $SW --decoders transformer
+    has err "^attend sweep: --decoders: 'transformer' shares the encoder's --heads, --positions and --post-norm: it needs --encoder transformer, not --encoder rnn"
+    # shellcheck disable=SC2086
+    run 2 "$A" sweep $SW --encoder transformer --heads 3
+    has err "^attend sweep: --heads 3 does not divide --emb 16"
+    # shellcheck disable=SC2086
+    run 2 "$A" sweep $SW --kernel 3
+    has err "^attend sweep: --kernel applies to --encoder conv, not --encoder rnn"
+    run 2 "$A" sweep --decoders transformer-dot
+    has err "unknown decoder 'transformer-dot'"
+    ok "sweep: the encoder options' usage errors"
     ;;
 *) fail "unknown case $1" ;;
 esac

@@ -3,7 +3,7 @@
 # tests/test_encoders_f64.c (test_*.c glob) check the library, and
 # test_model_ref its PyTorch reference (tools/ref_model.py --only tf_, cv_);
 # encoders_test.sh CASE the command.
-foreach(case usage train g2p)
+foreach(case usage train g2p sweep)
   add_test(NAME cli_encoders_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/encoders_test.sh ${case} $<TARGET_FILE:attend_cli>
             ${CMAKE_CURRENT_BINARY_DIR}/encoders ${PROJECT_SOURCE_DIR})
