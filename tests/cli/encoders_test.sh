@@ -153,6 +153,26 @@ train)
     run 1 "$A" align tf.safetensors abcd --head 1
     has err "align_head=1 needs a decoder with multi-head attention \(transformer\), but model 1 has decoder bahdanau"
     ok "align --head H (greedy, beam), entropy per head; a head past the model's and a bahdanau decoder refused"
+    run 0 "$A" align tf.safetensors abcdef --encoder-self --head 2 --svg es.svg
+    has out "^encoder self-attention: layer 2 of 2, head 2 of 2$"
+    has out "^source: abcdef  \(6 tokens; rows: query positions"
+    [ "$(grep -c '^[a-f] |' out)" -eq 6 ] || fail "the self-attention map has $(grep -c '^[a-f] |' out) rows, expected 6"
+    has out "^self-attention entropy per head, layer 2 \(nats, mean over 6 query positions; uniform: ln 6 = 1.7918\):"
+    has out "^  head 1  [0-9.]+$"
+    has out "^  head 2  [0-9.]+$"
+    has out "^  mean map [0-9.]+ \(the heads' average\)$"
+    grep -q '</svg>' es.svg || fail "the SVG of the self-attention map is not closed"
+    run 0 "$A" align td.safetensors abcd --encoder-self --layer 1
+    has out "^encoder self-attention: layer 1 of 2, the mean of its 2 heads$"
+    run 1 "$A" align tf.safetensors abcd --encoder-self --layer 3
+    has err "layer=3 outside \[1, enc_layers=2\]"
+    run 1 "$A" align cv.safetensors abcd --encoder-self
+    has err "encoder conv has no self-attention"
+    run 2 "$A" align tf.safetensors abcd --encoder-self --beam 2
+    has err "--encoder-self shows the encoder's weights without decoding: --beam does not apply"
+    run 2 "$A" align tf.safetensors abcd --layer 1
+    has err "--layer applies to --encoder-self"
+    ok "align --encoder-self: one head or the mean of a layer's self-attention, every head's entropy, SVG; refusals"
     run 0 "$A" intervene td.safetensors abcd --replace a
     has out "^model: td.safetensors \(transformer decoder\)$"
     has out "^0 +a +delete-token "
