@@ -16,6 +16,7 @@
 static void align_usage(FILE *f) {
     fprintf(f,
             "usage: attend align MODEL TEXT [--beam K [--nbest N]] [--head H] [--svg PATH] [--html PATH]\n"
+            "       attend align MODEL TEXT --encoder-self [--layer L] [--head H] [--svg PATH] [--html PATH]\n"
             "\n"
             "Decodes TEXT with the model (greedy, or beam search with --beam) and prints each\n"
             "output's alignment [output tokens x source tokens] as a text heatmap: one row per\n"
@@ -32,6 +33,11 @@ static void align_usage(FILE *f) {
             "  --head H      a multi-head decoder (transformer): head H (1..heads) of its top\n"
             "                layer's cross-attention instead of the average over the heads (0,\n"
             "                the default); the tokens are the same\n"
+            "  --encoder-self  no decoding: the transformer encoder's self-attention over TEXT\n"
+            "                [source x source: row i, the weights of position i over every\n"
+            "                position], of --layer L (1..layers; the top one) and --head H\n"
+            "                (1..heads; 0, the default: the heads' mean), then the entropy of\n"
+            "                every head of that layer\n"
             "  --max-len N   longest output (the longer of the model's longest target and 2 x\n"
             "                the source length)\n"
             "  --svg PATH    also write the (best) alignment as an SVG heatmap with a colour scale\n"
@@ -214,10 +220,55 @@ static int head_entropies(const analysis *a, int beam, int nbest, int L, double 
     return rc;
 }
 
+/* --encoder-self: the encoder's self-attention of one layer (head, or the heads' mean) and every head's entropy */
+static int encoder_self(const analysis *a, int layer, int head, const char *svg, const char *html, const char *title) {
+    const attend_model_config *c = attend_model_get_config(a->m);
+    attend_error err = {0};
+    int S = a->S, L = layer ? layer : (c->enc_layers > 0 ? c->enc_layers : 1);
+    attend_real *map = malloc((size_t)S * S * sizeof *map);
+    if (!map) return cli_oom("align", "the self-attention map");
+    int rc = 0;
+    if (attend_model_encoder_attention(a->m, a->src, S, L, head, map, &err)) {
+        free(map);
+        return cli_lib_fail("align", &err);
+    }
+    if (head) printf("encoder self-attention: layer %d of %d, head %d of %d\n", L, c->enc_layers, head, c->heads);
+    else printf("encoder self-attention: layer %d of %d, the mean of its %d heads\n", L, c->enc_layers, c->heads);
+    printf("source: %s  (%d tokens; rows: query positions, columns: the positions they attend to)\n",
+           cli_vis(a->text), S);
+    char *s = NULL;
+    if (attend_render_heatmap_text(&s, map, S, S, a->src_tok, a->src_tok, &err)) rc = cli_lib_fail("align", &err);
+    else fputs(s, stdout);
+    free(s);
+    for (int k = 0; !rc && k < 2; k++) {
+        const char *path = k ? html : svg;
+        if (!path) continue;
+        s = NULL;
+        attend_status st = k == 0 ? attend_render_heatmap_svg(&s, map, S, S, a->src_tok, a->src_tok, title, &err)
+                                  : attend_render_heatmap_html(&s, map, S, S, a->src_tok, a->src_tok, title, &err);
+        if (st) rc = cli_lib_fail("align", &err);
+        else if (!(rc = analysis_write_file("align", path, s))) printf("wrote %s\n", cli_vis(path));
+        free(s);
+    }
+    if (!rc) {
+        printf("self-attention entropy per head, layer %d (nats, mean over %d query positions; uniform: ln %d = %.4f):\n",
+               L, S, S, log((double)S));
+        for (int k = 1; !rc && k <= c->heads + 1; k++) { /* heads 1..H, then the mean (0) */
+            int h = k % (c->heads + 1);
+            if (attend_model_encoder_attention(a->m, a->src, S, L, h, map, &err)) rc = cli_lib_fail("align", &err);
+            else if (h) printf("  head %d  %.4f\n", h, mean_entropy(map, S, S));
+            else printf("  mean map %.4f (the heads' average)\n", mean_entropy(map, S, S));
+        }
+    }
+    free(map);
+    return rc;
+}
+
 int cmd_align(int argc, char **argv) {
     cli_set_oom_hint("use a shorter TEXT, or lower --max-len or --beam"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *svg = NULL, *html = NULL;
     int beam = 0, nbest = 1, max_len = 0, help = 0, npos = 0, format = CLI_FORMAT_TEXT, head = 0;
+    int enc_self = 0, layer = 0;
     double alpha = 0, cov_pen = 0;
     cli_parser p;
     cli_init(&p, "align", argc, argv);
@@ -230,6 +281,8 @@ int cmd_align(int argc, char **argv) {
         else if (cli_is(&p, "--coverage-penalty")) rc = cli_double(&p, 0, 1e6, &cov_pen);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
         else if (cli_is(&p, "--head")) rc = cli_int(&p, 0, 65536, &head);
+        else if (cli_is(&p, "--encoder-self")) rc = cli_flag(&p, &enc_self);
+        else if (cli_is(&p, "--layer")) rc = cli_int(&p, 1, 65536, &layer);
         else if (cli_is(&p, "--svg")) rc = cli_path(&p, &svg);
         else if (cli_is(&p, "--html")) rc = cli_path(&p, &html);
         else if (cli_is(&p, "--format")) rc = cli_choice(&p, cli_format_from_name, "text|tsv|jsonl", &format);
@@ -244,6 +297,11 @@ int cmd_align(int argc, char **argv) {
         return cli_finish("align", 0);
     }
     if (!model || !text) return cli_usage_error("align", "needs MODEL and TEXT (see attend align --help)");
+    if (layer && !enc_self) return cli_usage_error("align", "--layer applies to --encoder-self");
+    if (enc_self && (beam || nbest > 1 || format != CLI_FORMAT_TEXT || cov_pen > 0 || max_len))
+        return cli_usage_error("align", "--encoder-self shows the encoder's weights without decoding: %s does not apply",
+                               beam ? "--beam" : nbest > 1 ? "--nbest" : format != CLI_FORMAT_TEXT ? "--format"
+                               : cov_pen > 0 ? "--coverage-penalty" : "--max-len");
     if (nbest > 1 && !beam) beam = nbest;
     if (beam && nbest > beam) return cli_usage_error("align", "--nbest %d exceeds --beam %d", nbest, beam);
     if (cov_pen > 0 && !beam) return cli_usage_error("align", "--coverage-penalty needs --beam K");
@@ -260,6 +318,13 @@ int cmd_align(int argc, char **argv) {
 
     analysis a;
     rc = analysis_open(&a, "align", model, text, beam ? beam : 1, max_len);
+    if (!rc && enc_self) {
+        char t[256];
+        snprintf(t, sizeof t, "attend align --encoder-self: %s", text);
+        rc = encoder_self(&a, layer, head, svg, html, t);
+        analysis_close(&a);
+        return cli_finish("align", rc);
+    }
     int L = a.max_len, K = beam ? nbest : 1;
     int32_t *out = NULL, *out_len = NULL;
     double *score = NULL;

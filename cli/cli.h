@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "args.h"
+#include "options.h"
 
 int cmd_explain(int argc, char **argv);
 int cmd_train(int argc, char **argv);
@@ -61,12 +62,7 @@ typedef struct {
     int monotonic;                     /* --monotonic: monotonic attention (config monotonic) */
     int copy;                          /* --copy: the pointer-generator output (config copy) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
-    int encoder;                       /* --encoder: attend_encoder_kind (0: rnn) */
-    int heads;                         /* --heads: the transformer encoder's heads; 0: not given (4) */
-    int positions;                     /* --positions: attend_positions; -1: not given (sinusoidal) */
-    int post_norm;                     /* --post-norm: the transformer encoder's layer norm after the residual */
-    int kernel;                        /* --kernel: the conv encoder's kernel width; 0: not given (3) */
-    int conv_relu;                     /* --conv-relu: the conv encoder's ReLU in place of the GLU */
+    cli_encoder_opts enc;              /* --encoder and its settings (cli/options.h) */
     int uniform_attention;             /* --uniform-attention: uniform weights (config uniform_attention) */
     int frozen_attention;              /* --frozen-attention: the reference's weights (topt.frozen_attention) */
     const char *reference;             /* --reference: the model file of topt.reference; NULL: none */

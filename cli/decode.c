@@ -706,9 +706,7 @@ int cmd_decode(int argc, char **argv) {
     int S_limit = o.max_src ? o.max_src : DECODE_SRC_FACTOR * dc.cfg.max_src_len;
     if (!o.max_src && S_limit < DECODE_MIN_SRC) S_limit = DECODE_MIN_SRC;
     /* learned positions: the table's rows bound the sources a model reads (and a transformer decoder's steps) */
-    const int learned = dc.cfg.positions == ATTEND_POSITIONS_LEARNED && dc.cfg.max_positions > 0 &&
-                        dc.cfg.encoder != ATTEND_ENCODER_RNN;
-    if (learned && S_limit > dc.cfg.max_positions) S_limit = dc.cfg.max_positions;
+    cli_positions_caps(&dc.cfg, &S_limit, NULL);
     o.max_src = S_limit;
     dc.lines = calloc((size_t)want, sizeof *dc.lines);
     dc.scratch = malloc((CLI_MAX_LINE + 1) * sizeof *dc.scratch);
@@ -736,8 +734,7 @@ int cmd_decode(int argc, char **argv) {
     dc.S_cap = dc.eof ? first_S : S_limit;
     dc.L_cap = o.max_len ? o.max_len : dc.cfg.max_tgt_len > 2 * dc.S_cap ? dc.cfg.max_tgt_len : 2 * dc.S_cap;
     if (dc.pointer) dc.L_cap = dc.S_cap;
-    if (learned && dc.cfg.decoder == ATTEND_DECODER_TRANSFORMER && dc.L_cap > dc.cfg.max_positions - 1)
-        dc.L_cap = dc.cfg.max_positions - 1;
+    cli_positions_caps(&dc.cfg, NULL, &dc.L_cap);
     dc.B = o.beam ? o.beam : dc.eof ? first_n : want;
     if ((rc = load_sized(&dc, &o)) || (rc = decoder_alloc(&dc, &o))) goto flush;
     for (;;) {

@@ -31,7 +31,7 @@
 
 static void demo_usage(FILE *f) {
     fprintf(f,
-            "usage: attend demo [--steps N] [--out PATH] [--seed N]\n"
+            "usage: attend demo [--steps N] [--out PATH] [--seed N] [model options]\n"
             "\n"
             "Trains an attention model to reverse strings of %d letters (a-j), %d to %d long,\n"
             "prints its accuracy on held-out strings, decodes %d of them and draws where the\n"
@@ -49,8 +49,14 @@ static void demo_usage(FILE *f) {
     cli_opt_usage(f, "--steps", steps, 15);
     cli_opt_usage(f, "--out", "attend-demo.safetensors", 15);
     cli_opt_usage(f, "--seed", "1", 15);
+    fprintf(f, "  --help       this message\n"
+               "model options (the same as `attend train`'s; the demo's model: a bidirectional GRU\n"
+               "encoder and a Luong decoder with the general score):\n");
+    cli_opt_usage(f, "--decoder", "luong; bahdanau or transformer", 15);
+    cli_opt_usage(f, "--layers", "1", 15);
+    cli_opt_usage(f, "--dec-layers", "1", 15);
+    cli_encoder_options_usage(f, 15);
     fprintf(f,
-            "  --help       this message\n"
             "\n"
             "The training is the same as\n"
             "  attend train --task reverse --symbols %d --min-len %d --max-len %d --count %d \\\n"
@@ -149,11 +155,18 @@ int cmd_demo(int argc, char **argv) {
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
         else if (cli_opt(&p, "--steps", &o.steps, &rc) || cli_opt(&p, "--out", &o.out, &rc) ||
-                 cli_opt(&p, "--seed", &o.seed, &rc))
+                 cli_opt(&p, "--seed", &o.seed, &rc) || cli_opt(&p, "--decoder", &o.decoder, &rc) ||
+                 cli_opt(&p, "--layers", &o.layers, &rc) || cli_opt(&p, "--dec-layers", &o.dec_layers, &rc) ||
+                 cli_encoder_option(&p, &o.enc, &rc))
             continue;
         else rc = cli_unknown(&p);
     }
     if (rc) return rc;
+    if (o.decoder == ATTEND_DECODER_NONE || o.decoder == ATTEND_DECODER_POINTER)
+        return cli_usage_error("demo", "--decoder %s: the demo shows where the decoder attends (bahdanau, luong or "
+                                       "transformer)",
+                               attend_decoder_name((attend_decoder_kind)o.decoder));
+    if ((rc = cli_encoder_check("demo", &o.enc, o.decoder, o.emb))) return rc;
     if (help) {
         demo_usage(stdout);
         return cli_finish("demo", 0);

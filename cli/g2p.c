@@ -373,10 +373,10 @@ static int say_text(speaker *sp, const say_opts *o, const char *text, size_t len
         attend_g2p_source src = ATTEND_G2P_SOURCE_BREAK;
         const char *phones = "";
         int ok = 1;
-        if (code_points(t, n) > ATTEND_G2P_MAX_LEN) {
+        if (code_points(t, n) > (size_t)sp->S) {
             ok = 0;
             if (cli_problem(&sp->probs, CLI_PROBLEM_TOO_LONG, where, index, "'%.80s...': %zu characters, more than "
-                            "the %d a word may have: not pronounced", t, code_points(t, n), ATTEND_G2P_MAX_LEN))
+                            "the %d a word may have: not pronounced", t, code_points(t, n), sp->S))
                 rc = 1;
         } else if (attend_g2p_token_pronounce(sp->e.ms, sp->e.M, sp->e.gv, sp->e.pv, sp->lex.lx, t, n, sp->text,
                                               sp->text_cap, &src, &err)) {
@@ -501,6 +501,7 @@ static int cmd_say(int argc, char **argv) {
     sp.trained_S = sp.e.cfg.max_src_len;
     sp.L = o.max_len ? o.max_len : sp.e.cfg.max_tgt_len + 1;
     if (sp.L > ATTEND_G2P_MAX_LEN) sp.L = ATTEND_G2P_MAX_LEN;
+    cli_positions_caps(&sp.e.cfg, &sp.S, &sp.L); /* a learned positions table bounds the words and phonemes */
     sp.K = o.beam ? o.beam : 1;
     if ((rc = g2p_models_load("g2p", &sp.e, sp.K, sp.S, sp.L))) goto done;
     if ((rc = g2p_lexicon_open("g2p", o.lexicon, o.no_lexicon, o.skip_malformed, sp.e.pv, &sp.lex))) goto done;

@@ -32,6 +32,9 @@ typedef struct {
     int skip;
     int keep_stress; /* --keep-stress: phonemes with their stress digits (AH0, AH1) */
     int emb, hidden, dec_hidden, attn, layers, dec_layers;
+    int decoder;          /* --decoder: bahdanau (the recipe's), luong or transformer */
+    int score;            /* --score: the bahdanau/luong attention score (additive) */
+    cli_encoder_opts enc; /* --encoder and its settings (cli/options.h) */
     int batch, epochs, warmup, patience, checkpoint_every, log_every, eval_words;
     double lr, min_lr, clip, max_minutes;
     uint64_t seed;
@@ -45,6 +48,9 @@ typedef struct {
 static void g2p_train_defaults(g2p_train_opts *o) {
     memset(o, 0, sizeof *o);
     o->out = "g2p.safetensors";
+    o->decoder = ATTEND_DECODER_BAHDANAU;
+    o->score = ATTEND_SCORE_ADDITIVE;
+    cli_encoder_opts_init(&o->enc);
     o->emb = 64;
     o->hidden = 128;
     o->dec_hidden = 256;
@@ -97,11 +103,14 @@ static void train_usage(FILE *f) {
             "  --keep-stress          keep the stress digits (AH0, AH1, AH2): the model learns\n"
             "                         stressed phonemes (the dictionary must have them, see\n"
             "                         tools/get_cmudict.sh --stress); g2p eval sees it\n"
-            "model (letters and phonemes, a GRU encoder and decoder):\n");
+            "model (letters and phonemes; the recipe's: a GRU encoder and decoder):\n");
+    opt_line(f, "--decoder", "bahdanau; none and pointer do not apply");
+    opt_line(f, "--score", "additive");
     opt_line(f, "--emb", "%d", d.emb);
     opt_line(f, "--hidden", "%d", d.hidden);
     opt_line(f, "--layers", "%d", d.layers);
-    opt_line(f, "--dec-hidden", "%d", d.dec_hidden);
+    cli_encoder_options_usage(f, 25);
+    opt_line(f, "--dec-hidden", "%d; the transformer decoder's feed-forward width", d.dec_hidden);
     opt_line(f, "--dec-layers", "1");
     opt_line(f, "--attn", "%d", d.attn);
     opt_line(f, "--monotonic", NULL);
@@ -158,7 +167,8 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--checkpoint", &o->checkpoint, &rc) ||
                  cli_opt(&p, "--checkpoint-every", &o->checkpoint_every, &rc) ||
                  cli_opt(&p, "--resume", &o->resume, &rc) || cli_opt(&p, "--log-every", &o->log_every, &rc) ||
-                 cli_opt(&p, "--grad-shards", &o->grad_shards, &rc))
+                 cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) || cli_opt(&p, "--decoder", &o->decoder, &rc) ||
+                 cli_opt(&p, "--score", &o->score, &rc) || cli_encoder_option(&p, &o->enc, &rc))
             continue;
         else if (cli_is(&p, "--epochs")) rc = cli_int(&p, 1, 10000, &o->epochs);
         else if (cli_is(&p, "--max-minutes")) rc = cli_double(&p, 0, 1e6, &o->max_minutes);
@@ -167,11 +177,17 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
         else rc = cli_unknown(&p);
     }
     if (rc || *help) return rc;
-    /* what combines with what: the library's rules, in these options' words (the recipe's decoder is bahdanau) */
+    if (o->decoder == ATTEND_DECODER_NONE || o->decoder == ATTEND_DECODER_POINTER)
+        return cli_usage_error("g2p train", "--decoder %s: a G2P model needs attention over the letters and phoneme "
+                                            "outputs (bahdanau, luong or transformer)",
+                               attend_decoder_name((attend_decoder_kind)o->decoder));
+    /* the encoder kind's settings, and the transformer decoder's encoder */
+    if ((rc = cli_encoder_check("g2p train", &o->enc, o->decoder, o->emb))) return rc;
+    /* what combines with what: the library's rules, in these options' words */
     attend_model_config mc;
     memset(&mc, 0, sizeof mc);
-    mc.decoder = ATTEND_DECODER_BAHDANAU;
-    mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.decoder = (attend_decoder_kind)o->decoder;
+    mc.score = (attend_score_kind)o->score;
     mc.monotonic = o->monotonic;
     mc.normalizer = (attend_normalizer)o->normalizer;
     return cli_rules_check("g2p train", &mc, &o->topt, NULL);
@@ -336,8 +352,8 @@ int cmd_g2p_train(int argc, char **argv) {
     attend_model_config mc;
     memset(&mc, 0, sizeof mc);
     mc.cell = ATTEND_CELL_GRU;
-    mc.decoder = ATTEND_DECODER_BAHDANAU;
-    mc.score = ATTEND_SCORE_ADDITIVE;
+    mc.decoder = (attend_decoder_kind)o.decoder;
+    mc.score = (attend_score_kind)o.score;
     mc.monotonic = o.monotonic;
     mc.src_vocab = attend_vocab_size(gv);
     mc.tgt_vocab = attend_vocab_size(pv);
@@ -351,6 +367,8 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.max_batch = o.batch;
     mc.max_src_len = in.max_word_len;     /* every split fits, dev included */
     mc.max_tgt_len = in.max_pron_len;
+    cli_encoder_config(&mc, &o.enc);
+    cli_encoder_positions_capacity(&mc);
     if (attend_model_create(&m, &mc, o.seed, &err)) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
@@ -368,11 +386,8 @@ int cmd_g2p_train(int argc, char **argv) {
     }
     if ((rc = cli_train_options_set(cmd, tr, &o.topt))) goto done;
     if ((rc = cli_mpi_trainer(cmd, tr, o.grad_shards))) goto done;
-    printf("model: gru encoder %dx%d bidirectional, bahdanau decoder %d, additive%s attention %d%s%s, emb %d: %zu "
-           "parameters (%.2f MB)\n",
-           o.layers, o.hidden, o.dec_hidden, o.monotonic ? " monotonic" : "", o.attn, o.normalizer ? " " : "",
-           o.normalizer ? attend_normalizer_name((attend_normalizer)o.normalizer) : "", o.emb,
-           attend_model_param_count(m), 4.0 * (double)attend_model_param_count(m) / 1e6);
+    cli_print_model(stdout, m);
+    printf(" (%.2f MB)\n", 4.0 * (double)attend_model_param_count(m) / 1e6);
     printf("training: adam lr %g, warm-up %d, cosine decay to %g over %ld steps, clip %g, batch %d, %d epochs of "
            "%ld steps, patience %d, seed %llu",
            o.lr, o.warmup, o.min_lr, total, o.clip, o.batch, o.epochs, steps_per_epoch, o.patience,

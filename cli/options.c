@@ -268,3 +268,110 @@ int cli_rules_check(const char *cmd, const attend_model_config *cfg, const atten
 int cli_rules_suffixes(const attend_model_config *cfg, char *msg, size_t cap) {
     return rule_message(cfg, NULL, NULL, 1, msg, cap);
 }
+
+/* ------------------------------------------- the encoder kind and its settings */
+
+void cli_encoder_opts_init(cli_encoder_opts *e) {
+    memset(e, 0, sizeof *e);
+    e->positions = -1;
+}
+
+int cli_encoder_option(cli_parser *p, cli_encoder_opts *e, int *rc) {
+    return cli_opt(p, "--encoder", &e->encoder, rc) || cli_opt(p, "--heads", &e->heads, rc) ||
+           cli_opt(p, "--positions", &e->positions, rc) || cli_opt(p, "--post-norm", &e->post_norm, rc) ||
+           cli_opt(p, "--kernel", &e->kernel, rc) || cli_opt(p, "--conv-relu", &e->conv_relu, rc);
+}
+
+void cli_encoder_options_usage(FILE *f, int col) {
+    cli_opt_usage(f, "--encoder", "rnn", col);
+    cli_opt_usage(f, "--heads", "4", col);
+    cli_opt_usage(f, "--positions", "sinusoidal", col);
+    cli_opt_usage(f, "--post-norm", NULL, col);
+    cli_opt_usage(f, "--kernel", "3", col);
+    cli_opt_usage(f, "--conv-relu", NULL, col);
+}
+
+int cli_encoder_check(const char *cmd, const cli_encoder_opts *e, int decoder, int emb) {
+    const char *kind = attend_encoder_name((attend_encoder_kind)e->encoder);
+    if (e->encoder != ATTEND_ENCODER_TRANSFORMER && (e->heads || e->post_norm))
+        return cli_usage_error(cmd, "%s applies to --encoder transformer, not --encoder %s",
+                               e->heads ? "--heads" : "--post-norm", kind);
+    if (e->encoder == ATTEND_ENCODER_RNN && e->positions >= 0)
+        return cli_usage_error(cmd, "--positions applies to --encoder transformer or conv, not --encoder rnn");
+    if (e->encoder != ATTEND_ENCODER_CONV && (e->kernel || e->conv_relu))
+        return cli_usage_error(cmd, "%s applies to --encoder conv, not --encoder %s",
+                               e->kernel ? "--kernel" : "--conv-relu", kind);
+    if (e->encoder == ATTEND_ENCODER_CONV && e->kernel && e->kernel % 2 == 0)
+        return cli_usage_error(cmd, "--kernel %d: the conv encoder's kernel width must be odd ('same' padding)",
+                               e->kernel);
+    if (decoder == ATTEND_DECODER_TRANSFORMER && e->encoder != ATTEND_ENCODER_TRANSFORMER)
+        return cli_usage_error(cmd, "--decoder transformer shares the encoder's --heads, --positions and "
+                                    "--post-norm: it needs --encoder transformer, not --encoder %s",
+                               kind);
+    if (e->encoder == ATTEND_ENCODER_TRANSFORMER) {
+        int heads = e->heads ? e->heads : 4;
+        if (heads > emb || emb % heads)
+            return cli_usage_error(cmd, "--heads %d%s does not divide --emb %d (the transformer encoder's width)",
+                                   heads, e->heads ? "" : " (the default)", emb);
+    }
+    return 0;
+}
+
+void cli_encoder_config(attend_model_config *mc, const cli_encoder_opts *e) {
+    mc->encoder = (attend_encoder_kind)e->encoder;
+    mc->heads = 0;
+    mc->positions = ATTEND_POSITIONS_SINUSOIDAL;
+    mc->post_norm = mc->kernel = mc->conv_relu = 0;
+    if (e->encoder == ATTEND_ENCODER_RNN) return;
+    mc->positions = (attend_positions)(e->positions >= 0 ? e->positions : ATTEND_POSITIONS_SINUSOIDAL);
+    if (e->encoder == ATTEND_ENCODER_TRANSFORMER) {
+        mc->heads = e->heads ? e->heads : 4;
+        mc->post_norm = e->post_norm;
+    } else if (e->encoder == ATTEND_ENCODER_CONV) {
+        mc->kernel = e->kernel ? e->kernel : 3;
+        mc->conv_relu = e->conv_relu;
+    }
+}
+
+void cli_encoder_positions_capacity(attend_model_config *mc) {
+    if (mc->positions != ATTEND_POSITIONS_LEARNED || mc->encoder == ATTEND_ENCODER_RNN) return;
+    mc->max_positions = mc->max_src_len; /* the learned table: as long as the longest source seen */
+    if (mc->decoder == ATTEND_DECODER_TRANSFORMER && mc->max_tgt_len + 1 > mc->max_positions)
+        mc->max_positions = mc->max_tgt_len + 1; /* and the longest target's steps */
+}
+
+void cli_positions_caps(const attend_model_config *c, int *S, int *L) {
+    if (c->positions != ATTEND_POSITIONS_LEARNED || c->max_positions <= 0 || c->encoder == ATTEND_ENCODER_RNN) return;
+    if (S && *S > c->max_positions) *S = c->max_positions;
+    if (L && c->decoder == ATTEND_DECODER_TRANSFORMER && *L > c->max_positions - 1) *L = c->max_positions - 1;
+}
+
+void cli_print_model(FILE *f, const attend_model *m) {
+    const attend_model_config *c = attend_model_get_config(m);
+    int tdec = c->decoder == ATTEND_DECODER_TRANSFORMER;
+    /* the cell of the decoder: none for the transformer decoder */
+    const char *cell = tdec ? "" : attend_cell_name(c->cell), *sp = tdec ? "" : " ";
+    if (c->encoder == ATTEND_ENCODER_TRANSFORMER)
+        fprintf(f, "model: transformer encoder %d layers of width %d (%d heads, feed-forward %d, %s, %s positions), "
+                   "%s%s%s decoder %d",
+                c->enc_layers, c->emb, c->heads, c->enc_hidden, c->post_norm ? "post-norm" : "pre-norm",
+                attend_positions_name(c->positions), cell, sp, attend_decoder_name(c->decoder), c->dec_hidden);
+    else if (c->encoder == ATTEND_ENCODER_CONV)
+        fprintf(f, "model: conv encoder %d layers of width %d (kernel %d, %s, %s positions), %s %s decoder %d",
+                c->enc_layers, c->emb, c->kernel, c->conv_relu ? "ReLU" : "GLU", attend_positions_name(c->positions),
+                attend_cell_name(c->cell), attend_decoder_name(c->decoder), c->dec_hidden);
+    else
+        fprintf(f, "model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
+                c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
+    if (c->dec_layers > 1) fprintf(f, " (%d layers)", c->dec_layers);
+    if (tdec) fprintf(f, " (feed-forward, cross-attention of %d heads)", c->heads);
+    else if (c->decoder != ATTEND_DECODER_NONE) {
+        fprintf(f, ", %s attention", attend_score_name(c->score));
+        if (c->score == ATTEND_SCORE_ADDITIVE) fprintf(f, " %d", c->attn);
+        if (c->coverage) fprintf(f, " with coverage");
+        if (c->monotonic) fprintf(f, ", monotonic");
+        if (c->normalizer) fprintf(f, " (%s)", attend_normalizer_name(c->normalizer));
+    }
+    if (c->copy) fprintf(f, ", copy (pointer-generator)");
+    fprintf(f, ", emb %d: %zu parameters", c->emb, attend_model_param_count(m));
+}

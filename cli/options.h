@@ -72,4 +72,54 @@ int cli_rules_check(const char *cmd, const attend_model_config *cfg, const atten
  * 0 when none is broken. */
 int cli_rules_suffixes(const attend_model_config *cfg, char *msg, size_t cap);
 
+
+/* ------------------------------------------- the encoder kind and its settings
+ * (--encoder rnn|transformer|conv, --heads, --positions, --post-norm, --kernel,
+ * --conv-relu): one implementation of their parsing, usage rules, the model
+ * configuration they make and the model's description, for `train`, `demo`
+ * and `g2p train`. */
+typedef struct {
+    int encoder;   /* --encoder: attend_encoder_kind (0: rnn) */
+    int heads;     /* --heads: the transformer's heads; 0: not given (4) */
+    int positions; /* --positions: attend_positions; -1: not given (sinusoidal) */
+    int post_norm; /* --post-norm: the transformer's layer norm after the residual */
+    int kernel;    /* --kernel: the conv encoder's kernel width; 0: not given (3) */
+    int conv_relu; /* --conv-relu: the conv encoder's ReLU in place of the GLU */
+} cli_encoder_opts;
+
+/* Not given: an rnn encoder, every setting at its default. */
+void cli_encoder_opts_init(cli_encoder_opts *e);
+
+/* When p's current argument is one of the six options: parses it into e,
+ * sets *rc (0, or 2 after a usage error) and returns 1; else returns 0. */
+int cli_encoder_option(cli_parser *p, cli_encoder_opts *e, int *rc);
+
+/* Their --help lines, the descriptions from column col. */
+void cli_encoder_options_usage(FILE *f, int col);
+
+/* The usage rules of the encoder settings with each other, with the decoder
+ * kind (an attend_decoder_kind; -1: not given) and the embedding width emb:
+ * a setting of another kind, an even kernel, heads not dividing emb, the
+ * transformer decoder over another encoder. Returns 0, or 2 after the usage
+ * error of cmd naming both sides. */
+int cli_encoder_check(const char *cmd, const cli_encoder_opts *e, int decoder, int emb);
+
+/* Fills mc's encoder, heads, positions, post_norm, kernel and conv_relu from
+ * e (the defaults where not given). */
+void cli_encoder_config(attend_model_config *mc, const cli_encoder_opts *e);
+
+/* After mc's lengths are set: the rows of a learned positions table
+ * (max_positions): the longest source, and a transformer decoder's steps. */
+void cli_encoder_positions_capacity(attend_model_config *mc);
+
+/* The capacities a model with a learned positions table can take: *S (its
+ * sources; NULL: not asked) lowered to the table's rows, *L (a transformer
+ * decoder's steps; NULL: not asked) to the rows less one (the BOS step).
+ * Models without such a table: unchanged. */
+void cli_positions_caps(const attend_model_config *c, int *S, int *L);
+
+/* "model: <encoder>, <decoder>, emb E: P parameters" for m's configuration
+ * (no newline: the caller ends the line). */
+void cli_print_model(FILE *f, const attend_model *m);
+
 #endif

@@ -45,12 +45,15 @@ static void sweep_usage(FILE *f) {
             "                       adds a mechanism: +monotonic, +copy (additive+monotonic),\n"
             "                       +coverage (additive entries only: additive+coverage),\n"
             "                       +sparsemax or +entmax15 (the attention normaliser,\n"
-            "                       dot+sparsemax)\n"
+            "                       dot+sparsemax); transformer: the transformer decoder (with\n"
+            "                       --encoder transformer; --dec-hidden its feed-forward width)\n"
             "%s", "");
     cli_opt_usage(f, "--cell", "gru", 23);
     cli_opt_usage(f, "--emb", "32", 23);
     cli_opt_usage(f, "--hidden", "64", 23);
-    cli_opt_usage(f, "--dec-hidden", "2 x --hidden, as dot scores need", 23);
+    cli_encoder_options_usage(f, 23);
+    cli_opt_usage(f, "--dec-hidden", "the encoder width, as dot scores need: 2 x --hidden, transformer and conv --emb",
+                  23);
     cli_opt_usage(f, "--attn", "64", 23);
     fprintf(f, "budget (the same for every run):\n");
     cli_opt_usage(f, "--steps", "1000", 23);
@@ -105,6 +108,7 @@ static int base_from_name(const char *name, attend_sweep_model *m) {
         {"dot", ATTEND_DECODER_LUONG, ATTEND_SCORE_DOT},
         {"scaled_dot", ATTEND_DECODER_LUONG, ATTEND_SCORE_SCALED_DOT},
         {"general", ATTEND_DECODER_LUONG, ATTEND_SCORE_GENERAL},
+        {"transformer", ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE}, /* needs --encoder transformer */
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (!strcmp(name, aliases[i].name)) {
@@ -118,7 +122,8 @@ static int base_from_name(const char *name, attend_sweep_model *m) {
     memcpy(dec, name, (size_t)(dash - name));
     dec[dash - name] = 0;
     int d = attend_decoder_from_name(dec), s = attend_score_from_name(dash + 1);
-    if (d < 0 || s < 0 || d == ATTEND_DECODER_POINTER || d == ATTEND_DECODER_NONE) return 0;
+    if (d < 0 || s < 0 || d == ATTEND_DECODER_POINTER || d == ATTEND_DECODER_NONE || d == ATTEND_DECODER_TRANSFORMER)
+        return 0;
     m->decoder = (attend_decoder_kind)d;
     m->score = (attend_score_kind)s;
     return 1;
@@ -158,14 +163,16 @@ static int parse_models(const char *s, attend_sweep_model *out, int *n) {
             if (err.msg[0]) return cli_usage_error("sweep", "--decoders: '%s': %s", tok, err.msg);
             return cli_usage_error("sweep",
                                    "--decoders: unknown decoder '%s' (none, additive, dot, general, scaled_dot, "
-                                   "or DECODER-SCORE such as bahdanau-dot)",
+                                   "transformer, or DECODER-SCORE such as bahdanau-dot)",
                                    tok);
         }
         /* what combines with what: the library's rules, in the suffixes' words */
         attend_model_config mc;
         memset(&mc, 0, sizeof mc);
         mc.decoder = out[*n].decoder;
-        mc.score = out[*n].decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : out[*n].score;
+        mc.score = out[*n].decoder == ATTEND_DECODER_NONE || out[*n].decoder == ATTEND_DECODER_TRANSFORMER
+                       ? ATTEND_SCORE_ADDITIVE
+                       : out[*n].score;
         mc.coverage = out[*n].coverage;
         mc.copy = out[*n].copy;
         mc.monotonic = out[*n].monotonic;
@@ -358,6 +365,8 @@ int cmd_sweep(int argc, char **argv) {
     const char *csv_path = "sweep.csv", *svg_path = "sweep.svg", *train_path = NULL, *dev_path = NULL, *s;
     int plot = 0, csv_given = 0, n_files = 0;
     const char *files[MAX_LIST];
+    cli_encoder_opts enc;
+    cli_encoder_opts_init(&enc);
 
     cli_parser p;
     cli_init(&p, "sweep", argc, argv);
@@ -386,7 +395,8 @@ int cmd_sweep(int argc, char **argv) {
             int cell = 0;
             cli_opt(&p, "--cell", &cell, &rc);
             c.cell = (attend_cell_kind)cell;
-        } else if (cli_opt(&p, "--emb", &c.emb, &rc) || cli_opt(&p, "--hidden", &c.enc_hidden, &rc) ||
+        } else if (cli_encoder_option(&p, &enc, &rc) || cli_opt(&p, "--emb", &c.emb, &rc) ||
+                   cli_opt(&p, "--hidden", &c.enc_hidden, &rc) ||
                    cli_opt(&p, "--dec-hidden", &dec_hidden, &rc) || cli_opt(&p, "--attn", &c.attn, &rc) ||
                    cli_opt(&p, "--batch", &c.batch, &rc) || cli_opt(&p, "--lr", &lr, &rc) ||
                    cli_opt(&p, "--warmup", &warmup, &rc) || cli_opt(&p, "--min-lr", &min_lr, &rc) ||
@@ -427,10 +437,31 @@ int cmd_sweep(int argc, char **argv) {
     }
     if (plot) return cli_finish("sweep", plot_only(files, n_files, csv_given ? csv_path : NULL, svg_path));
     if (!train_path != !dev_path) return cli_usage_error("sweep", "--train and --dev go together");
+    /* the encoder's settings, the same rules as train's; the transformer decoder in --decoders needs its encoder */
+    for (int i = 0; i < n_models; i++)
+        if (models[i].decoder == ATTEND_DECODER_TRANSFORMER && enc.encoder != ATTEND_ENCODER_TRANSFORMER)
+            return cli_usage_error("sweep", "--decoders: 'transformer' shares the encoder's --heads, --positions and "
+                                            "--post-norm: it needs --encoder transformer, not --encoder %s",
+                                   attend_encoder_name((attend_encoder_kind)enc.encoder));
+    if ((rc = cli_encoder_check("sweep", &enc, -1, c.emb))) return rc;
+    {
+        attend_model_config ec;
+        memset(&ec, 0, sizeof ec);
+        ec.emb = c.emb;
+        ec.enc_hidden = c.enc_hidden;
+        cli_encoder_config(&ec, &enc);
+        c.encoder = ec.encoder;
+        c.heads = ec.heads;
+        c.positions = ec.positions;
+        c.post_norm = ec.post_norm;
+        c.kernel = ec.kernel;
+        c.conv_relu = ec.conv_relu;
+        if (!dec_hidden) dec_hidden = attend_model_encoder_width(&ec); /* what dot scores need */
+    }
     if (warmup < 0) warmup = cli_warmup_for(c.steps);
     if (warmup >= c.steps) return cli_usage_error("sweep", "--warmup %d must be below --steps %d", warmup, c.steps);
     c.task = (attend_task)task;
-    c.dec_hidden = dec_hidden ? dec_hidden : 2 * c.enc_hidden;
+    c.dec_hidden = dec_hidden;
     c.lengths = lengths;
     c.n_lengths = n_lengths;
     c.models = models;
@@ -481,9 +512,16 @@ int cmd_sweep(int argc, char **argv) {
                    "seed %llu\n",
                    cli_task_name(task), c.symbols, c.train_pairs, c.dev_pairs, c.steps, c.batch,
                    (unsigned long long)c.seed);
-        printf("model: %s, emb %d, encoder %d x 2, decoder %d, additive width %d; Adam lr %g, warm-up %d, cosine "
-               "to %g, clip %g\n",
-               attend_cell_name(c.cell), c.emb, c.enc_hidden, c.dec_hidden, c.attn, lr, warmup, min_lr, clip);
+        if (c.encoder == ATTEND_ENCODER_TRANSFORMER)
+            printf("model: transformer encoder of width %d (%d heads, feed-forward %d, %s, %s positions), %s, ",
+                   c.emb, c.heads, c.enc_hidden, c.post_norm ? "post-norm" : "pre-norm",
+                   attend_positions_name(c.positions), attend_cell_name(c.cell));
+        else if (c.encoder == ATTEND_ENCODER_CONV)
+            printf("model: conv encoder of width %d (kernel %d, %s, %s positions), %s, ", c.emb, c.kernel,
+                   c.conv_relu ? "ReLU" : "GLU", attend_positions_name(c.positions), attend_cell_name(c.cell));
+        else printf("model: %s, emb %d, encoder %d x 2, ", attend_cell_name(c.cell), c.emb, c.enc_hidden);
+        printf("decoder %d, additive width %d; Adam lr %g, warm-up %d, cosine to %g, clip %g\n", c.dec_hidden, c.attn,
+               lr, warmup, min_lr, clip);
         print_header();
         fflush(stdout);
         if (attend_sweep_run(&c, rows, on_row, &pg, &err)) rc = cli_lib_fail("sweep", &err);

@@ -48,7 +48,7 @@ void train_opts_init(train_opts *o) {
     o->max_nonfinite = 100;
     o->patience = -1;
     o->select = -1;
-    o->positions = -1;
+    cli_encoder_opts_init(&o->enc);
 }
 
 static const char *const SELECT_NAMES[] = {"loss", "token", "seq"};
@@ -106,15 +106,10 @@ static void train_usage(FILE *f) {
                "                       a chosen position is masked out, so outputs are permutations;\n"
                "                       the model file keeps the choice for decoding)\n");
     opt_line(f, "--score", "additive");
-    opt_line(f, "--encoder", "rnn");
     opt_line(f, "--emb", "32");
     opt_line(f, "--hidden", "64");
     opt_line(f, "--layers", "1");
-    opt_line(f, "--heads", "4");
-    opt_line(f, "--positions", "sinusoidal");
-    opt_line(f, "--post-norm", NULL);
-    opt_line(f, "--kernel", "3");
-    opt_line(f, "--conv-relu", NULL);
+    cli_encoder_options_usage(f, 23);
     opt_line(f, "--dec-layers", "1");
     opt_line(f, "--dec-hidden", "128; for dot and scaled_dot the encoder width: 2 x --hidden, transformer --emb");
     opt_line(f, "--attn", "64");
@@ -234,10 +229,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--resume", &o->resume, &rc) || cli_opt(&p, "--monotonic", &o->monotonic, &rc) ||
                  cli_opt(&p, "--copy", &o->copy, &rc) || cli_opt(&p, "--coverage", &o->coverage, &rc) ||
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
-                 cli_opt(&p, "--patience", &o->patience, &rc) || cli_opt(&p, "--encoder", &o->encoder, &rc) ||
-                 cli_opt(&p, "--heads", &o->heads, &rc) || cli_opt(&p, "--positions", &o->positions, &rc) ||
-                 cli_opt(&p, "--post-norm", &o->post_norm, &rc) || cli_opt(&p, "--kernel", &o->kernel, &rc) ||
-                 cli_opt(&p, "--conv-relu", &o->conv_relu, &rc))
+                 cli_opt(&p, "--patience", &o->patience, &rc) || cli_encoder_option(&p, &o->enc, &rc))
             continue;
         else if (cli_is(&p, "--reference")) rc = cli_string(&p, &o->reference);
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
@@ -272,28 +264,9 @@ static int check_combination(const train_opts *o) {
     if (d->task >= 0 && d->min_len && d->max_len && d->min_len > d->max_len)
         return cli_usage_error("train", "--min-len %d is above --max-len %d", d->min_len, d->max_len);
     int sort = d->task == ATTEND_TASK_SORT;
-    /* the transformer encoder's options */
-    if (o->encoder != ATTEND_ENCODER_TRANSFORMER && (o->heads || o->post_norm))
-        return cli_usage_error("train", "%s applies to --encoder transformer, not --encoder %s",
-                               o->heads ? "--heads" : "--post-norm", attend_encoder_name((attend_encoder_kind)o->encoder));
-    if (o->encoder == ATTEND_ENCODER_RNN && o->positions >= 0)
-        return cli_usage_error("train", "--positions applies to --encoder transformer or conv, not --encoder rnn");
-    if (o->encoder != ATTEND_ENCODER_CONV && (o->kernel || o->conv_relu))
-        return cli_usage_error("train", "%s applies to --encoder conv, not --encoder %s",
-                               o->kernel ? "--kernel" : "--conv-relu", attend_encoder_name((attend_encoder_kind)o->encoder));
-    if (o->encoder == ATTEND_ENCODER_CONV && o->kernel && o->kernel % 2 == 0)
-        return cli_usage_error("train", "--kernel %d: the conv encoder's kernel width must be odd ('same' padding)",
-                               o->kernel);
-    if (o->decoder == ATTEND_DECODER_TRANSFORMER && o->encoder != ATTEND_ENCODER_TRANSFORMER)
-        return cli_usage_error("train", "--decoder transformer shares the encoder's --heads, --positions and "
-                               "--post-norm: it needs --encoder transformer, not --encoder %s",
-                               attend_encoder_name((attend_encoder_kind)o->encoder));
-    if (o->encoder == ATTEND_ENCODER_TRANSFORMER) {
-        int heads = o->heads ? o->heads : 4;
-        if (heads > o->emb || o->emb % heads)
-            return cli_usage_error("train", "--heads %d%s does not divide --emb %d (the transformer encoder's width)",
-                                   heads, o->heads ? "" : " (the default)", o->emb);
-    }
+    /* the encoder kind's settings, and the transformer decoder's encoder */
+    int rc = cli_encoder_check("train", &o->enc, o->decoder, o->emb);
+    if (rc) return rc;
     /* what combines with what: the library's rules, in these options' words */
     attend_model_config mc;
     memset(&mc, 0, sizeof mc);
@@ -306,7 +279,7 @@ static int check_combination(const train_opts *o) {
     mc.uniform_attention = o->uniform_attention;
     attend_train_options topt = o->topt;
     topt.frozen_attention = o->frozen_attention;
-    int rc = cli_rules_check("train", &mc, &topt, o->decoder < 0 && sort ? "--task sort" : NULL);
+    rc = cli_rules_check("train", &mc, &topt, o->decoder < 0 && sort ? "--task sort" : NULL);
     if (rc) return rc;
     if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
         return cli_usage_error("train", "--task sort is a pointer task: it needs --decoder pointer");
@@ -401,32 +374,8 @@ static int load_data(const char *cmd, const cli_data_opts *d, train_data *td) {
 /* ------------------------------------------------------------- the run */
 
 static void print_model(const attend_model *m, const train_opts *o) {
-    const attend_model_config *c = attend_model_get_config(m);
-    if (c->encoder == ATTEND_ENCODER_TRANSFORMER)
-        printf("model: transformer encoder %d layers of width %d (%d heads, feed-forward %d, %s, %s positions), "
-               "%s %s decoder %d",
-               c->enc_layers, c->emb, c->heads, c->enc_hidden, c->post_norm ? "post-norm" : "pre-norm",
-               attend_positions_name(c->positions), attend_cell_name(c->cell), attend_decoder_name(c->decoder),
-               c->dec_hidden);
-    else if (c->encoder == ATTEND_ENCODER_CONV)
-        printf("model: conv encoder %d layers of width %d (kernel %d, %s, %s positions), %s %s decoder %d",
-               c->enc_layers, c->emb, c->kernel, c->conv_relu ? "ReLU" : "GLU", attend_positions_name(c->positions),
-               attend_cell_name(c->cell),
-               attend_decoder_name(c->decoder), c->dec_hidden);
-    else
-        printf("model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
-               c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
-    if (c->dec_layers > 1) printf(" (%d layers)", c->dec_layers);
-    if (c->decoder == ATTEND_DECODER_TRANSFORMER) printf(" (feed-forward, cross-attention of %d heads)", c->heads);
-    else if (c->decoder != ATTEND_DECODER_NONE) {
-        printf(", %s attention", attend_score_name(c->score));
-        if (c->score == ATTEND_SCORE_ADDITIVE) printf(" %d", c->attn);
-        if (c->coverage) printf(" with coverage");
-        if (c->monotonic) printf(", monotonic");
-        if (c->normalizer) printf(" (%s)", attend_normalizer_name(c->normalizer));
-    }
-    if (c->copy) printf(", copy (pointer-generator)");
-    printf(", emb %d: %zu parameters\n", c->emb, attend_model_param_count(m));
+    cli_print_model(stdout, m);
+    printf("\n");
     printf("training: %s lr %g", o->optimizer == ATTEND_OPT_ADAM ? "adam" : "sgd", o->lr);
     if (o->warmup) printf(", warm-up %d", o->warmup);
     if (o->decay) printf(", cosine decay %d to %g", o->decay, o->min_lr);
@@ -754,17 +703,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.emb = o.emb;
     mc.enc_hidden = o.hidden;
     mc.enc_layers = o.layers;
-    mc.encoder = (attend_encoder_kind)o.encoder;
-    if (o.encoder == ATTEND_ENCODER_TRANSFORMER) {
-        mc.heads = o.heads ? o.heads : 4;
-        mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
-        mc.post_norm = o.post_norm;
-    }
-    if (o.encoder == ATTEND_ENCODER_CONV) {
-        mc.kernel = o.kernel ? o.kernel : 3;
-        mc.conv_relu = o.conv_relu;
-        mc.positions = (attend_positions)(o.positions >= 0 ? o.positions : ATTEND_POSITIONS_SINUSOIDAL);
-    }
+    cli_encoder_config(&mc, &o.enc);
     mc.dec_layers = o.dec_layers > 1 ? o.dec_layers : 0;
     int dot = o.score == ATTEND_SCORE_DOT || o.score == ATTEND_SCORE_SCALED_DOT;
     mc.dec_hidden = o.dec_hidden ? o.dec_hidden : dot ? attend_model_encoder_width(&mc) : 128;
@@ -779,11 +718,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
     if (td.dev && attend_dataset_max_src_len(td.dev) > mc.max_src_len) mc.max_src_len = attend_dataset_max_src_len(td.dev);
     if (td.dev && attend_dataset_max_tgt_len(td.dev) > mc.max_tgt_len) mc.max_tgt_len = attend_dataset_max_tgt_len(td.dev);
-    if (mc.positions == ATTEND_POSITIONS_LEARNED && mc.encoder != ATTEND_ENCODER_RNN) {
-        mc.max_positions = mc.max_src_len; /* the learned table: as long as the longest source seen */
-        if (mc.decoder == ATTEND_DECODER_TRANSFORMER && mc.max_tgt_len + 1 > mc.max_positions)
-            mc.max_positions = mc.max_tgt_len + 1; /* and the longest target's steps */
-    }
+    cli_encoder_positions_capacity(&mc);
     if (attend_model_create(&m, &mc, o.seed, &err) ||
         (td.pointer && attend_model_set_pointer_exclude(m, !o.pointer_repeat, &err)) ||
         (o.copy && attend_model_set_copy_map(m, td.src_vocab, td.tgt_vocab, &err))) {

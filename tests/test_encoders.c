@@ -514,6 +514,98 @@ static void test_reversal_learns_transformer(void) { reversal_learns(ATTEND_ENCO
 static void test_reversal_learns_conv(void) { reversal_learns(ATTEND_ENCODER_CONV); }
 static void test_reversal_learns_transformer_decoder(void) { reversal_learns((attend_encoder_kind)-1); }
 
+/* attend_model_encoder_attention: the first layer of a post-norm encoder
+ * without positions attends over the source embeddings themselves, so its
+ * weights are the checked kernel's (attend_mha_forward, weights per head) on
+ * those rows with the layer's tensors (a planted answer); head 0 is the heads'
+ * mean; the second layer's map differs; every row sums to 1; the refusals name
+ * what is wrong. */
+static void test_encoder_self_attention(void) {
+    attend_model_config c = tf_config(12, 8, 2, 16, 2, 10);
+    c.post_norm = 1;
+    c.positions = ATTEND_POSITIONS_NONE;
+    attend_error err;
+    memset(&err, 0, sizeof err);
+    attend_model *m = NULL;
+    EXPECT(attend_model_create(&m, &c, 7, &err) == ATTEND_OK, "%s", err.msg);
+    if (!m) return;
+    enum { S = 6, D = 8, H = 2 };
+    const int32_t src[S] = {4, 7, 5, 11, 4, 9};
+    attend_model_tensor emb, inw, inb, ow, ob;
+    EXPECT(attend_model_tensor_find(m, "src_emb.weight", &emb, &err) == ATTEND_OK &&
+               attend_model_tensor_find(m, "encoder.layers.0.self_attn.in_proj_weight", &inw, &err) == ATTEND_OK &&
+               attend_model_tensor_find(m, "encoder.layers.0.self_attn.in_proj_bias", &inb, &err) == ATTEND_OK &&
+               attend_model_tensor_find(m, "encoder.layers.0.self_attn.out_proj.weight", &ow, &err) == ATTEND_OK &&
+               attend_model_tensor_find(m, "encoder.layers.0.self_attn.out_proj.bias", &ob, &err) == ATTEND_OK,
+           "%s", err.msg);
+    attend_real x[S * D], out[S * D], want[H * S * S], got[S * S], mean[S * S];
+    for (int j = 0; j < S; j++) memcpy(x + j * D, emb.data + (size_t)src[j] * D, D * sizeof *x);
+    attend_mha_config mc = {D, H, 0, 0, 1};
+    attend_mha_params mp = {inw.data, inw.data + D * D, inw.data + 2 * D * D, inb.data, inb.data + D,
+                            inb.data + 2 * D, ow.data, ob.data};
+    size_t wn = attend_mha_workspace_size(&mc, 1, S, S);
+    attend_real *ws = malloc(wn * sizeof *ws);
+    EXPECT(ws && attend_mha_forward(&mc, &mp, out, want, 0, x, x, x, NULL, NULL, 0, 1, S, S, ws, wn, &err) == ATTEND_OK,
+           "%s", err.msg);
+    free(ws);
+    double worst = 0, spread = 0;
+    for (int h = 1; h <= H; h++) {
+        EXPECT(attend_model_encoder_attention(m, src, S, 1, h, got, &err) == ATTEND_OK, "%s", err.msg);
+        for (int k = 0; k < S * S; k++) {
+            double d = fabs((double)got[k] - want[(h - 1) * S * S + k]);
+            if (d > worst) worst = d;
+            double u = fabs((double)got[k] - 1.0 / S);
+            if (u > spread) spread = u;
+        }
+    }
+    printf("  layer 1 against attend_mha_forward: worst %.2e; farthest weight from uniform %.3f\n", worst, spread);
+    EXPECT(worst <= 1e-6, "layer 1's weights differ from the kernel's by %.3e", worst);
+    EXPECT(spread > 0.05, "the weights are nearly uniform (%.3f): the check could not fail", spread);
+    EXPECT(attend_model_encoder_attention(m, src, S, 1, 0, mean, &err) == ATTEND_OK, "%s", err.msg);
+    worst = 0;
+    for (int k = 0; k < S * S; k++) {
+        double d = fabs((double)mean[k] - 0.5 * (want[k] + want[S * S + k]));
+        if (d > worst) worst = d;
+    }
+    EXPECT(worst <= 1e-6, "head 0 is not the heads' mean (%.3e)", worst);
+    EXPECT(attend_model_encoder_attention(m, src, S, 2, 1, got, &err) == ATTEND_OK, "%s", err.msg);
+    double diff = 0, rowerr = 0;
+    for (int i = 0; i < S; i++) {
+        double sum = 0;
+        for (int j = 0; j < S; j++) {
+            sum += got[i * S + j];
+            diff += fabs((double)got[i * S + j] - want[i * S + j]);
+        }
+        if (fabs(sum - 1) > rowerr) rowerr = fabs(sum - 1);
+    }
+    EXPECT(diff > 1e-3 && rowerr < 1e-5, "layer 2: differs from layer 1 by %.3e in total, rows sum to 1 within %.1e",
+           diff, rowerr);
+    /* refusals */
+    EXPECT(attend_model_encoder_attention(m, src, S, 3, 1, got, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "layer=3 outside [1, enc_layers=2]"),
+           "layer 3: %s", err.msg);
+    EXPECT(attend_model_encoder_attention(m, src, S, 1, 3, got, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "head=3 outside [0 (the heads' mean), heads=2]"),
+           "head 3: %s", err.msg);
+    const int32_t bad[2] = {4, 12};
+    EXPECT(attend_model_encoder_attention(m, bad, 2, 1, 1, got, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "source id 12"),
+           "id 12: %s", err.msg);
+    const int32_t long_src[11] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4};
+    EXPECT(attend_model_encoder_attention(m, long_src, 11, 1, 1, got, &err) == ATTEND_ERR_CAPACITY,
+           "11 > max_src_len: %s", err.msg);
+    attend_model_free(m);
+    c = tf_config(12, 8, 2, 16, 1, 10);
+    c.encoder = ATTEND_ENCODER_RNN;
+    c.heads = 0;
+    EXPECT(attend_model_create(&m, &c, 7, &err) == ATTEND_OK, "%s", err.msg);
+    EXPECT(attend_model_encoder_attention(m, src, S, 1, 0, got, &err) == ATTEND_ERR_ARG &&
+               strstr(err.msg, "encoder rnn has no self-attention"),
+           "rnn: %s", err.msg);
+    printf("  %s\n", err.msg);
+    attend_model_free(m);
+}
+
 int main(void) {
     RUN(test_config_checks);
     RUN(test_json);
@@ -525,5 +617,6 @@ int main(void) {
     RUN(test_transformer_decoder_beam);
     RUN(test_transformer_decoder_heads);
     RUN(test_reversal_learns_transformer_decoder);
+    RUN(test_encoder_self_attention);
     return harness_summary();
 }

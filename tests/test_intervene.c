@@ -554,6 +554,21 @@ static void test_sweep(void) {
     EXPECT(attend_sweep_run(&c, t, NULL, NULL, &err) == ATTEND_ERR_ARG, "lengths not increasing");
     printf("  %s\n", err.msg);
     c.lengths = buckets;
+    /* issue 27: the transformer decoder needs the transformer encoder, named both ways */
+    {
+        attend_sweep_model tm[1] = {{ATTEND_DECODER_TRANSFORMER, ATTEND_SCORE_ADDITIVE, 0, 0, 0, 0}};
+        const attend_sweep_model *keep = c.models;
+        int keep_n = c.n_models;
+        c.models = tm;
+        c.n_models = 1;
+        EXPECT(attend_sweep_run(&c, t, NULL, NULL, &err) == ATTEND_ERR_ARG, "transformer decoder over the rnn encoder");
+        EXPECT(strstr(err.msg, "models[0]: decoder transformer") && strstr(err.msg, "not encoder rnn"), "%s", err.msg);
+        printf("  %s\n", err.msg);
+        char name[32];
+        EXPECT(!strcmp(attend_sweep_model_name(tm[0], name, sizeof name), "transformer"), "name %s", name);
+        c.models = keep;
+        c.n_models = keep_n;
+    }
     c.dev = NULL;
     EXPECT(attend_sweep_run(&c, t, NULL, NULL, &err) == ATTEND_ERR_ARG, "train without dev");
     c.train = NULL;

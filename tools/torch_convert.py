@@ -35,6 +35,15 @@ quantized one (quantize it again with `attend quantize`).
 A stacked decoder ("dec_layers": N > 1 in the config) has layer l > 0's
 parameters as decoder.weight_ih_l<l> ... in the state_dict, as Seq2Seq
 registers them.
+The transformer and conv encoders and the transformer decoder (issue 27;
+config "encoder": "transformer" | "conv", "decoder": "transformer", with
+heads, positions, post_norm, max_positions, kernel, conv_relu) are Seq2Seq's
+nn.TransformerEncoder / nn.Conv1d layers / nn.TransformerDecoder, their
+state_dict names the file's (encoder.layers.<l>.self_attn.in_proj_weight,
+decoder.layers.<l>.multihead_attn.*, encoder.pos_emb for learned positions,
+...). The one difference in shape: a conv layer's nn.Conv1d weight
+[2 emb, emb, kernel] (GLU; emb for ReLU) is stored as [2 emb, emb*kernel], the
+same values in the same order; the tool reshapes both ways.
 
 Example (python/tests/test_torch_convert.py does this and compares the
 log-probabilities and alignments of both sides):
@@ -54,6 +63,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import struct
 import sys
 
@@ -66,6 +76,10 @@ import ref_model  # noqa: E402
 CONFIG_FIELDS = ref_model.CONFIG_FIELDS
 SPECIALS = ref_model.SPECIALS
 META_KEYS = ("config", "src_vocab", "tgt_vocab", "tokenizer")
+
+
+# the conv encoder's weights: nn.Conv1d [out, in, k] in PyTorch, [out, in*k] in the file
+CONV_WEIGHT = re.compile(r"^encoder\.convs\.\d+\.weight$")
 
 
 class ConvertError(Exception):
@@ -106,7 +120,11 @@ def check_bundle(b):
         raise ConvertError("the state_dict does not fit the config: %s" % e)
     names = ref_model.expected_names(cfg)
     sd = b["state_dict"]
-    return collections.OrderedDict((n, sd[n].detach().cpu().to(torch.float32).contiguous().numpy()) for n in names)
+    out = collections.OrderedDict((n, sd[n].detach().cpu().to(torch.float32).contiguous().numpy()) for n in names)
+    for n in out:           # nn.Conv1d's [out, in, k] is stored as [out, in*k] (the same memory order)
+        if CONV_WEIGHT.match(n):
+            out[n] = out[n].reshape(out[n].shape[0], -1)
+    return out
 
 
 def to_attend(src, dst, meta=None):
@@ -205,6 +223,13 @@ def read_attend(path, dequantize=False):
 def to_torch(src, dst, dequantize=False):
     meta, tensors = read_attend(src, dequantize)
     cfg = json.loads(meta["attend.config"], object_pairs_hook=collections.OrderedDict)
+    for n, a in tensors.items():    # the conv encoder's [out, in*k] back to nn.Conv1d's [out, in, k]
+        if CONV_WEIGHT.match(n) and a.ndim == 2:
+            k = int(cfg.get("kernel", 0) or 0)
+            if k <= 0 or a.shape[1] % k:
+                raise ConvertError("%s: tensor %s has shape %s: not [out, in*kernel] with kernel %s" % (
+                    src, n, list(a.shape), cfg.get("kernel")))
+            tensors[n] = a.reshape(a.shape[0], a.shape[1] // k, k)
     b = {"config": dict(cfg),
          "state_dict": collections.OrderedDict((n, torch.from_numpy(a)) for n, a in tensors.items()),
          "src_vocab": json.loads(meta["attend.src_vocab"]),

@@ -393,8 +393,9 @@ void attend_alignment_scores(const attend_alignment_counts *c, double *precision
  * the fixed-context baseline's bottleneck against attention.
  */
 typedef struct {
-    attend_decoder_kind decoder; /* BAHDANAU, LUONG or NONE */
-    attend_score_kind score;     /* ignored by NONE */
+    attend_decoder_kind decoder; /* BAHDANAU, LUONG, NONE, or TRANSFORMER (with the
+                                    config's TRANSFORMER encoder) */
+    attend_score_kind score;     /* ignored by NONE and TRANSFORMER */
     /* mechanisms on top (model config fields; 0: off), named by a "+name"
      * suffix (attend_sweep_model_suffix): */
     int monotonic;               /* +monotonic: monotonic attention (BAHDANAU, LUONG) */
@@ -427,6 +428,16 @@ typedef struct {
     /* TSV mode: the vocabularies, for copy models' source→target map
      * (attend_model_set_copy_map; NULL: one shared vocabulary) */
     const attend_vocab *src_vocab_map, *tgt_vocab_map;
+    /* every model's encoder (issue 27; all zero: the bidirectional RNN of cell
+     * and enc_hidden): the kind and its settings, as attend_model_config's
+     * fields of the same names (TRANSFORMER, CONV: width emb; the transformer's
+     * feed-forward enc_hidden); a learned positions table gets the longest
+     * source's rows (and a TRANSFORMER decoder's steps). A TRANSFORMER decoder
+     * needs the TRANSFORMER encoder; its feed-forward width is dec_hidden. */
+    attend_encoder_kind encoder;
+    int heads;
+    attend_positions positions;
+    int post_norm, kernel, conv_relu;
 } attend_sweep_config;
 
 typedef struct {
@@ -453,7 +464,7 @@ typedef void (*attend_sweep_callback)(void *user, const attend_sweep_row *row, i
 attend_status attend_sweep_run(const attend_sweep_config *cfg, attend_sweep_row *rows, attend_sweep_callback cb,
                                void *user, attend_error *err);
 
-/* A short name for a sweep model: "none", or "<decoder>-<score>" ("bahdanau-additive"),
+/* A short name for a sweep model: "none", "transformer", or "<decoder>-<score>" ("bahdanau-additive"),
  * then "+name" for each mechanism on ("bahdanau-additive+monotonic"). */
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap);
 

@@ -544,6 +544,19 @@ attend_status attend_model_beam_opts(attend_model *m, const int32_t *src, int S,
 attend_status attend_model_score(attend_model *m, const int32_t *src, int S, const int32_t *tgt, int T,
                                  double *logp, attend_real *align, attend_error *err);
 
+/*
+ * The encoder's self-attention over one source (issue 27): src [S] (ids, no
+ * PAD; S <= max_src_len), layer in [1, enc_layers], head in [1, heads] or 0
+ * for the mean of the heads; out [S,S] receives row i = the weights of query
+ * position i over the key positions j (each row sums to 1). Only an encoder
+ * with self-attention (ATTEND_ENCODER_TRANSFORMER); another is ATTEND_ERR_ARG
+ * naming it; a layer or head outside its range ATTEND_ERR_ARG naming both.
+ * Runs the encoder in the model's buffers: not concurrently with another call
+ * on the same model.
+ */
+attend_status attend_model_encoder_attention(attend_model *m, const int32_t *src, int S, int layer, int head,
+                                             attend_real *out, attend_error *err);
+
 /* ------------------------------------------------------------- ensembles */
 /*
  * Decoding with an ensemble of M models: the old names, thin wrappers of

@@ -11,7 +11,7 @@ import pytest
 
 import attend
 import attend.g2p
-from conftest import SOURCE_DIR
+from conftest import SOURCE_DIR, run_cli
 
 torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
@@ -30,6 +30,20 @@ ARCHS = [
          dec_layers=2),
     dict(cell="lstm", decoder="luong", score="general", enc_hidden=4, enc_layers=1, dec_hidden=6, attn=4,
          dec_layers=3),
+    # issue 27: the transformer and conv encoders (nn.TransformerEncoder, nn.Conv1d), the transformer decoder
+    # (nn.TransformerDecoder); emb 6 is their width
+    dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=10, enc_layers=2, dec_hidden=7, attn=4,
+         encoder="transformer", heads=2),
+    dict(cell="lstm", decoder="luong", score="general", enc_hidden=8, enc_layers=1, dec_hidden=6, attn=4,
+         encoder="transformer", heads=3, positions="learned", post_norm=1, max_positions=8),
+    dict(cell="gru", decoder="bahdanau", score="additive", enc_hidden=5, enc_layers=2, dec_hidden=7, attn=4,
+         encoder="conv", kernel=3),
+    dict(cell="gru", decoder="luong", score="dot", enc_hidden=5, enc_layers=1, dec_hidden=6, attn=4,
+         encoder="conv", kernel=5, conv_relu=1, positions="learned", max_positions=8),
+    dict(cell="gru", decoder="transformer", score="additive", enc_hidden=10, enc_layers=2, dec_hidden=12, attn=4,
+         encoder="transformer", heads=2, dec_layers=2),
+    dict(cell="gru", decoder="transformer", score="additive", enc_hidden=8, enc_layers=1, dec_hidden=9, attn=4,
+         encoder="transformer", heads=3, positions="learned", post_norm=1, max_positions=8),
 ]
 PAIRS = [("abc", "CBA"), ("fedcba", "AB"), ("a", "GGGG"), ("cafe", "EFAC")]
 
@@ -67,8 +81,12 @@ def torch_logp(model, vocab_src, vocab_tgt, src, tgt):
     return float(logp), np.stack([w[0].numpy() for w in ws])
 
 
-@pytest.mark.parametrize("arch", ARCHS, ids=lambda a: "%s_%s_%s%s" % (a["cell"], a["decoder"], a["score"],
-                                                                    "_dl%d" % a["dec_layers"] if "dec_layers" in a else ""))
+def arch_id(a):
+    return "%s%s_%s_%s%s" % (a.get("encoder", "rnn") + "_" if "encoder" in a else "", a["cell"], a["decoder"],
+                             a["score"], "_dl%d" % a["dec_layers"] if "dec_layers" in a else "")
+
+
+@pytest.mark.parametrize("arch", ARCHS, ids=arch_id)
 def test_torch_to_attend(arch, tmp_path):
     cfg = dict(arch, src_vocab=len(VOCAB_SRC), tgt_vocab=len(VOCAB_TGT), emb=6, max_batch=4, max_src_len=6,
                max_tgt_len=7)
@@ -119,6 +137,41 @@ def test_attend_to_torch(reverse_model, tmp_path):
     r = convert("to-attend", tmp_path / "r.pt", tmp_path / "r.safetensors")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "r.safetensors").read_bytes() == reverse_model.read_bytes()
+
+
+@pytest.mark.parametrize("kinds", [
+    ("--encoder", "transformer", "--decoder", "transformer", "--heads", "2", "--dec-layers", "2",
+     "--positions", "learned"),
+    ("--encoder", "conv", "--kernel", "3", "--layers", "2"),
+], ids=["transformer_transformer", "conv_bahdanau"])
+def test_attend_to_torch_new_kinds(kinds, tmp_path):
+    """Issue 27: a transformer or conv model trained by `attend train` runs in
+    PyTorch (nn.TransformerEncoder/Decoder, nn.Conv1d) with the same numbers
+    and greedy outputs, and converts back to the same bytes."""
+    path = tmp_path / "m.safetensors"
+    run_cli("train", "--task", "reverse", "--symbols", "6", "--min-len", "2", "--max-len", "6", "--count", "500",
+            "--dev-count", "20", "--emb", "16", "--hidden", "32", "--batch", "16", "--steps", "60", *kinds,
+            "--out", path, cwd=tmp_path)
+    r = convert("to-torch", path, tmp_path / "m.pt")
+    assert r.returncode == 0, r.stderr
+    b = torch.load(tmp_path / "m.pt")
+    m = ref_model.Seq2Seq(b["config"])
+    m.load_state_dict(b["state_dict"])
+    m.double()
+    voc = b["src_vocab"]
+    with attend.Model.load(path) as am:
+        for src in ("abcd", "fedcb", "ab"):
+            want, walign = torch_logp(m, voc, voc, src, src[::-1])
+            got, galign = am.score(src, src[::-1])
+            assert got == pytest.approx(want, abs=1e-4)
+            np.testing.assert_allclose(galign, walign, atol=1e-5)
+            s = torch.tensor([[voc.index(c) for c in src]])
+            out, out_len, _, gap = m.greedy(s, torch.tensor([len(src)]), 7)
+            hyp = am.greedy(src, max_len=7)[0]
+            assert out[0, :int(out_len[0])].tolist() == [int(i) for i in hyp.ids], (src, gap)
+    r = convert("to-attend", tmp_path / "m.pt", tmp_path / "back.safetensors")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "back.safetensors").read_bytes() == path.read_bytes()
 
 
 def test_bad_input(tmp_path, reverse_model, capsys):

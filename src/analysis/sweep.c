@@ -40,7 +40,8 @@ static int *suffix_field(attend_sweep_model *m, size_t i) { return (int *)(void 
 
 const char *attend_sweep_model_name(attend_sweep_model model, char *buf, size_t cap) {
     if (!buf || cap == 0) return "";
-    if (model.decoder == ATTEND_DECODER_NONE) snprintf(buf, cap, "none");
+    if (model.decoder == ATTEND_DECODER_NONE || model.decoder == ATTEND_DECODER_TRANSFORMER)
+        snprintf(buf, cap, "%s", attend_decoder_name(model.decoder)); /* no score */
     else snprintf(buf, cap, "%s-%s", attend_decoder_name(model.decoder), attend_score_name(model.score));
     for (size_t i = 0; i < N_SUFFIXES; i++) {
         size_t used = strlen(buf);
@@ -85,11 +86,15 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
         CHECK(c->lengths[i] >= 1 && (i == 0 || c->lengths[i] > c->lengths[i - 1]), err, ATTEND_ERR_ARG,
               "%s: lengths[%d]=%d: lengths must be >= 1 and increasing", who, i, c->lengths[i]);
     CHECK(c->models && c->n_models >= 1, err, ATTEND_ERR_ARG, "%s: no models", who);
-    for (int i = 0; i < c->n_models; i++)
+    for (int i = 0; i < c->n_models; i++) {
         CHECK(c->models[i].decoder == ATTEND_DECODER_BAHDANAU || c->models[i].decoder == ATTEND_DECODER_LUONG ||
-                  c->models[i].decoder == ATTEND_DECODER_NONE,
-              err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none", who, i,
-              attend_decoder_name(c->models[i].decoder));
+                  c->models[i].decoder == ATTEND_DECODER_NONE || c->models[i].decoder == ATTEND_DECODER_TRANSFORMER,
+              err, ATTEND_ERR_ARG, "%s: models[%d]: decoder '%s' is not one of bahdanau, luong, none, transformer",
+              who, i, attend_decoder_name(c->models[i].decoder));
+        CHECK(c->models[i].decoder != ATTEND_DECODER_TRANSFORMER || c->encoder == ATTEND_ENCODER_TRANSFORMER, err,
+              ATTEND_ERR_ARG, "%s: models[%d]: decoder transformer shares the encoder's heads, positions and norm: it "
+              "needs encoder transformer, not encoder %s", who, i, attend_encoder_name(c->encoder));
+    }
     for (int i = 0; i < c->n_models; i++) { /* the mechanisms' combination rules, named as the suffixes */
         attend_sweep_model mod = c->models[i];
         CHECK((unsigned)mod.normalizer <= ATTEND_NORMALIZER_ENTMAX15, err, ATTEND_ERR_ARG,
@@ -97,7 +102,7 @@ static attend_status check_config(const attend_sweep_config *c, attend_error *er
         attend_model_config mc;
         memset(&mc, 0, sizeof mc);
         mc.decoder = mod.decoder;
-        mc.score = mod.decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : mod.score;
+        mc.score = mod.decoder == ATTEND_DECODER_NONE || mod.decoder == ATTEND_DECODER_TRANSFORMER ? ATTEND_SCORE_ADDITIVE : mod.score;
         mc.coverage = mod.coverage;
         mc.copy = mod.copy;
         mc.monotonic = mod.monotonic;
@@ -126,7 +131,7 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     memset(&mc, 0, sizeof mc);
     mc.cell = c->cell;
     mc.decoder = mod.decoder;
-    mc.score = mod.decoder == ATTEND_DECODER_NONE ? ATTEND_SCORE_ADDITIVE : mod.score;
+    mc.score = mod.decoder == ATTEND_DECODER_NONE || mod.decoder == ATTEND_DECODER_TRANSFORMER ? ATTEND_SCORE_ADDITIVE : mod.score;
     mc.src_vocab = vs;
     mc.tgt_vocab = vt;
     mc.emb = c->emb;
@@ -141,6 +146,19 @@ static attend_model_config model_config(const attend_sweep_config *c, attend_swe
     mc.coverage = mod.coverage;
     mc.copy = mod.copy;
     mc.normalizer = (attend_normalizer)mod.normalizer;
+    mc.encoder = c->encoder;
+    if (c->encoder != ATTEND_ENCODER_RNN) {
+        mc.heads = c->heads;
+        mc.positions = c->positions;
+        mc.post_norm = c->post_norm;
+        mc.kernel = c->kernel;
+        mc.conv_relu = c->conv_relu;
+        if (mc.positions == ATTEND_POSITIONS_LEARNED) { /* the table: the longest source, a transformer's steps */
+            mc.max_positions = max_src;
+            if (mod.decoder == ATTEND_DECODER_TRANSFORMER && max_tgt + 1 > mc.max_positions)
+                mc.max_positions = max_tgt + 1;
+        }
+    }
     return mc;
 }
 
@@ -317,7 +335,7 @@ attend_status attend_sweep_csv(const attend_sweep_row *rows, int n_rows, char **
     for (int i = 0; i < n_rows; i++) {
         const attend_sweep_row *r = rows + i;
         char name[64];
-        int none = r->model.decoder == ATTEND_DECODER_NONE;
+        int none = r->model.decoder == ATTEND_DECODER_NONE || r->model.decoder == ATTEND_DECODER_TRANSFORMER;
         at_sb_printf(&b, "%s,%s,%s,%d,%d,%d,", attend_sweep_model_name(r->model, name, sizeof name),
                   attend_decoder_name(r->model.decoder), none ? "" : attend_score_name(r->model.score), r->length,
                   r->min_length, r->eval.pairs);
@@ -453,7 +471,7 @@ attend_status attend_sweep_csv_parse(const char *text, size_t len, const char *l
                 if (d < 0 || d == ATTEND_DECODER_POINTER) bad = 1;
                 else r->model.decoder = (attend_decoder_kind)d;
             }
-            if (bad < 0 && r->model.decoder == ATTEND_DECODER_NONE) {
+            if (bad < 0 && (r->model.decoder == ATTEND_DECODER_NONE || r->model.decoder == ATTEND_DECODER_TRANSFORMER)) {
                 if (sl) bad = 2;
                 r->model.score = ATTEND_SCORE_ADDITIVE;
             } else if (bad < 0) {

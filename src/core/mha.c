@@ -164,6 +164,12 @@ attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_para
                        who, err);
 }
 
+const attend_real *at_mha_weights(const attend_mha_config *cfg, int N, int T, int S, const attend_real *workspace) {
+    mha_ws ws;
+    if (!mha_slots(cfg, N, T, S, (attend_real *)(uintptr_t)workspace, &ws)) return NULL;
+    return ws.P;
+}
+
 void at_self_attention_forward_model(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
                                      const attend_real *x, const uint8_t *valid, int causal, int N, int T,
                                      attend_real *workspace) {

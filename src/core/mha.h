@@ -39,6 +39,9 @@ attend_status at_self_attention_forward(const attend_mha_config *cfg, const atte
  * must keep a position (valid has one per row), and a non-finite score
  * propagates into out as the recurrent cells' NaNs do (the trainer's
  * non-finite step check sees it). */
+/* The attention weights P [N,H,T,S] a forward with these dimensions left in
+ * workspace (rows of padded queries as the forward left them). */
+const attend_real *at_mha_weights(const attend_mha_config *cfg, int N, int T, int S, const attend_real *workspace);
 void at_self_attention_forward_model(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
                                      const attend_real *x, const uint8_t *valid, int causal, int N, int T,
                                      attend_real *workspace);

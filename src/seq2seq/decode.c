@@ -20,6 +20,8 @@
 
 #include "seq2seq/decode.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/encoder.h"
+#include "seq2seq/encoders/encoder_kind.h"
 #include "seq2seq/extension.h"
 #include "seq2seq/model.h"
 
@@ -239,4 +241,34 @@ attend_status attend_model_score(attend_model *m, const int32_t *src, int S, con
         }
     }
     return rc;
+}
+
+attend_status attend_model_encoder_attention(attend_model *m, const int32_t *src, int S, int layer, int head,
+                                             attend_real *out, attend_error *err) {
+    const char *who = "attend_model_encoder_attention";
+    CHECK(m && src && out, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !m ? "model" : !src ? "src [S]" : "out [S,S]");
+    CHECK(m->enc->self_weights, err, ATTEND_ERR_ARG,
+          "%s: encoder %s has no self-attention (the transformer encoder has)", who,
+          attend_encoder_name(m->cfg.encoder));
+    int L = m->cfg.enc_layers > 0 ? m->cfg.enc_layers : 1, H = m->cfg.heads;
+    CHECK(layer >= 1 && layer <= L, err, ATTEND_ERR_ARG, "%s: layer=%d outside [1, enc_layers=%d]", who, layer, L);
+    CHECK(head >= 0 && head <= H, err, ATTEND_ERR_ARG, "%s: head=%d outside [0 (the heads' mean), heads=%d]", who,
+          head, H);
+    int32_t len = S;
+    TRY(at_model_check_source(m, src, &len, 1, S, who, err));
+    at_model_infer(m);
+    at_encoder_forward(m, src, &len, 1, S);
+    const attend_real *P = m->enc->self_weights(m, layer - 1, 1, S); /* [1,H,S,S] */
+    CHECK(P, err, ATTEND_ERR_CAPACITY, "%s: no attention weights for layer %d", who, layer);
+    size_t grid = (size_t)S * S;
+    for (size_t k = 0; k < grid; k++) {
+        if (head) {
+            out[k] = P[(size_t)(head - 1) * grid + k];
+            continue;
+        }
+        double sum = 0;
+        for (int h = 0; h < H; h++) sum += P[(size_t)h * grid + k];
+        out[k] = (attend_real)(sum / H);
+    }
+    return ATTEND_OK;
 }

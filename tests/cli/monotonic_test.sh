@@ -106,7 +106,7 @@ sweep)
 g2p)
     run 0 "$A" g2p train --dict "$SRC/data/g2p/cmudict-sample.dict" --monotonic --epochs 6 --emb 16 --hidden 32 \
         --dec-hidden 32 --attn 16 --batch 32 --warmup 10 --lr 0.01 --out g2p.safetensors
-    has out "additive monotonic attention"
+    has out "additive attention 16, monotonic"
     run 0 "$A" g2p --model g2p.safetensors --align --format jsonl hello world attention monotonic
     has out '"alignment"'
     # the jsonl alignments as tsv rows for hard_left

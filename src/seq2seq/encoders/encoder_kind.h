@@ -52,6 +52,9 @@ struct at_encoder_ops {
      * gradients, and d emb_src into acts.demb [N,S,D]; returns 0 when it gave
      * the source embeddings their gradient itself (a per-token table) */
     int (*backward)(attend_model *m, int N, int S);
+    /* optional (self-attention kinds): after forward(N, S), layer l's (0-based)
+     * attention weights [N,H,S,S] (query rows, key columns), H = cfg.heads */
+    const attend_real *(*self_weights)(const attend_model *m, int l, int N, int S);
 };
 
 /* registry.c: the encoder kinds, at their attend_encoder_kind values */

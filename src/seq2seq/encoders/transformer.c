@@ -265,6 +265,12 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
 
 /* ---------------------------------------------------------------- backward */
 
+/* Layer l's attention weights [N,H,S,S] of the last forward (its mha workspace). */
+static const attend_real *self_weights(const attend_model *m, int l, int N, int S) {
+    attend_mha_config mc = mha_cfg(&m->cfg);
+    return at_mha_weights(&mc, N, S, S, st(m)->a[l].ws);
+}
+
 /* forward: y = res + relu(x W1ᵀ + b1) W2ᵀ + b2 (u saved)
  * ⇒ from dy [M,D]: dW2 += dyᵀ u, db2 += Σ dy, du = dy W2 (u > 0), dW1 += duᵀ x,
  *   db1 += Σ du, dx += du W1 (the residual's dy is the caller's) */
@@ -350,5 +356,6 @@ const at_encoder_ops at_encoder_transformer = {
     .layout_params = layout_params,
     .layout_acts = layout_acts,
     .forward = forward,
+    .self_weights = self_weights,
     .backward = backward,
 };
