@@ -11,11 +11,14 @@ static int select_decoder(const char *s) { return attend_decoder_from_name(s); }
 static const cli_option OPTIONS[] = {
     /* model */
     {"--cell", CLI_OPT_CHOICE, 0, 0, 0, attend_cell_from_name, "gru|lstm", NULL, "NAME", "gru or lstm"},
-    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer|transformer", NULL, "NAME",
+    {"--decoder", CLI_OPT_CHOICE, 0, 0, 0, select_decoder, "bahdanau|luong|none|pointer|transformer|readout", NULL,
+     "NAME",
      "bahdanau, luong, none (no attention: a fixed context),\n"
-     "pointer (only for --task sort, and implied by it), or\n"
+     "pointer (only for --task sort, and implied by it),\n"
      "transformer (with --encoder transformer: its --heads, --positions\n"
-     "and --post-norm; --dec-layers layers, feed-forward --dec-hidden)"},
+     "and --post-norm; --dec-layers layers, feed-forward --dec-hidden), or\n"
+     "readout (no decoder: one label per source position read from\n"
+     "its top encoder state; targets as long as their sources)"},
     {"--score", CLI_OPT_CHOICE, 0, 0, 0, attend_score_from_name, "dot|scaled_dot|general|additive", NULL, "NAME",
      "dot, scaled_dot, general, additive"},
     {"--emb", CLI_OPT_INT, 1, 65536, 0, NULL, NULL, NULL, "N", "embedding width"},
@@ -348,24 +351,28 @@ void cli_positions_caps(const attend_model_config *c, int *S, int *L) {
 
 void cli_print_model(FILE *f, const attend_model *m) {
     const attend_model_config *c = attend_model_get_config(m);
-    int tdec = c->decoder == ATTEND_DECODER_TRANSFORMER;
-    /* the cell of the decoder: none for the transformer decoder */
-    const char *cell = tdec ? "" : attend_cell_name(c->cell), *sp = tdec ? "" : " ";
+    int tdec = c->decoder == ATTEND_DECODER_TRANSFORMER, readout = c->decoder == ATTEND_DECODER_READOUT;
+    /* the decoder: the transformer decoder has no cell, the readout (a label per source position) no
+     * cell, width or attention */
+    char dec[96];
+    if (readout) snprintf(dec, sizeof dec, "a readout (one label per source position)");
+    else if (tdec) snprintf(dec, sizeof dec, "transformer decoder %d", c->dec_hidden);
+    else /* a recurrent encoder has named the cell */
+        snprintf(dec, sizeof dec, "%s%s%s decoder %d", c->encoder == ATTEND_ENCODER_RNN ? "" : attend_cell_name(c->cell),
+                 c->encoder == ATTEND_ENCODER_RNN ? "" : " ", attend_decoder_name(c->decoder), c->dec_hidden);
     if (c->encoder == ATTEND_ENCODER_TRANSFORMER)
-        fprintf(f, "model: transformer encoder %d layers of width %d (%d heads, feed-forward %d, %s, %s positions), "
-                   "%s%s%s decoder %d",
+        fprintf(f, "model: transformer encoder %d layers of width %d (%d heads, feed-forward %d, %s, %s positions), %s",
                 c->enc_layers, c->emb, c->heads, c->enc_hidden, c->post_norm ? "post-norm" : "pre-norm",
-                attend_positions_name(c->positions), cell, sp, attend_decoder_name(c->decoder), c->dec_hidden);
+                attend_positions_name(c->positions), dec);
     else if (c->encoder == ATTEND_ENCODER_CONV)
-        fprintf(f, "model: conv encoder %d layers of width %d (kernel %d, %s, %s positions), %s %s decoder %d",
-                c->enc_layers, c->emb, c->kernel, c->conv_relu ? "ReLU" : "GLU", attend_positions_name(c->positions),
-                attend_cell_name(c->cell), attend_decoder_name(c->decoder), c->dec_hidden);
+        fprintf(f, "model: conv encoder %d layers of width %d (kernel %d, %s, %s positions), %s", c->enc_layers, c->emb,
+                c->kernel, c->conv_relu ? "ReLU" : "GLU", attend_positions_name(c->positions), dec);
     else
-        fprintf(f, "model: %s encoder %dx%d bidirectional, %s decoder %d", attend_cell_name(c->cell), c->enc_layers,
-                c->enc_hidden, attend_decoder_name(c->decoder), c->dec_hidden);
-    if (c->dec_layers > 1) fprintf(f, " (%d layers)", c->dec_layers);
+        fprintf(f, "model: %s encoder %dx%d bidirectional, %s", attend_cell_name(c->cell), c->enc_layers, c->enc_hidden,
+                dec);
+    if (c->dec_layers > 1 && !readout) fprintf(f, " (%d layers)", c->dec_layers);
     if (tdec) fprintf(f, " (feed-forward, cross-attention of %d heads)", c->heads);
-    else if (c->decoder != ATTEND_DECODER_NONE) {
+    else if (c->decoder != ATTEND_DECODER_NONE && !readout) {
         fprintf(f, ", %s attention", attend_score_name(c->score));
         if (c->score == ATTEND_SCORE_ADDITIVE) fprintf(f, " %d", c->attn);
         if (c->coverage) fprintf(f, " with coverage");

@@ -77,14 +77,15 @@ static void opt_line(FILE *f, const char *name, const char *dflt) { cli_opt_usag
 static void train_usage(FILE *f) {
     char buf[96];
     fprintf(f,
-            "usage: attend train (--task copy|reverse|sort [task options] | --train FILE.tsv [--dev FILE.tsv])\n"
+            "usage: attend train (--task copy|reverse|sort|bag [task options] | --train FILE.tsv [--dev FILE.tsv])\n"
             "                    [model options] [training options] [--out MODEL.safetensors]\n"
             "\n"
             "Trains an attention-based encoder-decoder and saves it as a model file.\n"
             "\n"
             "data, built-in task (a dev set is generated with --data-seed + 1):\n"
-            "  --task NAME          copy, reverse, or sort (a pointer task: the output is the\n"
-            "                       source positions in ascending order of their symbols)\n"
+            "  --task NAME          copy, reverse, sort (a pointer task: the output is the\n"
+            "                       source positions in ascending order of their symbols), or\n"
+            "                       bag (the source's symbols sorted: order-free)\n"
             "  --symbols N          distinct symbols, named a, b, ... (10)\n"
             "  --min-len N          shortest sequence (1)\n"
             "  --max-len N          longest sequence (10)\n"
@@ -688,6 +689,22 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     if (!rc && o.topt.guided_alignment > 0 && attend_dataset_aligned_pairs(td.train) == 0)
         rc = cli_usage_error(cmd, "--guided-alignment needs alignments: no line of %s has a third column "
                                   "(source<TAB>target<TAB>i-j ...)", o.data.tsv);
+    /* the readout labels each source position: a pair whose lengths differ is named before any training */
+    if (!rc && o.decoder == ATTEND_DECODER_READOUT) {
+        const attend_dataset *sets[2] = {td.train, td.dev};
+        const char *names[2] = {o.data.tsv ? o.data.tsv : "the task's training pairs",
+                                o.data.dev ? o.data.dev : "the dev pairs"};
+        for (int k = 0; k < 2 && !rc && sets[k]; k++)
+            for (int i = 0; i < attend_dataset_size(sets[k]) && !rc; i++) {
+                const int32_t *s, *t;
+                int sl, tl;
+                if (attend_dataset_get(sets[k], i, &s, &sl, &t, &tl, &err) != ATTEND_OK) continue;
+                if (sl != tl)
+                    rc = cli_usage_error(cmd, "--decoder readout labels each source token: pair %d of %s has %d "
+                                              "target tokens for %d source tokens",
+                                         i + 1, names[k], tl, sl);
+            }
+    }
     if (rc) goto done;
 
     /* the model, sized from the data */

@@ -46,6 +46,13 @@ usage)
     run 2 "$A" train --task bags --steps 1
     has err "copy\|reverse\|sort\|bag"
     ok "an unknown --task lists bag"
+    # attend train --decoder readout: a pair whose lengths differ is named before training
+    printf 'a b c\tx y z\na b\tx y z\n' > uneven.tsv
+    run 2 "$A" train --train uneven.tsv --tokenizer space --decoder readout --steps 1 --out u.safetensors
+    has err "^attend train: --decoder readout labels each source token: pair 2 of uneven.tsv has 3 target tokens for 2 source tokens$"
+    if grep -q "^training:" out; then fail "train --decoder readout trained on uneven pairs"; fi
+    [ ! -e u.safetensors ] || fail "train --decoder readout wrote a model from uneven pairs"
+    ok "train --decoder readout: uneven pairs named (pair, file, lengths), no training"
     ;;
 run)
     # one conv layer of kernel 3 sees one neighbour: shift 1 is learned, and the model decodes
@@ -70,6 +77,14 @@ run)
     run 0 "$A" --threads 1 train --task bag --symbols 5 --min-len 4 --max-len 4 --steps 3 --out bag.safetensors
     has out "^data: bag task, 5 symbols, sequences of 4-4 symbols"
     ok "train --task bag"
+    # attend train --decoder readout on even TSV pairs: the model line names the readout; decode reads it
+    printf 'a b c\tc b a\nb c\tc b\nc a\ta c\n' > even.tsv
+    run 0 "$A" --threads 1 train --train even.tsv --tokenizer space --decoder readout --steps 3 --out r.safetensors
+    has out "^model: gru encoder 1x64 bidirectional, a readout \(one label per source position\), emb 32: [0-9]+ parameters$"
+    printf 'a b c\n' > rin.txt
+    run 0 "$A" decode r.safetensors rin.txt
+    [ "$(wc -w <out)" = 3 ] || fail "decode of a readout model: $(cat out) is not one label per source token"
+    ok "train --decoder readout on a TSV: the model line, decode gives one label per token"
     ;;
 *)
     echo "unknown case $1" >&2
