@@ -5,8 +5,9 @@
  *   remove-state   hide one saved encoder state, renormalise over the rest
  *   delete-token   delete one input token and re-encode (replace-token: swap it)
  *   uniform / permute / drop-top   overwrite every step's attention weights
- * on a trained model (attend_model_intervene) or on seed 000's textbook
- * example (attend_attention_intervene, reproducing Tables 14.2 and 14.3).
+ * on a trained model (attend_model_intervene) — the decoder's attention, or
+ * with --encoder-self a transformer encoder's self-attention — or on seed
+ * 000's textbook example (attend_attention_intervene, reproducing Tables 14.2 and 14.3).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 static void intervene_usage(FILE *f) {
     fprintf(f,
             "usage: attend intervene MODEL TEXT [--replace TOKEN] [--seed N] [--per-step]\n"
+            "       attend intervene MODEL TEXT --encoder-self [--layer L] [--head H] [--seed N] [--per-step]\n"
             "       attend intervene --textbook\n"
             "\n"
             "Attention weights are a diagnostic, not an explanation. This command changes what\n"
@@ -39,6 +41,14 @@ static void intervene_usage(FILE *f) {
             "Jensen-Shannon and KL(p||p') in nats (means), the free-running greedy output under\n"
             "the intervention, and whether it differs from the baseline.\n"
             "\n"
+            "  --encoder-self   the same edits on the transformer encoder's self-attention instead of\n"
+            "                   the decoder's: remove-state hides key position j from every query of\n"
+            "                   the chosen layers and heads (each row renormalised over the rest);\n"
+            "                   uniform, permute and drop-top edit every query row there; the edited\n"
+            "                   encoder states feed the unchanged decoder (no delete/replace rows:\n"
+            "                   they change the source, not an attention site)\n"
+            "  --layer L        with --encoder-self: only layer L (1..layers; default every layer)\n"
+            "  --head H         with --encoder-self: only head H (1..heads; default every head)\n"
             "  --replace TOKEN  also run replace-token with this source token\n"
             "  --seed N         seed of the permutation (1)\n"
             "  --per-step       print the total variation of every step under each row\n"
@@ -93,7 +103,7 @@ static int textbook(void) {
     }
     printf("\n");
     /* the baseline read-out */
-    attend_intervention none = {ATTEND_IV_UNIFORM, 0, 0, 0};
+    attend_intervention none = {ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0};
     size_t ws = attend_attention_workspace_size(&cfg, 1, 1, TB_S);
     attend_real work[64];
     if (ws > sizeof work / sizeof work[0] ||
@@ -108,7 +118,7 @@ static int textbook(void) {
     printf("%-3s %-6s %-14s %-32s %-24s %-10s %-8s %s\n", "j", "token", "intervention", "weights (source order)",
            "context", "r", "r / a", "r - r0");
     for (int j = 0; j < TB_S; j++) {
-        attend_intervention rm = {ATTEND_IV_REMOVE_STATE, j, 0, 0};
+        attend_intervention rm = {ATTEND_IV_REMOVE_STATE, j, 0, 0, 0, 0, 0};
         if (attend_attention_intervene(&cfg, &sp, c, w, q, h, h, TB_S, TB_D, &rm, &err))
             return cli_lib_fail("intervene", &err);
         double r = (double)c[0] + 2 * (double)c[1];
@@ -169,12 +179,18 @@ typedef struct {
     int per_step;
     double *tv, *kl, *js;
     int32_t *out;
+    int site, layer, head; /* where the weight edits apply (attend_intervention) */
 } run_ctx;
 
 static int run_row(run_ctx *r, const char *pos, const char *token, attend_intervention iv) {
     analysis *a = r->a;
     attend_intervention_result res;
     memset(&res, 0, sizeof res);
+    if (iv.kind != ATTEND_IV_DELETE_TOKEN && iv.kind != ATTEND_IV_REPLACE_TOKEN) {
+        iv.site = r->site;
+        iv.layer = r->layer;
+        iv.head = r->head;
+    }
     res.tv = r->tv;
     res.kl = r->kl;
     res.js = r->js;
@@ -200,7 +216,7 @@ static int run_row(run_ctx *r, const char *pos, const char *token, attend_interv
 int cmd_intervene(int argc, char **argv) {
     cli_set_oom_hint("use a shorter TEXT or a lower --max-len"); /* the options of this command that lower its memory */
     const char *model = NULL, *text = NULL, *replace = NULL;
-    int help = 0, npos = 0, per_step = 0, textbook_mode = 0, max_len = 0;
+    int help = 0, npos = 0, per_step = 0, textbook_mode = 0, max_len = 0, enc_self = 0, layer = 0, head = 0;
     uint64_t seed = 1;
     cli_parser p;
     cli_init(&p, "intervene", argc, argv);
@@ -212,6 +228,9 @@ int cmd_intervene(int argc, char **argv) {
         else if (cli_is(&p, "--per-step")) rc = cli_flag(&p, &per_step);
         else if (cli_is(&p, "--textbook")) rc = cli_flag(&p, &textbook_mode);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
+        else if (cli_is(&p, "--encoder-self")) rc = cli_flag(&p, &enc_self);
+        else if (cli_is(&p, "--layer")) rc = cli_int(&p, 1, 65536, &layer);
+        else if (cli_is(&p, "--head")) rc = cli_int(&p, 1, 65536, &head);
         else if (cli_positional(&p) && npos < 2) {
             if (npos++ == 0) model = p.arg;
             else text = p.arg;
@@ -227,6 +246,12 @@ int cmd_intervene(int argc, char **argv) {
         return cli_finish("intervene", textbook());
     }
     if (!model || !text) return cli_usage_error("intervene", "needs MODEL and TEXT, or --textbook (see --help)");
+    if ((layer || head) && !enc_self)
+        return cli_usage_error("intervene", "%s applies to --encoder-self (the decoder's attention has no layers or "
+                                            "heads to choose here)", layer ? "--layer" : "--head");
+    if (enc_self && replace)
+        return cli_usage_error("intervene", "--replace changes the source itself, not an attention site: run it "
+                                            "without --encoder-self");
 
     analysis a;
     rc = analysis_open(&a, "intervene", model, text, 1, max_len);
@@ -236,6 +261,15 @@ int cmd_intervene(int argc, char **argv) {
                                "distribution to compare; use attend align",
                   model);
         rc = 1;
+    }
+    if (!rc && enc_self) {
+        int L = c->enc_layers > 0 ? c->enc_layers : 1;
+        if (c->encoder != ATTEND_ENCODER_TRANSFORMER)
+            rc = cli_usage_error("intervene", "--encoder-self needs a transformer encoder, but %s has encoder %s "
+                                              "(no self-attention)", model, attend_encoder_name(c->encoder));
+        else if (layer > L) rc = cli_usage_error("intervene", "--layer %d, but %s has %d encoder layers", layer, model, L);
+        else if (head > c->heads)
+            rc = cli_usage_error("intervene", "--head %d, but %s's encoder has %d heads", head, model, c->heads);
     }
     int32_t replace_id = -1;
     if (!rc && replace) {
@@ -283,28 +317,36 @@ int cmd_intervene(int argc, char **argv) {
                cli_vis(model), attend_decoder_name(c->decoder), no_score ? "" : ", ",
                no_score ? "" : attend_score_name(c->score), cli_vis(text), a.S,
                cli_vis(analysis_out_text(&a, base, base_len, btext, sizeof btext)), (int)base_len, (int)base_len + 1);
+        if (enc_self) {
+            char lay[32], hd[32];
+            snprintf(lay, sizeof lay, layer ? "layer %d" : "every layer (%d)", layer ? layer : c->enc_layers);
+            snprintf(hd, sizeof hd, head ? "head %d" : "every head (%d)", head ? head : c->heads);
+            printf("site: the encoder's self-attention, %s, %s (remove-state: the key hidden from every query)\n\n",
+                   lay, hd);
+        }
         printf("%-4s %-8s %-14s %8s %8s %5s %8s %9s  %-20s %s\n", "pos", "token", "intervention", "TV mean", "TV max",
                "step", "JS mean", "KL mean", "output", "changed");
     }
-    run_ctx r = {&a, base, base_len, per_step, buf, NULL, NULL, out};
+    run_ctx r = {&a, base, base_len, per_step, buf, NULL, NULL, out, enc_self ? ATTEND_SITE_ENCODER_SELF : 0, layer,
+                 head};
     if (buf) {
         r.kl = buf + L + 1;
         r.js = buf + 2 * (L + 1);
     }
     /* weight edits need one attention row per step: not decoder 'none', not the transformer's heads */
-    int attentive = !rc && c->decoder != ATTEND_DECODER_NONE && c->decoder != ATTEND_DECODER_TRANSFORMER;
+    int attentive = !rc && (enc_self || (c->decoder != ATTEND_DECODER_NONE && c->decoder != ATTEND_DECODER_TRANSFORMER));
     for (int j = 0; !rc && j < a.S; j++) {
         char pos[16];
         snprintf(pos, sizeof pos, "%d", j);
-        if (attentive && a.S >= 2) rc = run_row(&r, pos, a.src_tok[j], (attend_intervention){ATTEND_IV_REMOVE_STATE, j, 0, 0});
-        if (!rc && a.S >= 2) rc = run_row(&r, pos, a.src_tok[j], (attend_intervention){ATTEND_IV_DELETE_TOKEN, j, 0, 0});
+        if (attentive && a.S >= 2) rc = run_row(&r, pos, a.src_tok[j], (attend_intervention){ATTEND_IV_REMOVE_STATE, j, 0, 0, 0, 0, 0});
+        if (!rc && a.S >= 2 && !enc_self) rc = run_row(&r, pos, a.src_tok[j], (attend_intervention){ATTEND_IV_DELETE_TOKEN, j, 0, 0, 0, 0, 0});
         if (!rc && replace_id >= 0)
-            rc = run_row(&r, pos, a.src_tok[j], (attend_intervention){ATTEND_IV_REPLACE_TOKEN, j, replace_id, 0});
+            rc = run_row(&r, pos, a.src_tok[j], (attend_intervention){ATTEND_IV_REPLACE_TOKEN, j, replace_id, 0, 0, 0, 0});
     }
     if (!rc && attentive) {
-        rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_UNIFORM, 0, 0, 0});
-        if (!rc) rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_PERMUTE, 0, 0, seed});
-        if (!rc && a.S >= 2) rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_DROP_TOP, 0, 0, 0});
+        rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0});
+        if (!rc) rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_PERMUTE, 0, 0, seed, 0, 0, 0});
+        if (!rc && a.S >= 2) rc = run_row(&r, "all", "", (attend_intervention){ATTEND_IV_DROP_TOP, 0, 0, 0, 0, 0, 0});
     }
     if (!rc && !attentive)
         printf("\n(%s: only token deletion/replacement apply)\n",

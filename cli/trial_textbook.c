@@ -138,7 +138,7 @@ static int toy_step(int step, const double *query, const double *eps, int n_eps,
             return cli_lib_fail("trial", &err);
         del[j] = fabs(textbook_readout(c2) - r0);
         /* remove saved state j, renormalise (Table 14.2) */
-        attend_intervention rm = {ATTEND_IV_REMOVE_STATE, j, 0, 0};
+        attend_intervention rm = {ATTEND_IV_REMOVE_STATE, j, 0, 0, 0, 0, 0};
         attend_real w3[TB_S];
         if (attend_attention_intervene(&cfg, &sp, c2, w3, q, h, h, TB_S, TB_D, &rm, &err))
             return cli_lib_fail("trial", &err);
@@ -171,7 +171,7 @@ static int toy_step(int step, const double *query, const double *eps, int n_eps,
     }
 
     /* W&P's uniform baseline */
-    attend_intervention un = {ATTEND_IV_UNIFORM, 0, 0, 0};
+    attend_intervention un = {ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0};
     attend_real wu[TB_S], cu[TB_D];
     if (attend_attention_intervene(&cfg, &sp, cu, wu, q, h, h, TB_S, TB_D, &un, &err))
         return cli_lib_fail("trial", &err);

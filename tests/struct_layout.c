@@ -99,7 +99,8 @@ int main(void) {
     F(attend_tsv_options, skip_malformed), F(attend_tsv_options, copy);
     S(attend_intervention);
     F(attend_intervention, kind), F(attend_intervention, position), F(attend_intervention, token);
-    F(attend_intervention, seed);
+    F(attend_intervention, seed), F(attend_intervention, site), F(attend_intervention, layer);
+    F(attend_intervention, head);
     S(attend_intervention_result);
     F(attend_intervention_result, tv), F(attend_intervention_result, kl), F(attend_intervention_result, js);
     F(attend_intervention_result, forced_align), F(attend_intervention_result, out);

@@ -259,7 +259,7 @@ static void test_unseen_token(void) {
         res.kl = kl;
         res.js = js;
         res.out = iout;
-        attend_intervention iv = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0};
+        attend_intervention iv = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0, 0, 0, 0};
         int bl = ol < 5 ? ol : 5;
         EXPECT(attend_model_intervene(m, src, S, out, bl, 6, &iv, &res, &err) == ATTEND_OK, "%s", err.msg);
         for (int k = 0; k < res.out_len; k++)

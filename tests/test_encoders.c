@@ -429,7 +429,7 @@ static void test_transformer_decoder_heads(void) {
                strstr(err.msg, "align_head=5") && strstr(err.msg, "heads=4"),
            "head 5 of 4: %s", err.msg);
     /* interventions on the weights name the decoder (token deletion works: the CLI tests run it) */
-    attend_intervention iv = {ATTEND_IV_REMOVE_STATE, 1, 0, 0};
+    attend_intervention iv = {ATTEND_IV_REMOVE_STATE, 1, 0, 0, 0, 0, 0};
     attend_intervention_result ir;
     memset(&ir, 0, sizeof ir);
     EXPECT(attend_model_intervene(m, src, S, out[0], len[0][0], L, &iv, &ir, &err) == ATTEND_ERR_ARG &&

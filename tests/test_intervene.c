@@ -110,7 +110,7 @@ static void test_textbook_tables(void) {
     const double want_c[3][2] = {{0, a / 2}, {2 * a / 3, 0}, {2 * a / 3, a / 3}};
     const double want_r[3] = {a, 2 * a / 3, 4 * a / 3};
     for (int j = 0; j < 3; j++) {
-        attend_intervention iv = {ATTEND_IV_REMOVE_STATE, j, 0, 0};
+        attend_intervention iv = {ATTEND_IV_REMOVE_STATE, j, 0, 0, 0, 0, 0};
         EXPECT(attend_attention_intervene(&cfg, &sp, c, w, q, h, h, 3, 2, &iv, &err) == ATTEND_OK, "%s", err.msg);
         double gw[3] = {w[0], w[1], w[2]}, gc[2] = {c[0], c[1]};
         char what[64];
@@ -143,13 +143,13 @@ static void test_textbook_tables(void) {
     /* the two interventions disagree exactly on 钥匙 */
     EXPECT(fabs(want_r[1] - want_r3[1]) > 0.2, "the tables should differ on row 2");
     /* whole-map edits on the baseline [1/2,1/4,1/4] */
-    attend_intervention u = {ATTEND_IV_UNIFORM, 0, 0, 0}, dt = {ATTEND_IV_DROP_TOP, 0, 0, 0};
+    attend_intervention u = {ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0}, dt = {ATTEND_IV_DROP_TOP, 0, 0, 0, 0, 0, 0};
     EXPECT(attend_attention_intervene(&cfg, &sp, c, w, q, h, h, 3, 2, &u, &err) == ATTEND_OK, "%s", err.msg);
     EXPECT_NEAR("uniform: r = a/3 + 2a/3 = a", (double)c[0] + 2 * (double)c[1], a, 1e-6);
     EXPECT(attend_attention_intervene(&cfg, &sp, c, w, q, h, h, 3, 2, &dt, &err) == ATTEND_OK, "%s", err.msg);
     double gd[3] = {w[0], w[1], w[2]}, wd[3] = {0, 0.5, 0.5};
     EXPECT_CLOSE("drop-top of [1/2,1/4,1/4]", gd, wd, 3, 1e-7, 0);
-    attend_intervention del = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0}, out = {ATTEND_IV_REMOVE_STATE, 3, 0, 0};
+    attend_intervention del = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0, 0, 0, 0}, out = {ATTEND_IV_REMOVE_STATE, 3, 0, 0, 0, 0, 0};
     EXPECT(attend_attention_intervene(&cfg, &sp, c, w, q, h, h, 3, 2, &del, &err) == ATTEND_ERR_ARG, "delete");
     printf("  token deletion without an encoder: %s\n", err.msg);
     EXPECT(attend_attention_intervene(&cfg, &sp, c, w, q, h, h, 3, 2, &out, &err) == ATTEND_ERR_ARG, "position");
@@ -284,7 +284,7 @@ static void test_model_interventions(void) {
         int32_t out[16];
         sentences++;
         for (int j = 0; j < S; j++) {
-            attend_intervention iv = {ATTEND_IV_REMOVE_STATE, j, 0, 0};
+            attend_intervention iv = {ATTEND_IV_REMOVE_STATE, j, 0, 0, 0, 0, 0};
             attend_intervention_result res;
             memset(&res, 0, sizeof res);
             res.tv = tv;
@@ -342,9 +342,9 @@ static void test_model_interventions(void) {
     int32_t base[16], base_len, src_len = S;
     attend_model_greedy(t.m, src, &src_len, 1, S, 16, base, &base_len, NULL, &err);
     const attend_intervention kinds[] = {
-        {ATTEND_IV_DELETE_TOKEN, 1, 0, 0}, {ATTEND_IV_REPLACE_TOKEN, 0, ATTEND_UNK + 1, 0},
-        {ATTEND_IV_UNIFORM, 0, 0, 0},      {ATTEND_IV_PERMUTE, 0, 0, 9},
-        {ATTEND_IV_DROP_TOP, 0, 0, 0},
+        {ATTEND_IV_DELETE_TOKEN, 1, 0, 0, 0, 0, 0}, {ATTEND_IV_REPLACE_TOKEN, 0, ATTEND_UNK + 1, 0, 0, 0, 0},
+        {ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0},      {ATTEND_IV_PERMUTE, 0, 0, 9, 0, 0, 0},
+        {ATTEND_IV_DROP_TOP, 0, 0, 0, 0, 0, 0},
     };
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         attend_intervention_result r1, r2;
@@ -371,7 +371,7 @@ static void test_model_interventions(void) {
         }
     }
     /* no-op check: a replacement with the same token changes nothing */
-    attend_intervention same = {ATTEND_IV_REPLACE_TOKEN, 2, src[2], 0};
+    attend_intervention same = {ATTEND_IV_REPLACE_TOKEN, 2, src[2], 0, 0, 0, 0};
     attend_intervention_result rs;
     memset(&rs, 0, sizeof rs);
     EXPECT(attend_model_intervene(t.m, src, S, base, base_len, 16, &same, &rs, &err) == ATTEND_OK, "%s", err.msg);
@@ -379,18 +379,18 @@ static void test_model_interventions(void) {
            rs.tv_max, rs.kl_max, rs.changed);
 
     /* errors */
-    attend_intervention bad = {ATTEND_IV_REMOVE_STATE, S, 0, 0};
+    attend_intervention bad = {ATTEND_IV_REMOVE_STATE, S, 0, 0, 0, 0, 0};
     attend_intervention_result r;
     memset(&r, 0, sizeof r);
     EXPECT(attend_model_intervene(t.m, src, S, base, base_len, 16, &bad, &r, &err) == ATTEND_ERR_ARG, "position");
     printf("  position out of range: %s\n", err.msg);
-    attend_intervention one = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0};
+    attend_intervention one = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0, 0, 0, 0};
     EXPECT(attend_model_intervene(t.m, src, 1, base, base_len, 16, &one, &r, &err) == ATTEND_ERR_ARG, "only token");
     printf("  deleting the only token: %s\n", err.msg);
-    attend_intervention rep = {ATTEND_IV_REPLACE_TOKEN, 0, 999, 0};
+    attend_intervention rep = {ATTEND_IV_REPLACE_TOKEN, 0, 999, 0, 0, 0, 0};
     EXPECT(attend_model_intervene(t.m, src, S, base, base_len, 16, &rep, &r, &err) == ATTEND_ERR_ARG, "token id");
     int32_t bad_base[2] = {ATTEND_PAD, 5};
-    attend_intervention u = {ATTEND_IV_UNIFORM, 0, 0, 0};
+    attend_intervention u = {ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0};
     EXPECT(attend_model_intervene(t.m, src, S, bad_base, 2, 16, &u, &r, &err) == ATTEND_ERR_ARG, "PAD in base");
     printf("  PAD in the baseline: %s\n", err.msg);
     EXPECT(attend_model_intervene(t.m, src, S, base, 40, 16, &u, &r, &err) == ATTEND_ERR_CAPACITY, "long base");
@@ -405,7 +405,7 @@ static void test_model_interventions(void) {
     int32_t s6[3] = {4, 5, 6}, b2[2] = {5, 6};
     EXPECT(attend_model_intervene(m, s6, 3, b2, 2, 6, &u, &r, &err) == ATTEND_ERR_ARG, "none + uniform");
     printf("  decoder none: %s\n", err.msg);
-    attend_intervention d0 = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0};
+    attend_intervention d0 = {ATTEND_IV_DELETE_TOKEN, 0, 0, 0, 0, 0, 0};
     EXPECT(attend_model_intervene(m, s6, 3, b2, 2, 6, &d0, &r, &err) == ATTEND_OK, "none + delete: %s", err.msg);
     attend_model_free(m);
     none_cfg.decoder = ATTEND_DECODER_POINTER;

@@ -235,7 +235,7 @@ static void intervene_remove_state(void) {
         if (al[j] == 1) first = j;
     EXPECT(first >= 0, "the first step attends to nothing");
     if (first < 0) first = 0;
-    attend_intervention iv = {ATTEND_IV_REMOVE_STATE, first, 0, 0};
+    attend_intervention iv = {ATTEND_IV_REMOVE_STATE, first, 0, 0, 0, 0, 0};
     attend_intervention_result res;
     memset(&res, 0, sizeof res);
     res.forced_align = fal;

@@ -284,8 +284,8 @@ static void check_model(attend_decoder_kind dec, attend_score_kind score, attend
     zeros = 0;
     EXPECT(isfinite(logp) && row_sums_ok(sal, out_len[0] + 1, 7, &zeros), "%s: scoring", what);
     /* interventions run unchanged (the weights they edit come from the normaliser) */
-    attend_intervention ivs[3] = {{ATTEND_IV_REMOVE_STATE, 2, 0, 0}, {ATTEND_IV_DROP_TOP, 0, 0, 0},
-                                  {ATTEND_IV_UNIFORM, 0, 0, 0}};
+    attend_intervention ivs[3] = {{ATTEND_IV_REMOVE_STATE, 2, 0, 0, 0, 0, 0}, {ATTEND_IV_DROP_TOP, 0, 0, 0, 0, 0, 0},
+                                  {ATTEND_IV_UNIFORM, 0, 0, 0, 0, 0, 0}};
     for (int i = 0; i < 3; i++) {
         attend_intervention_result res;
         memset(&res, 0, sizeof res);

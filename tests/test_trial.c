@@ -244,7 +244,7 @@ static void test_consistency(void) {
     /* leave-one-out = delete-token TV */
     double tv[PT + 1], want[(PT + 1) * PS], got[(PT + 1) * PS];
     for (int j = 0; j < PS; j++) {
-        attend_intervention iv = {ATTEND_IV_DELETE_TOKEN, j, 0, 0};
+        attend_intervention iv = {ATTEND_IV_DELETE_TOKEN, j, 0, 0, 0, 0, 0};
         attend_intervention_result ir;
         memset(&ir, 0, sizeof ir);
         ir.tv = tv;

@@ -120,11 +120,26 @@ typedef enum {
     ATTEND_IV_DROP_TOP = 5,      /* every step's largest weight removed, rest renormalised */
 } attend_intervention_kind;
 
+/* Where a weight edit (REMOVE_STATE, UNIFORM, PERMUTE, DROP_TOP) applies. */
+typedef enum {
+    ATTEND_SITE_CROSS = 0,        /* the decoder's attention over the source (its steps' weight rows) */
+    ATTEND_SITE_ENCODER_SELF = 1, /* the encoder's self-attention (a transformer encoder): every query row
+                                     of the chosen layers and heads; REMOVE_STATE hides key `position` from
+                                     every query (renormalised over the rest), UNIFORM makes each row uniform
+                                     over the valid keys, PERMUTE moves each row's weights by the seeded
+                                     permutation, DROP_TOP removes each row's largest weight; the intervened
+                                     encoder states then feed the unchanged decoder */
+} attend_intervention_site;
+
 typedef struct {
     attend_intervention_kind kind;
     int position;   /* REMOVE_STATE, DELETE_TOKEN, REPLACE_TOKEN: 0-based source position */
     int32_t token;  /* REPLACE_TOKEN: the new source id */
     uint64_t seed;  /* PERMUTE: seed of attend_permutation over the S positions */
+    /* appended (issue 27); all 0 = the decoder's attention as before */
+    int site;       /* attend_intervention_site */
+    int layer;      /* ENCODER_SELF: the layer, 1 .. enc_layers, or 0 for every layer (CROSS: 0) */
+    int head;       /* ENCODER_SELF: the head, 1 .. heads, or 0 for every head (CROSS: 0) */
 } attend_intervention;
 
 typedef struct {
@@ -151,7 +166,11 @@ typedef struct {
  * for steps 0..base_len (EOS included). Then the model decodes freely (greedy,
  * up to max_len) under the intervention, and `changed` says whether the output
  * differs. BAHDANAU and LUONG decoders; NONE only for token deletion and
- * replacement (it has no attention); POINTER is rejected. Copy models
+ * replacement (it has no attention); POINTER is rejected. Site ENCODER_SELF
+ * (the weight edits only, any decoder with a vocabulary, the transformer
+ * decoder included) needs an encoder with self-attention
+ * (ATTEND_ENCODER_TRANSFORMER): another encoder, a layer or head out of range,
+ * or token deletion/replacement there is ATTEND_ERR_ARG naming both sides. Copy models
  * (attend/seq2seq.h, "Copy"): the distributions are over the extended
  * vocabulary (Vt + S ids), base may hold copied ids, and after a deletion the
  * copied ids of out and of p'_t name positions of the original source (the
@@ -162,6 +181,8 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
                                      attend_error *err);
 
 const char *attend_intervention_name(attend_intervention_kind kind);
+/* "cross" or "encoder-self" */
+const char *attend_intervention_site_name(attend_intervention_site site);
 
 /*
  * The same interventions on one attention read-out (no model): query q [Dq]

@@ -24,7 +24,7 @@ import ctypes
 from ._lib import (ERR_ALLOC, ERR_ARG, ERR_CAPACITY, ERR_FORMAT, ERR_IO, ERR_MASKED_ROW, ERR_NONFINITE, ERR_NULL,
                    ERR_SHAPE, OK, AttendError, AttendMemoryError, AttendOSError, AttendTypeError, AttendValueError,
                    AttendWarning, Error, check, lib)
-from .model import INTERVENTIONS, UNKNOWN_POLICIES, Hypothesis, Intervention, Model, Vocab, train
+from .model import INTERVENTION_SITES, INTERVENTIONS, UNKNOWN_POLICIES, Hypothesis, Intervention, Model, Vocab, train
 from . import kernels, g2p, ensemble, render  # noqa: E402  (submodules)
 
 
@@ -70,6 +70,6 @@ def isa() -> str:
 __version__ = version()
 __all__ = ["AttendError", "AttendValueError", "AttendTypeError", "AttendOSError", "AttendMemoryError", "AttendWarning",
            "Model", "Vocab", "Hypothesis", "Intervention", "train", "kernels", "g2p", "ensemble", "render", "version",
-           "gemm_backend", "gemm_info", "set_threads", "threads", "isa", "UNKNOWN_POLICIES", "INTERVENTIONS", "OK",
+           "gemm_backend", "gemm_info", "set_threads", "threads", "isa", "UNKNOWN_POLICIES", "INTERVENTIONS", "INTERVENTION_SITES", "OK",
            "ERR_NULL", "ERR_SHAPE", "ERR_MASKED_ROW", "ERR_ARG", "ERR_ALLOC", "ERR_NONFINITE", "ERR_IO", "ERR_FORMAT",
            "ERR_CAPACITY"]

@@ -245,7 +245,8 @@ class TaskConfig(Structure):
 class IvSpec(Structure):
     """attend_intervention (include/attend/analysis.h)."""
     _c_name_ = "attend_intervention"
-    _fields_ = [("kind", c_int), ("position", c_int), ("token", c_int32), ("seed", c_uint64)]
+    _fields_ = [("kind", c_int), ("position", c_int), ("token", c_int32), ("seed", c_uint64), ("site", c_int),
+                ("layer", c_int), ("head", c_int)]
 
 
 class IvResult(Structure):
@@ -384,6 +385,7 @@ _SIGNATURES = {
     "attend_model_config_check": (st, [POINTER(ModelConfig), E]),
     "attend_model_create": (st, [POINTER(P), POINTER(ModelConfig), c_uint64, E]),
     "attend_model_free": (None, [P]),
+    "attend_permutation": (None, [i32_p, c_int, c_uint64]),
     "attend_model_get_config": (POINTER(ModelConfig), [P]),
     "attend_model_tensor_count": (c_int, [P]),
     "attend_model_tensor_get": (st, [P, c_int, POINTER(ModelTensor), E]),
@@ -402,6 +404,7 @@ _SIGNATURES = {
     "attend_model_set_coverage_loss": (st, [P, c_double, E]),
     "attend_model_coverage_loss": (c_double, [P]),
     "attend_model_score": (st, [P, i32_p, c_int, i32_p, c_int, dbl_p, real_p, E]),
+    "attend_model_encoder_attention": (st, [P, i32_p, c_int, c_int, c_int, real_p, E]),
     "attend_ensemble_greedy": (st, [POINTER(P), c_int, i32_p, i32_p, c_int, c_int, c_int, i32_p, i32_p, real_p, E]),
     "attend_ensemble_beam": (st, [POINTER(P), c_int, i32_p, c_int, c_int, c_int, c_int, c_double, i32_p, i32_p,
                                   dbl_p, real_p, POINTER(c_int), E]),

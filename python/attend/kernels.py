@@ -30,7 +30,7 @@ from ._lib import (ERR_ARG, ERR_CAPACITY, MHA_NAMES, AttendError, IvSpec, MhaCon
 
 __all__ = ["scores", "scores_backward", "masked_softmax", "masked_softmax_backward", "masked_normalize",
            "masked_normalize_backward", "normalizer_threshold", "context", "context_backward", "attention",
-           "attention_backward", "attention_intervene", "mha", "mha_backward"]
+           "attention_backward", "attention_intervene", "permutation", "mha", "mha_backward"]
 
 Array = np.ndarray
 Opt = Optional[np.ndarray]
@@ -291,6 +291,17 @@ def attention_intervene(q: Array, k: Array, v: Array, intervention: str, positio
     call("attend_attention_intervene", ctypes.byref(cfg), ctypes.byref(p), ar.ptr(ctx), ar.ptr(w), ar.ptr(q),
          ar.ptr(k), ar.ptr(v), S, Dv, ctypes.byref(spec))
     return ctx, w
+
+
+def permutation(n: int, seed: int) -> np.ndarray:
+    """The seeded permutation [n] of 0..n-1 the interventions use (attend_permutation,
+    Fisher-Yates over xoshiro256**): "permute" gives position j the weight of
+    position perm[j]."""
+    if n < 1:
+        raise AttendError(ERR_ARG, "permutation: n=%d must be >= 1" % n)
+    perm = np.zeros(n, dtype=np.int32)
+    lib.attend_permutation(ar.ptr(perm), int(n), int(seed))
+    return perm
 
 
 def _mha_run(q, k, v, params, heads, valid, allowed, causal, average_weights, want_weights):

@@ -31,7 +31,7 @@ from ._lib import (ERR_ARG, ERR_NULL, MODEL_CONFIG_FIELDS, UNK, AttendError, Att
                    TaskConfig, TrainOptions, TsvOptions, call, cstr, lib)
 
 __all__ = ["Vocab", "Model", "Hypothesis", "Intervention", "train", "TOKENIZERS", "UNKNOWN_POLICIES",
-           "INTERVENTIONS"]
+           "INTERVENTIONS", "INTERVENTION_SITES"]
 
 #: a source: text (str) or token ids (a 1-D int32 numpy array)
 Source = Union[str, np.ndarray]
@@ -287,6 +287,8 @@ def _source_tokens(source: Any, ids: np.ndarray, vocab: Optional[Vocab]) -> Opti
 
 #: the interventions of attend_model_intervene, by the names `attend intervene` prints
 INTERVENTIONS = ("remove-state", "delete-token", "replace-token", "uniform", "permute", "drop-top")
+#: where the weight edits apply (attend_intervention_site): the decoder's attention or the encoder's self-attention
+INTERVENTION_SITES = ("cross", "encoder-self")
 
 
 class Intervention:
@@ -540,9 +542,39 @@ class Model(_Handle):
             out.append((logp.value, align))
         return out[0] if one else out
 
+    def encoder_attention(self, source: Source, layer: Optional[int] = None, head: Optional[int] = None,
+                          unknown: str = "warn") -> Optional[np.ndarray]:
+        """The transformer encoder's self-attention over one source
+        (attend_model_encoder_attention; `attend align --encoder-self`): rows
+        are query positions, columns the key positions they attend to (each
+        row sums to 1). layer (1 .. layers) and head (1 .. heads, 0 = the
+        heads' mean) pick one map [S,S]; layer=None gives every layer, head=None
+        every head: [layers,heads,S,S], [heads,S,S] or [layers,S,S]. An encoder
+        without self-attention (rnn, conv) or a layer/head out of range raises
+        AttendValueError naming them. None when unknown="skip" skips the source."""
+        h = self._handle()
+        src = _encode_all("source", [source], self.src_vocab, unknown, 2)[0]
+        if src is None:
+            return None
+        S = len(src)
+        cfg = self.config
+        layers = [layer] if layer is not None else list(range(1, max(int(cfg.get("enc_layers", 1)), 1) + 1))
+        heads = [head] if head is not None else list(range(1, int(cfg.get("heads", 0) or 1) + 1))
+        out = np.zeros((len(layers), len(heads), S, S), dtype=ar.FLOAT)
+        for i, l in enumerate(layers):
+            for j, hd in enumerate(heads):
+                m = ar.zeros(S, S)
+                call("attend_model_encoder_attention", h, ar.ptr(src), S, int(l), int(hd), ar.ptr(m))
+                out[i, j] = m
+        if layer is not None:
+            out = out[0]
+            return out[0] if head is not None else out
+        return out[:, 0] if head is not None else out
+
     def intervene(self, source: Source, kind: str, position: int = 0, token: Union[str, int, None] = None,
                   seed: int = 1, base: Union[Hypothesis, Source, None] = None, max_len: int = 0,
-                  unknown: str = "warn") -> Optional[Intervention]:
+                  unknown: str = "warn", site: str = "cross", layer: int = 0,
+                  head: int = 0) -> Optional[Intervention]:
         """Runs one intervention on source (attend_model_intervene; `attend
         intervene` runs them all): kind is one of INTERVENTIONS,
           "remove-state"   hide saved state `position` from attention (the
@@ -553,10 +585,17 @@ class Model(_Handle):
         The baseline output `base` (a Hypothesis, text or target ids) is by
         default the model's own greedy output for source. Returns an
         Intervention (None when unknown="skip" skips the source). BAHDANAU and
-        LUONG decoders (NONE: token deletion and replacement only)."""
+        LUONG decoders (NONE: token deletion and replacement only).
+        site="encoder-self" applies remove-state, uniform, permute and drop-top
+        to a transformer encoder's self-attention instead (every query row of
+        layer `layer` and head `head`, 1-based, 0 = every one; remove-state
+        hides key `position` from every query); the edited encoder states feed
+        the unchanged decoder (any decoder with a vocabulary)."""
         h = self._handle()
         if kind not in INTERVENTIONS:
             raise AttendValueError(ERR_ARG, "intervention %r: expected one of %s" % (kind, ", ".join(INTERVENTIONS)))
+        if site not in INTERVENTION_SITES:
+            raise AttendValueError(ERR_ARG, "site %r: expected one of %s" % (site, ", ".join(INTERVENTION_SITES)))
         src = _encode_all("source", [source], self.src_vocab, unknown, 2)[0]
         if src is None:
             return None
@@ -584,7 +623,8 @@ class Model(_Handle):
         dp = ctypes.POINTER(ctypes.c_double)
         res = IvResult(tv.ctypes.data_as(dp), kl.ctypes.data_as(dp), js.ctypes.data_as(dp), ar.ptr(forced),
                        ar.ptr(out), ar.ptr(out_align))
-        spec = IvSpec(INTERVENTIONS.index(kind), int(position), tok, int(seed))
+        spec = IvSpec(INTERVENTIONS.index(kind), int(position), tok, int(seed), INTERVENTION_SITES.index(site),
+                      int(layer), int(head))
         call("attend_model_intervene", h, ar.ptr(src), S, ar.ptr(base_ids) if B else None, B, L, ctypes.byref(spec),
              ctypes.byref(res))
         n, s2, steps = res.out_len, res.src_len, res.steps

@@ -168,7 +168,7 @@ def test_every_bound_function_is_declared():
         assert f.argtypes is not None, name
     sizes = {L.ScoreConfig: 32, L.ModelConfig: 104, L.ModelTensor: 56, L.OptimConfig: 80, L.StepReport: 80,
              L.EvalStats: 56, L.TaskConfig: 32, L.TsvOptions: 20, L.Error: 260, L.MhaConfig: 20, L.TfStats: 32,
-             L.IvSpec: 24, L.IvResult: 112, L.PlotSeries: 32}
+             L.IvSpec: 40, L.IvResult: 112, L.PlotSeries: 32}
     for cls, n in sizes.items():
         assert ctypes.sizeof(cls) == n, cls.__name__
     raises(attend.ERR_ARG, L.call, "attend_sweep_run", None)          # not declared: refused

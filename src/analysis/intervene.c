@@ -13,6 +13,7 @@
 #include "analysis/intervene.h"
 #include "seq2seq/decode.h"
 #include "seq2seq/decoders/decoder.h"
+#include "seq2seq/encoders/encoder_kind.h"
 #include "seq2seq/model.h"
 
 /* ---------------------------------------------------------- weight edits */
@@ -127,6 +128,14 @@ const char *attend_intervention_name(attend_intervention_kind kind) {
     return "unknown";
 }
 
+const char *attend_intervention_site_name(attend_intervention_site site) {
+    switch (site) {
+    case ATTEND_SITE_CROSS: return "cross";
+    case ATTEND_SITE_ENCODER_SELF: return "encoder-self";
+    }
+    return "unknown";
+}
+
 /* ------------------------------------------------------ model interventions */
 
 /* log-softmax of logits z [V] into lp [V], in double */
@@ -149,6 +158,42 @@ typedef struct {
 static void edit_weights(void *user, attend_real *w, const uint8_t *valid, int N, int S) {
     const weight_edit_hook *h = user;
     for (int n = 0; n < N; n++) at_weights_edit(w + (size_t)n * S, valid + (size_t)n * S, S, h->edit, h->perm);
+}
+
+/* row w [S] with key j hidden: w_k / Σ_{k'≠j valid} w_k' for the other valid
+ * keys (uniform over them if their weights underflowed to 0), w_j = 0 */
+static void remove_key(attend_real *w, const uint8_t *valid, int S, int j) {
+    double rest = 0;
+    int n = 0;
+    for (int k = 0; k < S; k++)
+        if (k != j && (!valid || valid[k])) {
+            rest += (double)w[k];
+            n++;
+        }
+    for (int k = 0; k < S; k++) {
+        if (k == j || (valid && !valid[k])) w[k] = 0;
+        else w[k] = rest > 0 ? (attend_real)((double)w[k] / rest) : (attend_real)(1.0 / n);
+    }
+}
+
+void at_self_edit_weights(void *user, int layer, attend_real *P, const uint8_t *valid, int N, int H, int S) {
+    const at_self_edit *e = user;
+    if (e->layer && layer != e->layer - 1) return;
+    attend_weight_edit edit = e->kind == ATTEND_IV_UNIFORM   ? ATTEND_EDIT_UNIFORM
+                              : e->kind == ATTEND_IV_PERMUTE ? ATTEND_EDIT_PERMUTE
+                                                             : ATTEND_EDIT_DROP_TOP;
+    for (int n = 0; n < N; n++) {
+        const uint8_t *vn = valid ? valid + (size_t)n * S : NULL;
+        for (int h = 0; h < H; h++) {
+            if (e->head && h != e->head - 1) continue;
+            for (int t = 0; t < S; t++) {
+                if (vn && !vn[t]) continue; /* a padded query: its row is not read */
+                attend_real *w = P + (((size_t)n * H + h) * S + t) * S;
+                if (e->kind == ATTEND_IV_REMOVE_STATE) remove_key(w, vn, S, e->position);
+                else at_weights_edit(w, vn, S, edit, e->perm);
+            }
+        }
+    }
 }
 
 /* Encodes src [S] as one row and applies the saved-state removal, if any. */
@@ -223,7 +268,27 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     CHECK(iv->kind >= ATTEND_IV_REMOVE_STATE && iv->kind <= ATTEND_IV_DROP_TOP, err, ATTEND_ERR_ARG,
           "%s: unknown intervention %d", who, (int)iv->kind);
     int on_weights = iv->kind != ATTEND_IV_DELETE_TOKEN && iv->kind != ATTEND_IV_REPLACE_TOKEN;
-    CHECK(!(on_weights && !m->dec->attentive), err, ATTEND_ERR_ARG,
+    CHECK(iv->site == ATTEND_SITE_CROSS || iv->site == ATTEND_SITE_ENCODER_SELF, err, ATTEND_ERR_ARG,
+          "%s: unknown site %d (0 cross, 1 encoder-self)", who, iv->site);
+    int self = iv->site == ATTEND_SITE_ENCODER_SELF;
+    if (!self) {
+        CHECK(iv->layer == 0 && iv->head == 0, err, ATTEND_ERR_ARG,
+              "%s: layer=%d head=%d choose encoder self-attention, but the site is cross (the decoder's "
+              "attention); set site encoder-self", who, iv->layer, iv->head);
+    } else {
+        CHECK(on_weights, err, ATTEND_ERR_ARG,
+              "%s: %s changes the source itself, not an attention site: site encoder-self takes remove-state, "
+              "uniform, permute and drop-top", who, attend_intervention_name(iv->kind));
+        CHECK(m->enc->self_weights, err, ATTEND_ERR_ARG,
+              "%s: site encoder-self needs an encoder with self-attention, but the model's encoder is %s (the "
+              "transformer encoder has)", who, attend_encoder_name(c->encoder));
+        int L = c->enc_layers > 0 ? c->enc_layers : 1;
+        CHECK(iv->layer >= 0 && iv->layer <= L, err, ATTEND_ERR_ARG,
+              "%s: layer=%d outside [0 (every layer), enc_layers=%d]", who, iv->layer, L);
+        CHECK(iv->head >= 0 && iv->head <= c->heads, err, ATTEND_ERR_ARG,
+              "%s: head=%d outside [0 (every head), heads=%d]", who, iv->head, c->heads);
+    }
+    CHECK(!(on_weights && !self && !m->dec->attentive), err, ATTEND_ERR_ARG,
           "%s: %s edits a decoder step's attention weights, and decoder '%s' has %s (delete-token and "
           "replace-token work)", who, attend_intervention_name(iv->kind), m->dec->name,
           m->dec->aligns ? "multi-head attention with no single weight row to edit" : "no attention");
@@ -264,10 +329,11 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
     at_forced_pass(m, src, S, -1, base, base_len, lp0, V, NULL);
 
     int S1 = S, removed = -1;
+    at_self_edit self_edit = {iv->kind, iv->layer, iv->head, iv->position, perm};
     memcpy(src1, src, (size_t)S * sizeof *src);
     weight_edit_hook hook = {ATTEND_EDIT_UNIFORM, NULL};
     switch (iv->kind) {
-    case ATTEND_IV_REMOVE_STATE: removed = iv->position; break;
+    case ATTEND_IV_REMOVE_STATE: removed = self ? -1 : iv->position; break;
     case ATTEND_IV_DELETE_TOKEN:
         memmove(src1 + iv->position, src1 + iv->position + 1, (size_t)(S - iv->position - 1) * sizeof *src1);
         S1 = S - 1;
@@ -281,7 +347,11 @@ attend_status attend_model_intervene(attend_model *m, const int32_t *src, int S,
         break;
     case ATTEND_IV_DROP_TOP: hook.edit = ATTEND_EDIT_DROP_TOP; break;
     }
-    if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) at_model_analyse(m, edit_weights, &hook);
+    if (self) {
+        at_model_analyse_self(m, at_self_edit_weights, &self_edit);
+    } else if (on_weights && iv->kind != ATTEND_IV_REMOVE_STATE) {
+        at_model_analyse(m, edit_weights, &hook);
+    }
     at_forced_pass(m, src1, S1, removed, base, base_len, lp1, V, res->forced_align);
     int del = c->copy && iv->kind == ATTEND_IV_DELETE_TOKEN ? iv->position : -1;
     if (del >= 0) /* copy: the shortened source's copied ids back to the original positions */

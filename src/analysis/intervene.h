@@ -22,4 +22,18 @@ void at_step_logp(attend_model *m, int t, int S, double *lp, int W);
 /* The same after at_model_step(t) of N rows, for the first n: lp [n,W]. */
 void at_step_logp_rows(attend_model *m, int t, int N, int S, int n, double *lp, int W);
 
+/* An intervention on an encoder's self-attention (site ENCODER_SELF), the
+ * model's at_self_hook_fn at_self_edit_weights with user = at_self_edit:
+ * every valid query row of the chosen layers and heads of P [N,H,S,S] edited
+ * in place (REMOVE_STATE: key `position` set to 0 and the row renormalised
+ * over the other valid keys; UNIFORM, PERMUTE (perm [S]), DROP_TOP:
+ * at_weights_edit over the valid keys). No allocation. */
+typedef struct {
+    attend_intervention_kind kind;
+    int layer, head;     /* 1-based; 0 = every layer / head */
+    int position;        /* REMOVE_STATE: the hidden key */
+    const int32_t *perm; /* PERMUTE: [S] */
+} at_self_edit;
+void at_self_edit_weights(void *user, int layer, attend_real *P, const uint8_t *valid, int N, int H, int S);
+
 #endif

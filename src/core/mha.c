@@ -118,7 +118,8 @@ static void project_backward(attend_real *dX, attend_real *dW, attend_real *db, 
 static attend_status mha_forward(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
                                  attend_real *weights, int average_weights, const attend_real *q, const attend_real *k,
                                  const attend_real *v, const uint8_t *valid, const uint8_t *allowed, int causal, int N,
-                                 int T, int S, attend_real *workspace, int check, const char *who, attend_error *err) {
+                                 int T, int S, attend_real *workspace, int check, const at_mha_hook *hook,
+                                 const char *who, attend_error *err) {
     // out [N,T,D], weights [N,H,T,S] or [N,T,S] (average_weights) or NULL, q [N,T,D], k [N,S,Kd],
     // v [N,S,Vd], valid [N,S] or NULL, allowed [T,S] or NULL, workspace [attend_mha_workspace_size]
     mha_ws ws;
@@ -135,6 +136,7 @@ static attend_status mha_forward(const attend_mha_config *cfg, const attend_mha_
     /* rows are (n,h,t); the key padding row of (n,h) is valid[n] */
     if (check) TRY(at_masked_softmax(ws.P, ws.Sc, valid, allowed, causal, N * H, T, S, H, 0, who, err));
     else at_masked_softmax_forward(ws.P, ws.Sc, valid, allowed, causal, N * H, T, S, H, 0);
+    if (hook) hook->fn(hook->user, ws.P, valid, N, H, T, S);
     for (int n = 0; n < N; n++)
         for (int h = 0; h < H; h++) /* O_h[n] [T,dh] = P[n,h] [T,S] V_h[n] [S,dh] */
             at_gemm(0, 0, T, dh, S, 1, ws.P + ((size_t)n * H + h) * T * S, S,
@@ -161,7 +163,7 @@ attend_status at_mha_forward(const attend_mha_config *cfg, const attend_mha_para
                              const attend_real *v, const uint8_t *valid, const uint8_t *allowed, int causal, int N,
                              int T, int S, attend_real *workspace, const char *who, attend_error *err) {
     return mha_forward(cfg, p, out, weights, average_weights, q, k, v, valid, allowed, causal, N, T, S, workspace, 1,
-                       who, err);
+                       NULL, who, err);
 }
 
 const attend_real *at_mha_weights(const attend_mha_config *cfg, int N, int T, int S, const attend_real *workspace) {
@@ -172,9 +174,9 @@ const attend_real *at_mha_weights(const attend_mha_config *cfg, int N, int T, in
 
 void at_self_attention_forward_model(const attend_mha_config *cfg, const attend_mha_params *p, attend_real *out,
                                      const attend_real *x, const uint8_t *valid, int causal, int N, int T,
-                                     attend_real *workspace) {
+                                     attend_real *workspace, const at_mha_hook *hook) {
     // out [N,T,D], x [N,T,D], valid [N,T] or NULL, workspace [attend_mha_workspace_size(cfg, N, T, T)]
-    mha_forward(cfg, p, out, NULL, 0, x, x, x, valid, NULL, causal, N, T, T, workspace, 0, NULL, NULL);
+    mha_forward(cfg, p, out, NULL, 0, x, x, x, valid, NULL, causal, N, T, T, workspace, 0, hook, NULL, NULL);
 }
 
 attend_status attend_mha_forward(const attend_mha_config *cfg, const attend_mha_params *p,

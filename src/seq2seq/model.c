@@ -195,6 +195,11 @@ void at_model_analyse(attend_model *m, at_weight_hook_fn hook, void *user) {
     m->fwd_ready = 0;
 }
 
+void at_model_analyse_self(attend_model *m, at_self_hook_fn hook, void *user) {
+    m->run.self_hook = hook;
+    m->run.self_hook_user = hook ? user : NULL;
+}
+
 void at_model_encode(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
     const attend_model_config *c = &m->cfg;
     at_acts *a = &m->acts;

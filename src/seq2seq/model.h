@@ -18,6 +18,9 @@ void at_model_infer(attend_model *m);
  * outside training with every step's buffers kept (infer = 0) and decoding's
  * hard choices (scoring = 1), the weight hook hook(user) or none. */
 void at_model_analyse(attend_model *m, at_weight_hook_fn hook, void *user);
+/* After at_model_analyse: the encoder's self-attention weights edited by
+ * hook too (NULL: none), until the next at_model_analyse/at_model_infer. */
+void at_model_analyse_self(attend_model *m, at_self_hook_fn hook, void *user);
 
 /* Runs the encoder over src [N,S] / src_len [N] (validated by the caller),
  * filling enc_top, fin_cat, states[0] (the bridge), cstates[0] = 0, kp and

@@ -152,6 +152,11 @@ typedef struct {
  * after the normaliser and before the context (intervene.c passes one in its
  * run); user is the caller's. */
 typedef void (*at_weight_hook_fn)(void *user, attend_real *w, const uint8_t *valid, int N, int S);
+/* A hook on an encoder's self-attention weights: layer l's (0-based) P
+ * [N,H,S,S] (query rows, key columns; valid [N,S] the key padding), called
+ * after the softmax and before the weights read the values (the transformer
+ * encoder calls it; intervene.c passes one in its run). */
+typedef void (*at_self_hook_fn)(void *user, int layer, attend_real *P, const uint8_t *valid, int N, int H, int S);
 
 /*
  * The running call: what the public entry point that runs the model was
@@ -168,6 +173,9 @@ typedef struct {
     at_weight_hook_fn weight_hook; /* NULL, or an edit of every step's attention weights; the weights it
                                       leaves are constants to the backward (no gradient to the scores) */
     void *weight_hook_user;
+    at_self_hook_fn self_hook; /* NULL, or an edit of the encoder's self-attention weights (analysis only:
+                                  nothing differentiates through it) */
+    void *self_hook_user;
     int align_head;           /* decoding: 0, or the one attention head (1-based) whose weights a
                                  multi-head decoder writes to acts.weights (attend_decode_options) */
     int input_grad;           /* a forward whose backward must leave the gradient of every source position's

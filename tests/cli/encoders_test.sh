@@ -4,7 +4,9 @@
 # file that decode (greedy, beam, alignments) and quantize read; usage errors
 # name both sides (--heads not dividing --emb, one kind's options with
 # another, unknown names); `attend align --head H` shows one head of the
-# transformer decoder's cross-attention and the entropy of every head.
+# transformer decoder's cross-attention and the entropy of every head;
+# `attend align/intervene --encoder-self` read and edit the encoder's
+# self-attention.
 #
 # `g2p train`, `demo` and `sweep` take the same options through the same code
 # (cli/options.c): their usage errors, and a G2P transformer trained, pronounced
@@ -180,6 +182,34 @@ train)
     has out "decoder 'transformer': its multi-head cross-attention has no single weight row per step to edit: only token deletion/replacement apply"
     grep -q "remove-state\|uniform" out && fail "intervene ran a weight edit on the transformer decoder"
     ok "intervene on the transformer decoder: token deletion and replacement"
+    run 0 "$A" intervene td.safetensors abcd --encoder-self --per-step
+    has out "^site: the encoder's self-attention, every layer \(2\), every head \(2\) \(remove-state: the key hidden from every query\)$"
+    has out "^0 +a +remove-state +[0-9.]+ "
+    has out "^3 +d +remove-state +[0-9.]+ "
+    has out "^all +uniform +[0-9.]+ "
+    has out "^all +permute +[0-9.]+ "
+    has out "^all +drop-top +[0-9.]+ "
+    has out "^     tv per step: [0-9.]+"
+    grep -q "delete-token" out && fail "intervene --encoder-self ran token deletion"
+    grep -Eq "^all +uniform +0\.0000 +0\.0000 " out && fail "uniform encoder self-attention changed nothing"
+    run 0 "$A" intervene tf.safetensors abcd --encoder-self --layer 2 --head 1
+    has out "^model: tf.safetensors \(bahdanau decoder, additive\)$"
+    has out "^site: the encoder's self-attention, layer 2, head 1 "
+    has out "^all +drop-top "
+    ok "intervene --encoder-self [--layer L] [--head H]: remove-state per key position, uniform, permute, drop-top"
+    run 2 "$A" intervene cv.safetensors abcd --encoder-self
+    has err "--encoder-self needs a transformer encoder, but cv.safetensors has encoder conv \(no self-attention\)"
+    run 2 "$A" intervene tf.safetensors abcd --encoder-self --layer 3
+    has err "--layer 3, but tf.safetensors has 2 encoder layers"
+    run 2 "$A" intervene tf.safetensors abcd --encoder-self --head 3
+    has err "--head 3, but tf.safetensors's encoder has 2 heads"
+    run 2 "$A" intervene tf.safetensors abcd --layer 1
+    has err "--layer applies to --encoder-self"
+    run 2 "$A" intervene tf.safetensors abcd --head 1
+    has err "--head applies to --encoder-self"
+    run 2 "$A" intervene tf.safetensors abcd --encoder-self --replace a
+    has err "--replace changes the source itself, not an attention site: run it without --encoder-self"
+    ok "intervene --encoder-self refusals: a conv encoder, --layer/--head out of range or without it, --replace"
     # int8 and fp16 of a trained transformer (encoder and decoder): the tokens of 200 sources against the float
     # model's (measured at 800 steps: float 97.5% exact, fp16 the same tokens, int8 1 of 200 differs, 97.0%)
     run 0 "$A" train --task reverse --symbols 6 --min-len 2 --max-len 6 --count 2000 --dev-count 50 --emb 16 \

@@ -223,6 +223,18 @@ static void ffn_forward(const attend_model *m, const tf_layer_tensors *t, attend
     at_rows_add(y, t->l2_b[0], (size_t)M, D);
 }
 
+/* The run's self-attention hook (at_run.self_hook) as the kernel's: layer l's weights. */
+typedef struct {
+    const attend_model *m;
+    int layer;
+} self_hook_ctx;
+
+static void self_hook(void *user, attend_real *P, const uint8_t *valid, int N, int H, int T, int S) {
+    const self_hook_ctx *h = user;
+    (void)T; /* T = S: self-attention */
+    h->m->run.self_hook(h->m->run.self_hook_user, h->layer, P, valid, N, H, S);
+}
+
 static void forward(attend_model *m, const int32_t *src, const int32_t *src_len, int N, int S) {
     (void)src;
     const attend_model_config *c = &m->cfg;
@@ -238,17 +250,20 @@ static void forward(attend_model *m, const int32_t *src, const int32_t *src_len,
         attend_real *x = s->x[l], *y = s->x[l + 1];
         if (l > 0) at_ext_site(m, x, N, S, D, 1, AT_SITE_ENC_LAYER + l);
         attend_mha_params mp = mha_params(t, D);
+        self_hook_ctx hc = {m, l};
+        at_mha_hook hook = {self_hook, &hc};
+        const at_mha_hook *hk = m->run.self_hook ? &hook : NULL;
         if (!c->post_norm) {
             /* h = x + MHA(LN1(x)) */
             at_layernorm_forward(a->a, a->m1, a->r1, x, t->n1_w[0], t->n1_b[0], M, D);
-            at_self_attention_forward_model(&mc, &mp, a->h, a->a, m->valid, 0, N, S, a->ws);
+            at_self_attention_forward_model(&mc, &mp, a->h, a->a, m->valid, 0, N, S, a->ws, hk);
             for (size_t k = 0; k < (size_t)M * D; k++) a->h[k] += x[k];
             /* y = h + FFN(LN2(h)) */
             at_layernorm_forward(a->b, a->m2, a->r2, a->h, t->n2_w[0], t->n2_b[0], M, D);
             ffn_forward(m, t, y, a->h, a->u, a->b, M, D, F);
         } else {
             /* h = LN1(x + MHA(x)) */
-            at_self_attention_forward_model(&mc, &mp, a->a, x, m->valid, 0, N, S, a->ws);
+            at_self_attention_forward_model(&mc, &mp, a->a, x, m->valid, 0, N, S, a->ws, hk);
             for (size_t k = 0; k < (size_t)M * D; k++) a->a[k] += x[k];
             at_layernorm_forward(a->h, a->m1, a->r1, a->a, t->n1_w[0], t->n1_b[0], M, D);
             /* y = LN2(h + FFN(h)) */
