@@ -14,7 +14,9 @@
  * attend_decode over an ensemble of two models (greedy, and beam search with
  * a coverage penalty where the decoder attends), for GRU and LSTM cells and
  * the Bahdanau, Luong and no-attention decoders; and a pointer model and an
- * ensemble of two pointer models.
+ * ensemble of two pointer models. attend_model_intervene on a transformer
+ * encoder's self-attention: one allocation per call (its tables), none from
+ * the edit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +186,33 @@ static void run_kind(attend_cell_kind cell, attend_decoder_kind dec, attend_scor
     }
     expect_none(no_cov ? "attend_decode, ensemble of 2, beam"
                                            : "attend_decode, ensemble of 2, beam + coverage penalty", before);
+
+    /* interventions on the transformer encoder's self-attention (a weight
+     * hook inside its attention kernel): after warm-up, the one block per
+     * call attend_model_intervene takes for its log-probability tables (res.out
+     * given), whatever the site, layer, head or kind; the hook adds none */
+    if (transformer == 1 || transformer == 2 || transformer >= 4) {
+        const int32_t base[3] = {5, 6, 7};
+        int32_t iout[10];
+        attend_intervention_result res;
+        memset(&res, 0, sizeof res);
+        res.out = iout;
+        attend_intervention iv = {ATTEND_IV_UNIFORM, 0, 0, 0, ATTEND_SITE_ENCODER_SELF, 0, 0};
+        MUST(attend_model_intervene(m, src, 9, base, 3, 9, &iv, &res, ERR));
+        before = n_alloc;
+        const attend_intervention_kind kinds[4] = {ATTEND_IV_REMOVE_STATE, ATTEND_IV_UNIFORM, ATTEND_IV_PERMUTE,
+                                                   ATTEND_IV_DROP_TOP};
+        for (int i = 0; i < 4; i++) {
+            attend_intervention k = {kinds[i], 2, 0, 7, ATTEND_SITE_ENCODER_SELF, i % 3, i % 2};
+            MUST(attend_model_intervene(m, src, 9 - i, base, 3, 9, &k, &res, ERR));
+        }
+        long n = n_alloc - before;
+        printf("  %-46s %ld allocations in 4 calls (1 each: its tables)\n", "attend_model_intervene, encoder-self", n);
+        if (n != 4) {
+            fprintf(stderr, "FAIL attend_model_intervene, encoder-self: %ld allocations in 4 calls, want 4\n", n);
+            failures++;
+        }
+    }
 
     attend_model_free(m2);
     attend_trainer_free(tr);
