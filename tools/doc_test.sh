@@ -99,7 +99,8 @@ CHECKS=$(printf '%s\n' \
     'docs:(^|/)attend quantize a\.safetensors 	help	a.safetensors is the G2P training run'"'"'s model above' \
     'docs:(^|/)attend quantize stress\.safetensors 	help	stress.safetensors is the stress model'"'"'s training run above it' \
     'docs:(^|/)attend [a-z]+ /tmp/	help	its model is made by the measurement script above it' \
-    'docs:(^|/)attend eval loss\.safetensors 	help	its model is the training run above it')
+    'docs:(^|/)attend eval loss\.safetensors 	help	its model is the training run above it' \
+    'docs:(^|/)attend intervene revtf\.safetensors 	help	its model is the training run above it (RESULTS.md, the transformer)')
 
 # FIXTURES: files the examples name as the reader's own data, and what they are
 # here (paths relative to SOURCE_DIR).
