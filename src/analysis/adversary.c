@@ -11,12 +11,19 @@
  * hook replacing step t's weights). The state entering step t + 1 is the
  * model's own again (step t re-run without the hook).
  *
- * Two searches: SEARCH, for any S — every point of the simplex lies on a ray
- * from α_t to one of its faces, and along a ray JSD(α_t, ·) grows (convex, 0
- * at α_t), so half the budget goes to directions: rays toward the vertices
- * and toward uniform random points, each taken to its farthest feasible point
- * (a scan, a finer scan near α_t when nothing on the first is feasible, then
- * refinement); the rest to the best points of up to four distinct directions:
+ * SEARCH, for any S, runs two strategies, each with the whole budget, and
+ * keeps the farther of their feasible rows: never below either. Both start
+ * from one fact — every point of the simplex lies on a ray from α_t to one of
+ * its faces, and along a ray JSD(α_t, ·) grows (convex, 0 at α_t) — so half
+ * the budget goes to directions: rays toward the vertices and toward uniform
+ * random points, each taken to its farthest feasible point. RAYS (the search
+ * of 2026-12-02; it found more in the mean on the shipped G2P model and the
+ * reversal and copy models, docs/RESULTS.md) scans each ray and
+ * bisects after its last feasible point, then walks randomly from the best
+ * points of up to four distinct directions, taking the first feasible
+ * farther proposal. FOLLOW (the search of 2026-12-03; it finds thin feasible
+ * sets, where RAYS can find nothing) scans, scans finer near α_t when nothing on the first scan
+ * is feasible, refines; then from the best points of up to four directions:
  * from each a walk along the constraint (the distance's gradient by forward
  * differences, the JSD's projected on the tangent of its level set, the
  * farthest feasible point along that line: a thin feasible set, a slab
@@ -26,9 +33,13 @@
  * every point of the simplex with coordinates k/r: the brute force that
  * checks the search.
  *
+ * RAYS, FOLLOW and GRID can also be asked for alone (attend_adversary_method).
+ *
  * The candidate rows of a round (a scan, a refinement, a gradient, a walk's
- * proposals) are evaluated together: attend_model_adversary encodes N copies
- * of the source, so every row's state entering step t is the model's own,
+ * proposals; RAYS's next three bisection levels and its next proposals,
+ * evaluated ahead of its sequential decisions) are evaluated together:
+ * attend_model_adversary encodes N copies of the source, so every row's
+ * state entering step t is the model's own,
  * and runs step t once for up to N candidate rows (the weight hook puts them
  * in), its GEMMs over N rows. The rounds do not depend on N: the rows searched
  * are the same for any batch. One allocation per call, sized by S, N and the
