@@ -67,7 +67,8 @@ static void trial_usage(FILE *f) {
             "                  either), rays (the first alone: the search of 2026-12-02) or follow\n"
             "                  (the second alone: 2026-12-03's) (both)\n"
             "  --batch N       the adversary's candidate rows per decoder-step call (8; 1: one at\n"
-            "                  a time; the rows searched do not depend on it, float rounding does)\n"
+            "                  a time; the rows searched do not depend on it, float rounding does)\n");
+    fprintf(f, /* two literals: each under C's 4095-character minimum */
             "  --max-len N     longest output (the longer of the model's longest target and 2 x\n"
             "                  the source length)\n"
             "  --textbook      seed 000's example instead of a model (chapter 14: three saved states\n"
