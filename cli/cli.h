@@ -63,9 +63,8 @@ typedef struct {
     int copy;                          /* --copy: the pointer-generator output (config copy) */
     int normalizer;                    /* --normalizer: attend_normalizer of the attention (0: softmax) */
     cli_encoder_opts enc;              /* --encoder and its settings (cli/options.h) */
-    int uniform_attention;             /* --uniform-attention: uniform weights (config uniform_attention) */
-    int frozen_attention;              /* --frozen-attention: the reference's weights (topt.frozen_attention) */
-    const char *reference;             /* --reference: the model file of topt.reference; NULL: none */
+    cli_wp_opts wp;                    /* --uniform-attention, --frozen-attention, --adversarial, --reference
+                                          (cli/options.h) */
 } train_opts;
 
 /* --select: the dev score the best model is chosen by (attend_eval_stats) */

@@ -9,6 +9,7 @@
  * diagnostic transfer (an `attend train --frozen-attention` model run with
  * the base's attention).
  */
+#define _POSIX_C_SOURCE 200809L /* PATH_MAX (g2p_files.h) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,14 @@
 #include "attend.h"
 #include "cli.h"
 #include "ensemble.h"
+#include "g2p_files.h"
 
 #define COMPARE_MAX 16
 
 static void compare_usage(FILE *f) {
     fprintf(f,
-            "usage: attend compare BASE MODEL [MODEL...] --data TSV [--frozen] [--limit N]\n"
-            "                      [--batch N] [--spaced] [--jsonl PATH]\n"
+            "usage: attend compare BASE MODEL [MODEL...] (--data TSV | --dict PATH) [--frozen]\n"
+            "                      [--limit N] [--batch N] [--spaced] [--jsonl PATH]\n"
             "\n"
             "Each MODEL against the base model BASE (Wiegreffe & Pinter 2019, \"Attention is not\n"
             "not Explanation\"), teacher-forced along the targets of TSV, per output step:\n"
@@ -35,6 +37,9 @@ static void compare_usage(FILE *f) {
             "uniform baseline.\n"
             "\n"
             "  --data TSV     the pairs (source TAB target per line)\n"
+            "  --dict PATH    or the dev words of a G2P dictionary (CMUdict format; the split of\n"
+            "                 `attend g2p data`): one pair per pronunciation, letters to phonemes\n"
+            "                 (G2P models, `attend g2p train`)\n"
             "  --frozen       run each MODEL with the base's attention in place of its own (an\n"
             "                 `attend train --frozen-attention --reference BASE` model: the\n"
             "                 diagnostic transfer; its JSD is 0)\n"
@@ -74,11 +79,12 @@ static cli_member member(const char *path, const loaded *l) {
 int cmd_compare(int argc, char **argv) {
     cli_parser p;
     cli_init(&p, "compare", argc, argv);
-    const char *paths[COMPARE_MAX + 1], *data = NULL, *jsonl = NULL;
+    const char *paths[COMPARE_MAX + 1], *data = NULL, *dict = NULL, *jsonl = NULL;
     int np = 0, frozen = 0, limit = 0, batch = 32, spaced = 0, help = 0, rc = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) help = 1;
         else if (cli_is(&p, "--data")) rc = cli_string(&p, &data);
+        else if (cli_is(&p, "--dict")) rc = cli_path(&p, &dict);
         else if (cli_is(&p, "--jsonl")) rc = cli_string(&p, &jsonl);
         else if (cli_is(&p, "--frozen")) rc = cli_flag(&p, &frozen);
         else if (cli_is(&p, "--spaced")) rc = cli_flag(&p, &spaced);
@@ -95,7 +101,10 @@ int cmd_compare(int argc, char **argv) {
         return cli_finish("compare", 0);
     }
     if (np < 2) return cli_usage_error("compare", "give the base model and at least one model to compare with it");
-    if (!data) return cli_usage_error("compare", "give the pairs: --data TSV");
+    if (!data && !dict) return cli_usage_error("compare", "give the pairs: --data TSV or --dict PATH");
+    if (data && dict) return cli_usage_error("compare", "--data and --dict exclude each other: give one");
+    if (dict && spaced) return cli_usage_error("compare", "--spaced applies to --data (a dictionary is always letters "
+                                                          "to phonemes)");
 
     loaded base, other;
     memset(&base, 0, sizeof base);
@@ -106,10 +115,20 @@ int cmd_compare(int argc, char **argv) {
     double jsd_sum = 0, tvd_sum = 0;
     /* the data in the base's vocabulary, then every model sized for it */
     if ((rc = load(paths[0], 0, 0, 0, &base))) goto done;
-    if ((rc = cli_read_tsv("compare", &ds, data, base.sv, base.tv, 0, spaced ? ATTEND_TOKENIZE_SPACE : base.tok, 0)))
+    if (dict) { /* the dev words, in the base's letters and phonemes (unseen ones: <unk>) */
+        attend_g2p_dict *gd = NULL;
+        if ((rc = g2p_read_dict("compare", dict, 0, attend_g2p_vocab_has_stress(base.tv), &gd))) goto done;
+        if (attend_g2p_dataset(&ds, gd, ATTEND_G2P_DEV, base.sv, base.tv, 0, &err)) {
+            attend_g2p_dict_free(gd);
+            rc = cli_lib_fail("compare", &err);
+            goto done;
+        }
+        attend_g2p_dict_free(gd);
+    } else if ((rc = cli_read_tsv("compare", &ds, data, base.sv, base.tv, 0, spaced ? ATTEND_TOKENIZE_SPACE : base.tok,
+                                  0)))
         goto done;
     if (attend_dataset_size(ds) == 0) {
-        fprintf(stderr, "attend compare: %s has no pairs\n", data);
+        fprintf(stderr, "attend compare: %s has no %s\n", dict ? dict : data, dict ? "dev words" : "pairs");
         rc = 1;
         goto done;
     }
@@ -121,7 +140,8 @@ int cmd_compare(int argc, char **argv) {
         rc = 1;
         goto done;
     }
-    printf("base %s, data %s (%s pairs)\n", paths[0], data, limit ? "the first" : "all");
+    if (dict) printf("base %s, data %s (dev words: %s pairs)\n", paths[0], dict, limit ? "the first" : "all");
+    else printf("base %s, data %s (%s pairs)\n", paths[0], data, limit ? "the first" : "all");
     for (int i = 1; i < np; i++) {
         if ((rc = load(paths[i], batch, S, T, &other))) goto done;
         cli_member a = member(paths[0], &base), b = member(paths[i], &other);

@@ -43,6 +43,8 @@ typedef struct {
     int monotonic;   /* --monotonic: monotonic attention (config monotonic) */
     int normalizer;  /* --normalizer: attend_normalizer of the attention (0: softmax) */
     int overwrite;   /* --overwrite: replace an existing --checkpoint, or another run's --out */
+    cli_wp_opts wp;  /* --uniform-attention, --frozen-attention, --adversarial, --reference (cli/options.h) */
+    int patience_given; /* --patience was given (a --frozen-attention run has no evaluations to count) */
 } g2p_train_opts;
 
 static void g2p_train_defaults(g2p_train_opts *o) {
@@ -51,6 +53,7 @@ static void g2p_train_defaults(g2p_train_opts *o) {
     o->decoder = ATTEND_DECODER_BAHDANAU;
     o->score = ATTEND_SCORE_ADDITIVE;
     cli_encoder_opts_init(&o->enc);
+    cli_wp_opts_init(&o->wp);
     o->emb = 64;
     o->hidden = 128;
     o->dec_hidden = 256;
@@ -115,6 +118,7 @@ static void train_usage(FILE *f) {
     opt_line(f, "--attn", "%d", d.attn);
     opt_line(f, "--monotonic", NULL);
     opt_line(f, "--normalizer", "softmax");
+    opt_line(f, "--uniform-attention", NULL);
     fprintf(f, "training:\n"
                "  --epochs N             passes over the training pronunciations (%d)\n", d.epochs);
     opt_line(f, "--batch", "%d", d.batch);
@@ -128,6 +132,11 @@ static void train_usage(FILE *f) {
                "  --eval-words N         dev words decoded per evaluation (0 = all)\n",
             d.max_minutes);
     opt_line(f, "--seed", "%llu", (unsigned long long)d.seed);
+    cli_wp_training_usage(f, 25);
+    fprintf(f, "                         With --frozen-attention the dev words are not decoded during\n"
+               "                         training (the model's own attention is untrained): --out is\n"
+               "                         the last model, and the run ends with its teacher-forced dev\n"
+               "                         score under the reference's attention\n");
     fprintf(f, "output:\n");
     opt_line(f, "--out", "the best model by dev WER: %s", d.out);
     opt_line(f, "--checkpoint", NULL);
@@ -152,7 +161,11 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
     int rc = 0;
     while (rc == 0 && cli_next(&p)) {
         if (cli_is_help(&p)) *help = 1;
-        else if (cli_train_option(&p, &o->topt, &rc)) continue;
+        else if (cli_train_option(&p, &o->topt, &rc) || cli_wp_option(&p, &o->wp, &rc)) continue;
+        else if (cli_is(&p, "--patience")) {
+            o->patience_given = 1;
+            cli_opt(&p, "--patience", &o->patience, &rc);
+        }
         else if (cli_is(&p, "--dict")) rc = cli_path(&p, &o->dict);
         else if (cli_is(&p, "--skip-malformed")) rc = cli_flag(&p, &o->skip);
         else if (cli_is(&p, "--keep-stress")) rc = cli_flag(&p, &o->keep_stress);
@@ -162,7 +175,7 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--monotonic", &o->monotonic, &rc) || cli_opt(&p, "--normalizer", &o->normalizer, &rc) ||
                  cli_opt(&p, "--batch", &o->batch, &rc) || cli_opt(&p, "--lr", &o->lr, &rc) ||
                  cli_opt(&p, "--warmup", &o->warmup, &rc) || cli_opt(&p, "--min-lr", &o->min_lr, &rc) ||
-                 cli_opt(&p, "--clip", &o->clip, &rc) || cli_opt(&p, "--patience", &o->patience, &rc) ||
+                 cli_opt(&p, "--clip", &o->clip, &rc) ||
                  cli_opt(&p, "--seed", &o->seed, &rc) || cli_opt(&p, "--out", &o->out, &rc) ||
                  cli_opt(&p, "--checkpoint", &o->checkpoint, &rc) ||
                  cli_opt(&p, "--checkpoint-every", &o->checkpoint_every, &rc) ||
@@ -190,7 +203,10 @@ static int train_parse(g2p_train_opts *o, int argc, char **argv, int *help) {
     mc.score = (attend_score_kind)o->score;
     mc.monotonic = o->monotonic;
     mc.normalizer = (attend_normalizer)o->normalizer;
-    return cli_rules_check("g2p train", &mc, &o->topt, NULL);
+    attend_train_options topt = o->topt;
+    cli_wp_apply(&o->wp, &mc, &topt);
+    if ((rc = cli_rules_check("g2p train", &mc, &topt, NULL))) return rc;
+    return cli_wp_check("g2p train", &o->wp, o->patience_given && o->patience > 0 ? "--patience" : NULL);
 }
 
 /* Dev WER/PER of the model now (greedy, batched). */
@@ -221,6 +237,8 @@ typedef struct {
     double trained_before;   /* training seconds of earlier sessions (--max-minutes counts them) */
     long checkpoint_step;    /* the step of the last checkpoint written (-1: none) */
     int no_dev;              /* the split has no dev words: no selection, --out is the last model */
+    int frozen;              /* --frozen-attention: no evaluations (its own attention is untrained), --out is the
+                                last model */
 } g2p_hook;
 
 static int epoch_of(const g2p_hook *h, long step) { return (int)((step - 1) / h->steps_per_epoch) + 1; }
@@ -256,7 +274,7 @@ static int after_step(void *user, train_loop *lp, const attend_step_report *r, i
         printf("time limit: %.1f minutes reached\n", o->max_minutes);
         *stop = 1;
     }
-    if (h->no_dev || (step % h->steps_per_epoch != 0 && step != h->total && !out_of_time))
+    if (h->no_dev || h->frozen || (step % h->steps_per_epoch != 0 && step != h->total && !out_of_time))
         return ckpt ? save_checkpoint(h, lp) : 0;
     attend_g2p_counts c;
     double te = cli_now();
@@ -318,7 +336,7 @@ int cmd_g2p_train(int argc, char **argv) {
     attend_g2p_dict *d = NULL;
     attend_vocab *gv = NULL, *pv = NULL;
     attend_dataset *train = NULL;
-    attend_model *m = NULL;
+    attend_model *m = NULL, *ref = NULL;
     attend_trainer *tr = NULL;
     if ((rc = g2p_read_dict(cmd, path, o.skip, o.keep_stress, &d))) goto done;
     if (attend_vocab_create(&gv, &err) || attend_vocab_create(&pv, &err) ||
@@ -364,6 +382,7 @@ int cmd_g2p_train(int argc, char **argv) {
     mc.dec_hidden = o.dec_hidden;
     mc.attn = o.attn;
     mc.normalizer = (attend_normalizer)o.normalizer;
+    cli_wp_apply(&o.wp, &mc, &o.topt);
     mc.max_batch = o.batch;
     mc.max_src_len = in.max_word_len;     /* every split fits, dev included */
     mc.max_tgt_len = in.max_pron_len;
@@ -373,6 +392,9 @@ int cmd_g2p_train(int argc, char **argv) {
         rc = cli_lib_fail(cmd, &err);
         goto done;
     }
+    /* the base model of --frozen-attention / --adversarial: the same letters and phonemes */
+    if ((rc = cli_wp_reference(cmd, &o.wp, path, &mc, gv, pv, ATTEND_TOKENIZE_CHAR, &ref))) goto done;
+    o.topt.reference = ref;
     long steps_per_epoch = (n_train + o.batch - 1) / o.batch, total = steps_per_epoch * o.epochs;
     attend_optim_config oc = attend_optim_defaults(ATTEND_OPT_ADAM);
     oc.lr = o.lr;
@@ -408,6 +430,7 @@ int cmd_g2p_train(int argc, char **argv) {
     h.writer = writer;
     h.checkpoint_step = -1;
     h.no_dev = dev_words == 0;
+    h.frozen = o.wp.frozen;
     if (h.no_dev)
         cli_error(cmd, "note: %s has no dev words in its split: nothing to choose the model by; --out will be the "
                        "last model (dev PER and WER n/a)",
@@ -513,12 +536,28 @@ int cmd_g2p_train(int argc, char **argv) {
            (cli_now() - t_begin) / 60);
     if (best_wer <= 1) printf("%.2f%%\n", 100 * best_wer);
     else printf("n/a\n");
-    if (h.no_dev && writer) {
+    if (h.frozen && dev_words > 0) { /* what the diagnostic measures: the model with the reference's attention */
+        attend_dataset *dev = NULL;
+        attend_compare_stats cs;
+        if (attend_g2p_dataset(&dev, d, ATTEND_G2P_DEV, gv, pv, 0, &err) ||
+            attend_model_compare(m, ref, dev, o.batch, 0, 1, &cs, &err)) {
+            attend_dataset_free(dev);
+            rc = cli_lib_fail(cmd, &err);
+            goto done;
+        }
+        attend_dataset_free(dev);
+        printf("dev with the reference's attention (teacher-forced): pairs %d  loss %.4f  tf-token %.4f (the "
+               "reference: loss %.4f  tf-token %.4f)\n",
+               cs.pairs, cs.loss_a, cs.acc_a, cs.loss_b, cs.acc_b);
+    }
+    if ((h.no_dev || h.frozen) && writer) {
         if (cli_save_model(m, o.out, gv, pv, ATTEND_TOKENIZE_CHAR, h.run_fp, &err)) {
             rc = cli_lib_fail(cmd, &err);
             goto done;
         }
-        printf("saved: %s (the last model: no dev words to choose by)\n", cli_vis(o.out));
+        printf("saved: %s (the last model: %s)\n", cli_vis(o.out),
+               h.frozen ? "--frozen-attention is evaluated with `attend compare REFERENCE OUT --frozen`"
+                        : "no dev words to choose by");
     } else if (best_wer <= 1) {
         printf("saved: %s\n", cli_vis(o.out));
     }
@@ -526,6 +565,7 @@ done:
     cli_unlock_outputs(locks, 2);
     attend_trainer_free(tr);
     attend_model_free(m);
+    attend_model_free(ref);
     attend_dataset_free(train);
     attend_vocab_free(gv);
     attend_vocab_free(pv);

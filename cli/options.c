@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "ensemble.h"
 
 static int select_decoder(const char *s) { return attend_decoder_from_name(s); }
 
@@ -117,6 +118,9 @@ static const cli_option OPTIONS[] = {
      "and attention, q, b those of --reference MODEL: its outputs\n"
      "kept, its attention pushed away (Wiegreffe & Pinter's\n"
      "adversary; 0: off)"},
+    {"--reference", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "MODEL",
+     "the base model of --frozen-attention and --adversarial: the\n"
+     "same data and vocabularies (given again to --resume)"},
     /* output */
     {"--out", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH", "model file written at the end"},
     {"--checkpoint", CLI_OPT_PATH, 0, 0, 0, NULL, NULL, NULL, "PATH",
@@ -378,7 +382,67 @@ void cli_print_model(FILE *f, const attend_model *m) {
         if (c->coverage) fprintf(f, " with coverage");
         if (c->monotonic) fprintf(f, ", monotonic");
         if (c->normalizer) fprintf(f, " (%s)", attend_normalizer_name(c->normalizer));
+        if (c->uniform_attention) fprintf(f, ", uniform weights");
     }
     if (c->copy) fprintf(f, ", copy (pointer-generator)");
     fprintf(f, ", emb %d: %zu parameters", c->emb, attend_model_param_count(m));
+}
+
+/* ------------------------------------ Wiegreffe & Pinter's training options */
+
+void cli_wp_opts_init(cli_wp_opts *w) { memset(w, 0, sizeof *w); }
+
+int cli_wp_option(cli_parser *p, cli_wp_opts *w, int *rc) {
+    return cli_opt(p, "--uniform-attention", &w->uniform, rc) || cli_opt(p, "--frozen-attention", &w->frozen, rc) ||
+           cli_opt(p, "--adversarial", &w->adversarial, rc) || cli_opt(p, "--reference", &w->reference, rc);
+}
+
+void cli_wp_training_usage(FILE *f, int col) {
+    cli_opt_usage(f, "--reference", NULL, col);
+    cli_opt_usage(f, "--frozen-attention", NULL, col);
+    cli_opt_usage(f, "--adversarial", NULL, col);
+}
+
+void cli_wp_apply(const cli_wp_opts *w, attend_model_config *mc, attend_train_options *t) {
+    if (mc) mc->uniform_attention = w->uniform;
+    if (t) {
+        t->frozen_attention = w->frozen;
+        t->adversarial = w->adversarial;
+    }
+}
+
+int cli_wp_check(const char *cmd, const cli_wp_opts *w, const char *chooser) {
+    if ((w->frozen || w->adversarial > 0) && !w->reference)
+        return cli_usage_error(cmd, "%s needs --reference MODEL (the base model)",
+                               w->frozen ? "--frozen-attention" : "--adversarial");
+    if (w->reference && !w->frozen && !(w->adversarial > 0))
+        return cli_usage_error(cmd, "--reference is the base model of --frozen-attention or --adversarial: give one");
+    if (w->frozen && chooser)
+        return cli_usage_error(cmd, "--frozen-attention: the evaluations during training run the model's own "
+                                    "(untrained) attention, so %s cannot choose by them; train, then `attend "
+                                    "compare REFERENCE OUT --frozen`",
+                               chooser);
+    return 0;
+}
+
+int cli_wp_reference(const char *cmd, const cli_wp_opts *w, const char *data_name, const attend_model_config *mc,
+                     const attend_vocab *sv, const attend_vocab *tv, attend_tokenizer tok, attend_model **ref) {
+    *ref = NULL;
+    if (!w->reference) return 0;
+    attend_model *r = NULL;
+    attend_vocab *rsv = NULL, *rtv = NULL;
+    attend_tokenizer rtok;
+    int rc = cli_load_model(cmd, w->reference, mc->max_batch, mc->max_src_len, mc->max_tgt_len, &r, &rsv, &rtv, &rtok);
+    if (rc) return rc;
+    cli_member a = {data_name, *mc, (attend_vocab *)sv, (attend_vocab *)tv, tok};
+    cli_member b = {w->reference, *attend_model_get_config(r), rsv, rtv, rtok};
+    rc = cli_ensemble_check(cmd, &a, &b, 2);
+    attend_vocab_free(rsv);
+    attend_vocab_free(rtv);
+    if (rc) {
+        attend_model_free(r);
+        return rc;
+    }
+    *ref = r;
+    return 0;
 }

@@ -122,4 +122,46 @@ void cli_positions_caps(const attend_model_config *c, int *S, int *L);
  * (no newline: the caller ends the line). */
 void cli_print_model(FILE *f, const attend_model *m);
 
+
+/* ------------------------------------ Wiegreffe & Pinter's training options
+ * (--uniform-attention, --frozen-attention, --adversarial L, --reference
+ * MODEL): one implementation of their parsing, usage rules and reference
+ * model for `train` and `g2p train`. */
+typedef struct {
+    int uniform;           /* --uniform-attention: config uniform_attention */
+    int frozen;            /* --frozen-attention: attend_train_options.frozen_attention */
+    double adversarial;    /* --adversarial L: attend_train_options.adversarial (0: off) */
+    const char *reference; /* --reference MODEL: the base model; NULL: none */
+} cli_wp_opts;
+
+/* None given. */
+void cli_wp_opts_init(cli_wp_opts *w);
+
+/* When p's current argument is one of the four options: parses it into w,
+ * sets *rc (0, or 2 after a usage error) and returns 1; else returns 0. */
+int cli_wp_option(cli_parser *p, cli_wp_opts *w, int *rc);
+
+/* The --help lines of --reference, --frozen-attention and --adversarial (the
+ * training group; --uniform-attention is a model option: cli_opt_usage). */
+void cli_wp_training_usage(FILE *f, int col);
+
+/* mc->uniform_attention, t->frozen_attention and t->adversarial from w (either
+ * may be NULL). */
+void cli_wp_apply(const cli_wp_opts *w, attend_model_config *mc, attend_train_options *t);
+
+/* Their usage rules: --frozen-attention and --adversarial need --reference,
+ * --reference needs one of them, and a frozen-attention model cannot be chosen
+ * by evaluations of its own attention: chooser names the option of cmd that
+ * would (e.g. "--patience"), NULL when none is given. Returns 0, or 2 after the
+ * usage error naming both sides. */
+int cli_wp_check(const char *cmd, const cli_wp_opts *w, const char *chooser);
+
+/* The reference model (*ref; NULL without --reference), loaded with mc's
+ * capacities (max_batch, max_src_len, max_tgt_len) and checked against the
+ * training data's configuration mc, vocabularies sv, tv and tokenizer tok
+ * (data_name names that side in the message). Returns 0, or the exit status
+ * after the message. */
+int cli_wp_reference(const char *cmd, const cli_wp_opts *w, const char *data_name, const attend_model_config *mc,
+                     const attend_vocab *sv, const attend_vocab *tv, attend_tokenizer tok, attend_model **ref);
+
 #endif

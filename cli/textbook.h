@@ -30,7 +30,8 @@ void textbook_encode_backward(double *d_emb, const double *dh, const int *ids, i
 double textbook_readout(const attend_real *c);
 
 /* `attend trial --textbook` (cli/trial_textbook.c): the toy through the trials,
- * at the adversary's bounds eps [n_eps] on |r' - r|; 0, or 1 after a message. */
-int trial_textbook(const double *eps, int n_eps, long max_evals);
+ * at the adversary's bounds eps [n_eps] on |r' - r|, by the search `search`
+ * (attend_adversary_method); 0, or 1 after a message. */
+int trial_textbook(const double *eps, int n_eps, long max_evals, attend_adversary_method search);
 
 #endif

@@ -137,10 +137,7 @@ static void train_usage(FILE *f) {
     opt_line(f, "--sampling-prob", NULL);
     opt_line(f, "--sampling-ramp", NULL);
     opt_line(f, "--guided-alignment", NULL);
-    fprintf(f, "  --reference MODEL    the base model of --frozen-attention and --adversarial (the same\n"
-               "                       data and vocabularies; given again to --resume)\n");
-    opt_line(f, "--frozen-attention", NULL);
-    opt_line(f, "--adversarial", NULL);
+    cli_wp_training_usage(f, 23);
     fprintf(f, "output:\n");
     opt_line(f, "--out", "model.safetensors");
     fprintf(f, "  --checkpoint PATH    checkpoint file (weights, optimizer, data position), written\n"
@@ -214,9 +211,7 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--sampling-ramp", &o->topt.sampling_ramp, &rc) ||
                  cli_opt(&p, "--coverage-loss", &o->topt.coverage_loss, &rc) ||
                  cli_opt(&p, "--guided-alignment", &o->topt.guided_alignment, &rc) ||
-                 cli_opt(&p, "--adversarial", &o->topt.adversarial, &rc) ||
-                 cli_opt(&p, "--frozen-attention", &o->frozen_attention, &rc) ||
-                 cli_opt(&p, "--uniform-attention", &o->uniform_attention, &rc) || cli_opt(&p, "--cell", &o->cell, &rc) ||
+                 cli_wp_option(&p, &o->wp, &rc) || cli_opt(&p, "--cell", &o->cell, &rc) ||
                  cli_opt(&p, "--decoder", &o->decoder, &rc) || cli_opt(&p, "--score", &o->score, &rc) ||
                  cli_opt(&p, "--emb", &o->emb, &rc) || cli_opt(&p, "--hidden", &o->hidden, &rc) ||
                  cli_opt(&p, "--layers", &o->layers, &rc) || cli_opt(&p, "--dec-layers", &o->dec_layers, &rc) ||
@@ -232,7 +227,6 @@ static int parse(train_opts *o, int argc, char **argv, int *help) {
                  cli_opt(&p, "--log-every", &o->log_every, &rc) || cli_opt(&p, "--grad-shards", &o->grad_shards, &rc) ||
                  cli_opt(&p, "--patience", &o->patience, &rc) || cli_encoder_option(&p, &o->enc, &rc))
             continue;
-        else if (cli_is(&p, "--reference")) rc = cli_string(&p, &o->reference);
         else if (cli_is(&p, "--optimizer")) rc = cli_choice(&p, cli_optim_from_name, "adam|sgd", &o->optimizer);
         else if (cli_is(&p, "--decay")) rc = cli_int(&p, 0, 1000000000, &o->decay);
         else if (cli_is(&p, "--weight-decay")) rc = cli_double(&p, 0, 1e6, &o->weight_decay);
@@ -277,9 +271,8 @@ static int check_combination(const train_opts *o) {
     mc.copy = o->copy;
     mc.monotonic = o->monotonic;
     mc.normalizer = (attend_normalizer)o->normalizer;
-    mc.uniform_attention = o->uniform_attention;
     attend_train_options topt = o->topt;
-    topt.frozen_attention = o->frozen_attention;
+    cli_wp_apply(&o->wp, &mc, &topt);
     rc = cli_rules_check("train", &mc, &topt, o->decoder < 0 && sort ? "--task sort" : NULL);
     if (rc) return rc;
     if (sort && o->decoder >= 0 && o->decoder != ATTEND_DECODER_POINTER)
@@ -293,16 +286,10 @@ static int check_combination(const train_opts *o) {
     if ((o->patience >= 0 || o->select >= 0) && d->tsv && !d->dev)
         return cli_usage_error("train", "%s chooses by a dev score: give --dev FILE.tsv",
                                o->patience >= 0 ? "--patience" : "--select");
-    if ((o->frozen_attention || o->topt.adversarial > 0) && !o->reference)
-        return cli_usage_error("train", "%s needs --reference MODEL (the base model)",
-                               o->frozen_attention ? "--frozen-attention" : "--adversarial");
-    if (o->reference && !o->frozen_attention && !(o->topt.adversarial > 0))
-        return cli_usage_error("train", "--reference is the base model of --frozen-attention or --adversarial: give one");
-    if (o->frozen_attention && (o->patience >= 0 || o->select >= 0 || o->eval_every > 0))
-        return cli_usage_error("train", "--frozen-attention: the evaluations during training run the model's own "
-                                        "(untrained) attention, so %s cannot choose by them; train, then `attend "
-                                        "compare REFERENCE OUT --frozen`",
-                               o->patience >= 0 ? "--patience" : o->select >= 0 ? "--select" : "--eval-every");
+    rc = cli_wp_check("train", &o->wp,
+                      o->patience >= 0 ? "--patience" : o->select >= 0 ? "--select" : o->eval_every > 0 ? "--eval-every"
+                                                                                                      : NULL);
+    if (rc) return rc;
     if (o->patience > 0 && o->eval_every == 0)
         return cli_usage_error("train", "--patience counts evaluations during training: --eval-every 0 has none");
     return 0;
@@ -654,7 +641,7 @@ static int interrupted(run_hook *h, train_loop *lp, int sig) {
 int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     train_opts o = *opts;
     from_steps(&o);
-    if (o.frozen_attention) o.eval_every = 0; /* its own attention is not what it was trained with */
+    if (o.wp.frozen) o.eval_every = 0; /* its own attention is not what it was trained with */
     attend_error err = {0};
     train_data td;
     attend_model *m = NULL, *ref = NULL;
@@ -729,7 +716,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     mc.coverage = o.coverage;
     mc.copy = o.copy;
     mc.normalizer = (attend_normalizer)o.normalizer;
-    mc.uniform_attention = o.uniform_attention;
+    cli_wp_apply(&o.wp, &mc, &o.topt);
     mc.max_batch = o.batch;
     mc.max_src_len = attend_dataset_max_src_len(td.train);
     mc.max_tgt_len = attend_dataset_max_tgt_len(td.train);
@@ -744,20 +731,10 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     }
 
     /* the base model of --frozen-attention / --adversarial, sized for this data, with the same vocabularies */
-    o.topt.frozen_attention = o.frozen_attention;
-    if (o.reference) {
-        attend_vocab *rsv = NULL, *rtv = NULL;
-        attend_tokenizer rtok;
-        if ((rc = cli_load_model(cmd, o.reference, o.batch, mc.max_src_len, mc.max_tgt_len, &ref, &rsv, &rtv, &rtok)))
-            goto done;
-        cli_member a = {o.data.tsv ? o.data.tsv : "the task", mc, td.src_vocab, td.tgt_vocab, td.tok};
-        cli_member b = {o.reference, *attend_model_get_config(ref), rsv, rtv, rtok};
-        rc = cli_ensemble_check(cmd, &a, &b, 2);
-        attend_vocab_free(rsv);
-        attend_vocab_free(rtv);
-        if (rc) goto done;
-        o.topt.reference = ref;
-    }
+    if ((rc = cli_wp_reference(cmd, &o.wp, o.data.tsv ? o.data.tsv : "the task", &mc, td.src_vocab, td.tgt_vocab,
+                               td.tok, &ref)))
+        goto done;
+    o.topt.reference = ref;
 
     attend_optim_config oc = attend_optim_defaults((attend_optim_kind)o.optimizer);
     if (o.lr <= 0) o.lr = o.optimizer == ATTEND_OPT_ADAM ? 3e-3 : 0.1;
@@ -864,7 +841,7 @@ int train_run(const char *cmd, const train_opts *opts, train_result *res) {
     else
         printf("trained: no steps (--steps 0)\n");
     if ((rc = evaluate(cmd, m, &td, o.batch, td.dev ? "dev" : "train (no --dev)", &ev, &pg))) goto done;
-    if (o.frozen_attention) { /* what the diagnostic measures: the model with the reference's attention */
+    if (o.wp.frozen) { /* what the diagnostic measures: the model with the reference's attention */
         attend_compare_stats cs;
         const attend_dataset *d = td.dev ? td.dev : td.train;
         if (attend_model_compare(m, ref, d, o.batch, td.dev ? 0 : 1000, 1, &cs, &err)) {

@@ -19,8 +19,9 @@ static void trial_usage(FILE *f) {
     fprintf(f,
             "usage: attend trial MODEL (TEXT | --data TSV) [--limit N] [--report PREFIX]\n"
             "                    [--trials LIST] [--attention-gradient] [--epsilon E[,E...]]\n"
-            "                    [--max-evals N] [--batch N] [--threshold W] [--spaced] [--max-len N]\n"
-            "       attend trial --textbook [--epsilon E[,E...]] [--max-evals N]\n"
+            "                    [--max-evals N] [--search NAME] [--batch N] [--threshold W] [--spaced]\n"
+            "                    [--max-len N]\n"
+            "       attend trial --textbook [--epsilon E[,E...]] [--max-evals N] [--search NAME]\n"
             "\n"
             "Attention on trial (Jain & Wallace 2019, \"Attention is not Explanation\"). For each\n"
             "source (TEXT, or the first column of each line of TSV) the model decodes greedily;\n"
@@ -60,9 +61,14 @@ static void trial_usage(FILE *f) {
             "  --attention-gradient  let the gradient flow through the attention weights too\n"
             "  --epsilon LIST  the adversary's TVD bounds, increasing (0.01; J&W's figures: e.g.\n"
             "                  0.001,0.01,0.05,0.1)\n"
-            "  --max-evals N   the adversary's decoder steps per output step (1000)\n"
+            "  --max-evals N   the adversary's decoder steps per output step, per strategy (1000)\n"
+            "  --search NAME   the adversary's search: both (rays then random walks, and rays then\n"
+            "                  walks along the constraint: the farther row of the two, never below\n"
+            "                  either), rays (the first alone: the search of 2026-12-02) or follow\n"
+            "                  (the second alone: 2026-12-03's) (both)\n"
             "  --batch N       the adversary's candidate rows per decoder-step call (8; 1: one at\n"
-            "                  a time; the rows searched do not depend on it, float rounding does)\n"
+            "                  a time; the rows searched do not depend on it, float rounding does)\n");
+    fprintf(f, /* two literals: each under C's 4095-character minimum */
             "  --max-len N     longest output (the longer of the model's longest target and 2 x\n"
             "                  the source length)\n"
             "  --textbook      seed 000's example instead of a model (chapter 14: three saved states\n"
@@ -308,12 +314,18 @@ static int write_html(const char *report, const char *model, const tau_stats *sg
     return rc;
 }
 
+/* --search: the adversary's method (attend_adversary_method), -1 for another name */
+static int search_from_name(const char *s) {
+    return !strcmp(s, "both") ? ATTEND_ADVERSARY_SEARCH : !strcmp(s, "rays") ? ATTEND_ADVERSARY_RAYS
+         : !strcmp(s, "follow") ? ATTEND_ADVERSARY_FOLLOW : -1;
+}
+
 int cmd_trial(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *data = NULL, *report = NULL, *trials = "importance,adversary";
     const char *eps_list = "0.01";
     int help = 0, limit = 200, max_len = 0, attn_grad = 0, max_evals = 1000, batch = 8;
     double threshold = 0.3;
-    int spaced = 0, textbook = 0;
+    int spaced = 0, textbook = 0, search = ATTEND_ADVERSARY_SEARCH;
     cli_parser p;
     cli_init(&p, "trial", argc, argv);
     int rc = 0, npos = 0;
@@ -327,6 +339,7 @@ int cmd_trial(int argc, char **argv) {
         else if (cli_is(&p, "--epsilon")) rc = cli_string(&p, &eps_list);
         else if (cli_is(&p, "--max-evals")) rc = cli_int(&p, 1, 100000000, &max_evals);
         else if (cli_is(&p, "--batch")) rc = cli_int(&p, 1, 1024, &batch);
+        else if (cli_is(&p, "--search")) rc = cli_choice(&p, search_from_name, "both|rays|follow", &search);
         else if (cli_is(&p, "--threshold")) rc = cli_double(&p, 1e-6, 0.999999, &threshold);
         else if (cli_is(&p, "--spaced")) rc = cli_flag(&p, &spaced);
         else if (cli_is(&p, "--max-len")) rc = cli_int(&p, 1, 65536, &max_len);
@@ -347,7 +360,7 @@ int cmd_trial(int argc, char **argv) {
         double eps[MAX_EPS];
         int n_eps = 0;
         if ((rc = parse_eps(eps_list, eps, &n_eps))) return rc;
-        return cli_finish("trial", trial_textbook(eps, n_eps, max_evals));
+        return cli_finish("trial", trial_textbook(eps, n_eps, max_evals, (attend_adversary_method)search));
     }
     if (!model) return cli_usage_error("trial", "needs MODEL and TEXT or --data TSV (see --help)");
     if (!text == !data) return cli_usage_error("trial", "give either TEXT or --data TSV, not %s", text ? "both" : "neither");
@@ -591,7 +604,7 @@ int cmd_trial(int argc, char **argv) {
         }
         for (int e = 0; do_adv && e < n_eps && !rc; e++) {
             progress_ctx pc = {i, eps[e]};
-            attend_adversary_options ao = {eps[e], ATTEND_ADVERSARY_SEARCH, max_evals, 0, on_progress, &pc, batch};
+            attend_adversary_options ao = {eps[e], (attend_adversary_method)search, max_evals, 0, on_progress, &pc, batch};
             attend_adversary_result ar = {adv, js, tvd, 0, 0, 0, 0};
             if (attend_model_adversary(m, src, S, out, olen, &ao, &ar, &err)) {
                 rc = cli_lib_fail("trial", &err);

@@ -96,7 +96,8 @@ static int tau_col(const double *a, const double *imp) {
     return 0;
 }
 
-static int toy_step(int step, const double *query, const double *eps, int n_eps, long max_evals) {
+static int toy_step(int step, const double *query, const double *eps, int n_eps, long max_evals,
+                    attend_adversary_method search) {
     const double a_ln2 = log(2.0);
     attend_score_config cfg = {0};
     cfg.kind = ATTEND_SCORE_DOT;
@@ -158,7 +159,7 @@ static int toy_step(int step, const double *query, const double *eps, int n_eps,
     /* adversarial attention: the library's search, and the exact maximum */
     toy_readout tr = {h, r0};
     for (int e = 0; e < n_eps; e++) {
-        attend_adversary_options o = {eps[e], ATTEND_ADVERSARY_SEARCH, max_evals, 0, NULL, NULL, 0};
+        attend_adversary_options o = {eps[e], search, max_evals, 0, NULL, NULL, 0};
         double adv[TB_S], js = 0, d = 0, ex[TB_S];
         long evals = 0;
         if (attend_attention_adversary(alpha, TB_S, toy_distance, &tr, &o, adv, &js, &d, &evals, &err))
@@ -182,7 +183,7 @@ static int toy_step(int step, const double *query, const double *eps, int n_eps,
     return 0;
 }
 
-int trial_textbook(const double *eps, int n_eps, long max_evals) {
+int trial_textbook(const double *eps, int n_eps, long max_evals, attend_adversary_method search) {
     printf("Seed 000, chapter 14, through the trials: source 红色 钥匙 。, the ReLU encoder\n"
            "h_t = ReLU(h_{t-1} + E(x_t)), E(红色) = [a,0], E(钥匙) = [-a,a], E(。) = [0,-a], a = ln 2;\n"
            "dot scores; the output is the chapter's read-out r = c1 + 2 c2 (a scalar: epsilon bounds\n"
@@ -191,7 +192,7 @@ int trial_textbook(const double *eps, int n_eps, long max_evals) {
     const double queries[2][TB_D] = {{1, 0}, {0, 1}};
     for (int s = 0; s < 2; s++) {
         if (s) printf("\n");
-        if (toy_step(s + 1, queries[s], eps, n_eps, max_evals)) return 1;
+        if (toy_step(s + 1, queries[s], eps, n_eps, max_evals, search)) return 1;
     }
     return 0;
 }

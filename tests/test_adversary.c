@@ -22,7 +22,10 @@
  *     0.074; before the walk along the constraint: 3.7e-5, 5.6e-3, 0.16,
  *     0.18); the grid never above it; errors;
  *   - batched evaluations (test_batched): the same results with 1, 7 and 32
- *     candidate rows per decoder-step call (test_adversary_f64.c: in double).
+ *     candidate rows per decoder-step call (test_adversary_f64.c: in double);
+ *   - SEARCH is RAYS and FOLLOW, the farther row kept (test_both): per step
+ *     exactly the larger of their JSDs, never below either (also for
+ *     attend_attention_adversary in test_generic).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -204,7 +207,9 @@ static void test_long(void) {
     double worst = 0;
     for (int t = 0; t <= L; t++) worst = tv[t] > worst ? tv[t] : worst;
     EXPECT(worst <= 0.01, "TVD %g above epsilon", worst);
-    EXPECT(r.evals <= (long)(L + 1) * 300 + (L + 1) * S, "evals %ld beyond the budget", r.evals);
+    /* two strategies of 300 each; the first also evaluates rows it may not use (its bisections' other
+     * branches, the proposals after an accepted one): at most 4 budgets a step */
+    EXPECT(r.evals <= (long)(L + 1) * 4 * 300, "evals %ld beyond the budget", r.evals);
     printf("  long source (S=%d, %d steps): mean JSD %.4f, max %.4f, %ld evaluations\n", S, L + 1, r.jsd_mean,
            r.jsd_max, r.evals);
     attend_model_free(m);
@@ -278,6 +283,56 @@ static void test_batched(void) {
            worst[1], evals[0], evals[1], evals[2]);
 }
 
+/* SEARCH runs RAYS and FOLLOW, each with the whole budget, and keeps the
+ * farther row: per step its JSD is the larger of theirs exactly (their rows
+ * are the same whether run alone or together), never below either; each
+ * strategy alone is feasible. On the toys of test_brute_force and test_long's
+ * long source, Bahdanau and Luong, three epsilons (and test_generic below for
+ * attend_attention_adversary). */
+static void test_both(void) {
+    const attend_decoder_kind decs[2] = {ATTEND_DECODER_BAHDANAU, ATTEND_DECODER_LUONG};
+    int firsts = 0, seconds = 0, cases = 0;
+    for (int k = 0; k < 2; k++)
+        for (int shape = 0; shape < 2; shape++) {
+            attend_model *m = shape ? toy(decs[k], 3, 6.0) : toy_batch(decs[k], 11, 8.0, 32);
+            if (!m) return;
+            enum { SMAX = 12, LMAX = 6 };
+            int S = shape ? SMAX : 4, L = shape ? LMAX : 3;
+            int32_t src[SMAX], base[LMAX];
+            for (int j = 0; j < S; j++) src[j] = 4 + (j * 7) % 4;
+            for (int t = 0; t < L; t++) base[t] = 4 + (t * 5) % 5;
+            const double eps[3] = {0.001, 0.01, 0.05};
+            for (int e = 0; e < 3; e++) {
+                const attend_adversary_method ms[3] = {ATTEND_ADVERSARY_SEARCH, ATTEND_ADVERSARY_RAYS,
+                                                       ATTEND_ADVERSARY_FOLLOW};
+                double js[3][LMAX + 1], tv[3][LMAX + 1];
+                long evals[3];
+                for (int i = 0; i < 3; i++) {
+                    attend_adversary_options o = {eps[e], ms[i], 400, 0, NULL, NULL, 0};
+                    attend_adversary_result r = {NULL, js[i], tv[i], 0, 0, 0, 0};
+                    attend_error err;
+                    EXPECT(attend_model_adversary(m, src, S, base, L, &o, &r, &err) == ATTEND_OK, "%s", err.msg);
+                    evals[i] = r.evals;
+                    for (int t = 0; t <= L; t++)
+                        EXPECT(tv[i][t] <= eps[e], "method %d step %d: TVD %g above %g", (int)ms[i], t, tv[i][t],
+                               eps[e]);
+                }
+                EXPECT(evals[0] == evals[1] + evals[2], "SEARCH evaluated %ld rows, RAYS %ld + FOLLOW %ld", evals[0],
+                       evals[1], evals[2]);
+                for (int t = 0; t <= L; t++) {
+                    double want = fmax(js[1][t], js[2][t]);
+                    EXPECT(js[0][t] == want, "%s S %d eps %g step %d: SEARCH %.12f, RAYS %.12f, FOLLOW %.12f",
+                           k ? "luong" : "bahdanau", S, eps[e], t, js[0][t], js[1][t], js[2][t]);
+                    firsts += js[1][t] > js[2][t];
+                    seconds += js[2][t] > js[1][t];
+                    cases++;
+                }
+            }
+            attend_model_free(m);
+        }
+    printf("  SEARCH = max(RAYS, FOLLOW) at %d steps (RAYS farther at %d, FOLLOW at %d)\n", cases, firsts, seconds);
+}
+
 /* ---------------------------------------------- attend_attention_adversary */
 
 typedef struct {
@@ -349,7 +404,16 @@ static void test_generic(void) {
                        exact);
                 const double tol = S <= 3 ? 1e-6 : S == 4 ? 5e-3 : 0.1;
                 EXPECT(exact - js <= tol, "S %d eps %g: JSD %.6f, exact maximum %.6f", S, eps[e], js, exact);
-                EXPECT(evals == l.calls - 1 && evals <= 2000, "evals %ld, calls %ld", evals, l.calls);
+                /* two strategies of 2000 each; the first may finish its last ray (32 + 12) past its own */
+                EXPECT(evals == l.calls - 1 && evals <= 2 * 2000 + 44, "evals %ld, calls %ld", evals, l.calls);
+                for (int m = ATTEND_ADVERSARY_RAYS; m <= ATTEND_ADVERSARY_FOLLOW; m++) { /* never below either */
+                    attend_adversary_options one = o;
+                    double adv1[8], js1 = -1;
+                    one.method = (attend_adversary_method)m;
+                    EXPECT(attend_attention_adversary(a, S, linear_distance, &l, &one, adv1, &js1, NULL, NULL, &err) ==
+                               ATTEND_OK, "%s", err.msg);
+                    EXPECT(js >= js1, "S %d eps %g: SEARCH %.9f below method %d's %.9f", S, eps[e], js, m, js1);
+                }
                 if (exact - js > worst[S]) worst[S] = exact - js;
                 cases++;
                 if (S <= 4) {
@@ -399,6 +463,7 @@ int main(void) {
     RUN(test_planted);
     RUN(test_long);
     RUN(test_batched);
+    RUN(test_both);
     RUN(test_generic);
     return harness_summary();
 }

@@ -271,9 +271,13 @@ attend_status attend_model_importance(attend_model *m, const int32_t *src, int S
 
 /* How attend_model_adversary searches. */
 typedef enum {
-    ATTEND_ADVERSARY_SEARCH = 0, /* rays to the simplex's faces, then walks along the constraint and
-                                    random walks from the best (any S) */
+    ATTEND_ADVERSARY_SEARCH = 0, /* RAYS and FOLLOW, each with the budget, and the farther of their
+                                    feasible rows: never below either (any S) */
     ATTEND_ADVERSARY_GRID = 1,   /* every point k/grid of the simplex (S <= 4): the brute force */
+    ATTEND_ADVERSARY_RAYS = 2,   /* SEARCH's first strategy alone (the search of 2026-12-02): rays to
+                                    the simplex's faces, bisected, then random walks from the best */
+    ATTEND_ADVERSARY_FOLLOW = 3, /* SEARCH's second strategy alone (the search of 2026-12-03): rays,
+                                    then walks along the constraint and random walks from the best */
 } attend_adversary_method;
 
 /* Called after each output step (done of total): progress on long runs. */
@@ -282,7 +286,10 @@ typedef void (*attend_progress_fn)(void *user, int done, int total);
 typedef struct {
     double epsilon;                 /* the bound on TVD(p_t, p~_t), in [0, 1] (J&W: 0.01) */
     attend_adversary_method method;
-    long max_evals;                 /* SEARCH: decoder steps evaluated per output step (0: 1000) */
+    long max_evals;                 /* SEARCH, RAYS, FOLLOW: decoder steps evaluated per output step by
+                                       each strategy (0: 1000; SEARCH runs two, and RAYS also evaluates
+                                       rows it may not use: its bisections' other branches and the
+                                       proposals after an accepted one, so in all up to 4 max_evals) */
     int grid;                       /* GRID: the resolution r, 1..4096 */
     attend_progress_fn progress;    /* NULL, or called after every output step */
     void *progress_user;
@@ -299,7 +306,7 @@ typedef struct {
     double *jsd;            /* NULL or [steps]: JSD(alpha_t, adversary_t), nats (<= ln 2) */
     double *tvd;            /* NULL or [steps]: TVD of its output from the model's (<= epsilon) */
     double jsd_mean, jsd_max; /* over the steps */
-    long evals;             /* decoder steps evaluated in all */
+    long evals;             /* decoder steps evaluated in all (candidate rows, counted one each) */
     int steps;              /* base_len + 1 */
 } attend_adversary_result;
 
@@ -310,9 +317,9 @@ typedef struct {
  * Jensen-Shannon divergence whose output distribution, with the decoder step
  * recomputed under the new context, stays within epsilon total variation of
  * the model's. BAHDANAU and LUONG decoders without copy, coverage or
- * monotonic attention (their later steps read this one's weights). SEARCH is
- * a heuristic (a lower bound on the true maximum); GRID the exhaustive check
- * for S <= 4. Candidate rows are evaluated o->batch at a time (one decoder
+ * monotonic attention (their later steps read this one's weights). SEARCH
+ * (and RAYS, FOLLOW alone) is a heuristic (a lower bound on the true
+ * maximum); GRID the exhaustive check for S <= 4. Candidate rows are evaluated o->batch at a time (one decoder
  * step over that many rows, the source replicated). One allocation per call
  * (sized by S, the batch and the vocabulary), freed before it returns.
  * Errors: ATTEND_ERR_NULL, _ARG (decoder, ids, epsilon, method, grid),
@@ -334,8 +341,10 @@ typedef double (*attend_output_distance_fn)(void *user, const double *w);
  * seed-000 toy's read-out, a model outside attend): the row adversary [S]
  * farthest from alpha [S] (finite, >= 0, summing to 1 within 1e-6) in
  * Jensen-Shannon divergence with distance(user, row) <= o->epsilon (any finite
- * bound >= 0, in the distance's units), by the same SEARCH (o->max_evals calls
- * of distance; 0: 1000) or GRID (S <= 4) as attend_model_adversary. *jsd
+ * bound >= 0, in the distance's units), by the same SEARCH (each strategy
+ * o->max_evals calls of distance; 0: 1000; here RAYS evaluates one row at a
+ * time, nothing unused: in all at most 2 max_evals + 44), RAYS, FOLLOW or GRID
+ * (S <= 4) as attend_model_adversary. *jsd
  * (nats), *dist (the adversary's distance) and *evals (calls made) may be NULL;
  * o->progress is not called. One allocation per call, freed before it returns.
  * Errors: ATTEND_ERR_NULL, _SHAPE (S outside [1, 1000000]), _ARG (alpha naming

@@ -11,12 +11,19 @@
  * hook replacing step t's weights). The state entering step t + 1 is the
  * model's own again (step t re-run without the hook).
  *
- * Two searches: SEARCH, for any S — every point of the simplex lies on a ray
- * from α_t to one of its faces, and along a ray JSD(α_t, ·) grows (convex, 0
- * at α_t), so half the budget goes to directions: rays toward the vertices
- * and toward uniform random points, each taken to its farthest feasible point
- * (a scan, a finer scan near α_t when nothing on the first is feasible, then
- * refinement); the rest to the best points of up to four distinct directions:
+ * SEARCH, for any S, runs two strategies, each with the whole budget, and
+ * keeps the farther of their feasible rows: never below either. Both start
+ * from one fact — every point of the simplex lies on a ray from α_t to one of
+ * its faces, and along a ray JSD(α_t, ·) grows (convex, 0 at α_t) — so half
+ * the budget goes to directions: rays toward the vertices and toward uniform
+ * random points, each taken to its farthest feasible point. RAYS (the search
+ * of 2026-12-02; it found more in the mean on the shipped G2P model and the
+ * reversal and copy models, docs/RESULTS.md) scans each ray and
+ * bisects after its last feasible point, then walks randomly from the best
+ * points of up to four distinct directions, taking the first feasible
+ * farther proposal. FOLLOW (the search of 2026-12-03; it finds thin feasible
+ * sets, where RAYS can find nothing) scans, scans finer near α_t when nothing on the first scan
+ * is feasible, refines; then from the best points of up to four directions:
  * from each a walk along the constraint (the distance's gradient by forward
  * differences, the JSD's projected on the tangent of its level set, the
  * farthest feasible point along that line: a thin feasible set, a slab
@@ -26,9 +33,13 @@
  * every point of the simplex with coordinates k/r: the brute force that
  * checks the search.
  *
+ * RAYS, FOLLOW and GRID can also be asked for alone (attend_adversary_method).
+ *
  * The candidate rows of a round (a scan, a refinement, a gradient, a walk's
- * proposals) are evaluated together: attend_model_adversary encodes N copies
- * of the source, so every row's state entering step t is the model's own,
+ * proposals; RAYS's next three bisection levels and its next proposals,
+ * evaluated ahead of its sequential decisions) are evaluated together:
+ * attend_model_adversary encodes N copies of the source, so every row's
+ * state entering step t is the model's own,
  * and runs step t once for up to N candidate rows (the weight hook puts them
  * in), its GEMMs over N rows. The rounds do not depend on N: the rows searched
  * are the same for any batch. One allocation per call, sized by S, N and the
@@ -90,6 +101,9 @@ typedef struct {
     int S, cap;           /* cap: rows per call of dist */
     uint64_t seed;        /* of the search's random points */
     long evals, limit;    /* evaluations made; the most allowed */
+    long steps;           /* the first strategy's evaluations as it counts them (adv_search_seq) */
+    int ahead;            /* 1: the first strategy evaluates one row at a time (a caller's distance);
+                             else its bisections 3 levels and its walks AT_ADV_AHEAD proposals a round */
     double *X, *out;      /* [AT_ADV_ROWS,S], [AT_ADV_ROWS]: the batch */
 } adv_ctx;
 
@@ -388,6 +402,146 @@ static void adv_walk(adv_ctx *c, const double *a, double eps, double *cur, doubl
     }
 }
 
+/* ----------------------------------------------------------------------
+ * The first strategy: the search of 2026-12-02 (rays scanned at k/AT_ADV_LIN
+ * and bisected 12 times; then random walks that keep the first feasible
+ * farther proposal), made as it was one evaluation at a time: its
+ * evaluations (c->steps, what its budget counts) and its rows are the
+ * same; only the calls are batched. A bisection's next 3 levels (7 points)
+ * are evaluated together and the path read from them; a walk's next
+ * AT_ADV_AHEAD farther proposals (as the walk makes them while none is
+ * accepted) are evaluated together, and the walk goes on after the first
+ * feasible one, from the random state after it (the rows after it are
+ * evaluated, not counted, not used). */
+#define AT_ADV_BISECT 12
+#define AT_ADV_AHEAD 4
+
+/* The farthest feasible point of the ray a + λ (d − a), λ in [0, 1], into
+ * x [S]: the scan at λ = k/AT_ADV_LIN (the distance can rise above eps and
+ * come back), then AT_ADV_BISECT bisections after the last feasible λ.
+ * Returns its JSD (0 when nothing on the scan is feasible), *tv its
+ * distance. */
+static double adv_ray_seq(adv_ctx *c, const double *a, const double *d, double eps, double *x, double *tv) {
+    int S = c->S;
+    double lo = 0, lo_tv = 0, hi = -1, lam[AT_ADV_ROWS];
+    for (int i = 0; i < AT_ADV_LIN; i++) {
+        lam[i] = (double)(i + 1) / AT_ADV_LIN;
+        for (int j = 0; j < S; j++) c->X[(size_t)i * S + j] = (1 - lam[i]) * a[j] + lam[i] * d[j];
+    }
+    adv_eval(c, AT_ADV_LIN);
+    c->steps += AT_ADV_LIN;
+    for (int i = 0; i < AT_ADV_LIN; i++)
+        if (c->out[i] <= eps) lo = lam[i], lo_tv = c->out[i], hi = i + 1 < AT_ADV_LIN ? lam[i + 1] : -1;
+    for (int it = 0; hi > 0 && it < AT_ADV_BISECT; it += c->ahead == 1 ? 1 : 3) {
+        /* the 7 points a bisection can visit in 3 levels, by its own arithmetic: node k of level l (heap order) */
+        double L[8], H[8], mid[8];
+        L[1] = lo, H[1] = hi;
+        for (int k = 1; k < 8; k++) {
+            mid[k] = 0.5 * (L[k] + H[k]);
+            if (2 * k + 1 < 8) L[2 * k] = L[k], H[2 * k] = mid[k], L[2 * k + 1] = mid[k], H[2 * k + 1] = H[k];
+        }
+        int levels = c->ahead == 1 ? 1 : AT_ADV_BISECT - it < 3 ? AT_ADV_BISECT - it : 3, n = (1 << levels) - 1;
+        for (int k = 1; k <= n; k++)
+            for (int j = 0; j < S; j++) c->X[(size_t)(k - 1) * S + j] = (1 - mid[k]) * a[j] + mid[k] * d[j];
+        adv_eval(c, n);
+        for (int l = 0, k = 1; l < levels; l++) { /* the path: right (k = 2k + 1) when feasible */
+            c->steps++;
+            if (c->out[k - 1] <= eps) lo = mid[k], lo_tv = c->out[k - 1], k = 2 * k + 1;
+            else hi = mid[k], k = 2 * k;
+        }
+    }
+    for (int j = 0; j < S; j++) x[j] = (1 - lo) * a[j] + lo * d[j];
+    *tv = lo_tv;
+    return lo > 0 ? adv_jsd(a, x, S) : 0;
+}
+
+/* The walk from cur (feasible, JSD *cj, distance *ct) until c->steps
+ * reaches `until`: zero-sum steps of size sigma; a proposal farther than cur
+ * is evaluated and taken when feasible; sigma halved after 4S proposals
+ * without a step (a proposal not farther, or not feasible). */
+static void adv_walk_seq(adv_ctx *c, const double *a, double eps, double *cur, double *cj, double *ct, long until,
+                         attend_rng *rng, adv_scratch *w) {
+    int S = c->S;
+    double sigma = 0.25, *d = w->d;
+    int misses = 0;
+    while (c->steps < until && sigma >= 1e-7) {
+        /* the next farther proposals while none is taken, with the walk's state after each */
+        attend_rng r = *rng, after[AT_ADV_AHEAD];
+        double s = sigma, sig[AT_ADV_AHEAD];
+        int mi = misses, n = 0;
+        long lg = c->steps;
+        while (n < (c->ahead == 1 ? 1 : AT_ADV_AHEAD) && lg < until && s >= 1e-7) {
+            double mean = 0, sum = 0, *p = c->X + (size_t)n * S;
+            for (int j = 0; j < S; j++) d[j] = adv_uniform(&r) - 0.5, mean += d[j];
+            for (int j = 0; j < S; j++) {
+                p[j] = cur[j] + s * (d[j] - mean / S);
+                if (p[j] < 0) p[j] = 0;
+                sum += p[j];
+            }
+            for (int j = 0; j < S; j++) p[j] /= sum;
+            if (adv_jsd(a, p, S) > *cj) after[n] = r, sig[n] = s, n++, lg++;
+            if (++mi >= 4 * S) s *= 0.5, mi = 0; /* as if not taken */
+        }
+        int took = -1;
+        if (n > 0) {
+            adv_eval(c, n);
+            for (int i = 0; i < n && took < 0; i++)
+                if (c->out[i] <= eps) took = i;
+        }
+        if (took < 0) { /* none taken: the walk's state after them all */
+            *rng = r, sigma = s, misses = mi;
+            c->steps = lg;
+            continue;
+        }
+        memcpy(cur, c->X + (size_t)took * S, (size_t)S * sizeof *cur);
+        *cj = adv_jsd(a, cur, S);
+        *ct = c->out[took];
+        *rng = after[took], sigma = sig[took], misses = 0;
+        c->steps += took + 1;
+    }
+}
+
+/* The first strategy: rays toward the vertices, then toward uniform random
+ * points while half the budget lasts, each to its farthest feasible point;
+ * then from the best of up to AT_ADV_STARTS distinct classes a walk each,
+ * the rest of the budget shared. best [S] starts at a. */
+static void adv_search_seq(adv_ctx *c, const double *a, double eps, long budget, double *best, double *best_tv,
+                           adv_scratch *w, adv_starts *st) {
+    int S = c->S;
+    double *x = w->x, *d = w->e, *p = w->g;
+    memcpy(best, a, (size_t)S * sizeof *best);
+    double bj = 0, tv;
+    *best_tv = 0;
+    st->n = 0;
+    if (S < 2) return;
+    c->limit = LONG_MAX; /* its own count: c->steps */
+    long start = c->steps = 0;
+    attend_rng rng;
+    attend_rng_seed(&rng, 0x61747461636bULL + c->seed);
+    for (int k = 0; k < S && c->steps - start < budget; k++) { /* the vertices */
+        for (int j = 0; j < S; j++) d[j] = j == k;
+        double js = adv_ray_seq(c, a, d, eps, x, &tv);
+        adv_offer(st, a, x, js, tv, S);
+    }
+    while (c->steps - start < budget / 2) { /* uniform points of the simplex */
+        double sum = 0;
+        for (int j = 0; j < S; j++) p[j] = -log(1 - adv_uniform(&rng)), sum += p[j];
+        for (int j = 0; j < S; j++) p[j] /= sum;
+        if (!adv_to_face(a, p, d, S)) continue;
+        double js = adv_ray_seq(c, a, d, eps, x, &tv);
+        adv_offer(st, a, x, js, tv, S);
+    }
+    for (int i = 0; i < st->n; i++) { /* walks from the starts, the rest of the budget shared */
+        long until = c->steps + (budget - (c->steps - start)) / (st->n - i);
+        double *cur = st->x[i], cj = st->js[i], ct = st->tv[i];
+        adv_walk_seq(c, a, eps, cur, &cj, &ct, until, &rng, w);
+        if (cj > bj) bj = cj, *best_tv = ct, memcpy(best, cur, (size_t)S * sizeof *best);
+    }
+}
+
+/* ----------------------------------------------------------------------
+ * The second strategy: the search of 2026-12-03. */
+
 /* SEARCH: every point of the simplex lies on a ray from a to one of its
  * faces, so the first phase (half the budget; all the vertices at least)
  * searches directions: rays toward the vertices and toward uniform random
@@ -395,8 +549,8 @@ static void adv_walk(adv_ctx *c, const double *a, double eps, double *cur, doubl
  * shared by the best points of distinct classes: from each, a walk along
  * the constraint (at most two thirds of its share), then a random walk.
  * best [S] starts at a. */
-static void adv_search(adv_ctx *c, const double *a, double eps, long budget, double *best, double *best_tv,
-                       adv_scratch *w, adv_starts *st) {
+static void adv_search_walk(adv_ctx *c, const double *a, double eps, long budget, double *best, double *best_tv,
+                            adv_scratch *w, adv_starts *st) {
     int S = c->S;
     double *x = w->x, *d = w->e, *p = w->g;
     memcpy(best, a, (size_t)S * sizeof *best);
@@ -427,6 +581,31 @@ static void adv_search(adv_ctx *c, const double *a, double eps, long budget, dou
         adv_follow(c, a, eps, cur, &cj, &ct, c->evals + share * 2 / 3, w);
         adv_walk(c, a, eps, cur, &cj, &ct, until, &rng, w);
         if (cj > bj) bj = cj, *best_tv = ct, memcpy(best, cur, (size_t)S * sizeof *best);
+    }
+}
+
+/* SEARCH: both strategies, each with the budget, and the farther of their
+ * feasible rows (the first strategy's on a tie): never below either. The
+ * first is the better one on the models' steps (random walks find curved
+ * feasible bands), the second on thin feasible sets (a slab along a nearly
+ * linear output: the toy's, small epsilons). best, other [S]. */
+static void adv_search(adv_ctx *c, attend_adversary_method method, const double *a, double eps, long budget,
+                       double *best, double *best_tv, double *other, adv_scratch *w, adv_starts *st) {
+    int S = c->S;
+    double tv2;
+    if (method == ATTEND_ADVERSARY_RAYS) {
+        adv_search_seq(c, a, eps, budget, best, best_tv, w, st);
+        return;
+    }
+    if (method == ATTEND_ADVERSARY_FOLLOW) {
+        adv_search_walk(c, a, eps, budget, best, best_tv, w, st);
+        return;
+    }
+    adv_search_seq(c, a, eps, budget, best, best_tv, w, st);
+    adv_search_walk(c, a, eps, budget, other, &tv2, w, st);
+    if (adv_jsd(a, other, S) > adv_jsd(a, best, S)) {
+        memcpy(best, other, (size_t)S * sizeof *best);
+        *best_tv = tv2;
     }
 }
 
@@ -491,7 +670,7 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
               c->tgt_vocab);
     CHECK(isfinite(o->epsilon) && o->epsilon >= 0 && o->epsilon <= 1, err, ATTEND_ERR_ARG,
           "%s: epsilon=%g outside [0, 1] (a total variation)", who, o->epsilon);
-    CHECK(o->method == ATTEND_ADVERSARY_SEARCH || o->method == ATTEND_ADVERSARY_GRID, err, ATTEND_ERR_ARG,
+    CHECK(o->method >= ATTEND_ADVERSARY_SEARCH && o->method <= ATTEND_ADVERSARY_FOLLOW, err, ATTEND_ERR_ARG,
           "%s: unknown method %d", who, (int)o->method);
     CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
           "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
@@ -504,10 +683,10 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
     int V = c->tgt_vocab;
     /* one allocation, in double: log-probs [V] and [N,V]; the model's row,
      * the best and the local scratch [6,S]; the search's starts
-     * [AT_ADV_STARTS,S]; the batch [AT_ADV_ROWS,S] and [AT_ADV_ROWS]; then
+     * [AT_ADV_STARTS,S]; the second strategy's best [S]; the batch [AT_ADV_ROWS,S] and [AT_ADV_ROWS]; then
      * the evaluated rows [N,S] (attend_real), the source [N,S] and the
      * tokens [N] (int32) */
-    size_t dbl = (size_t)V * (1 + (size_t)N) + (6 + AT_ADV_STARTS + (size_t)AT_ADV_ROWS) * (size_t)S + AT_ADV_ROWS;
+    size_t dbl = (size_t)V * (1 + (size_t)N) + (7 + AT_ADV_STARTS + (size_t)AT_ADV_ROWS) * (size_t)S + AT_ADV_ROWS;
     size_t bytes = dbl * sizeof(double) + (size_t)N * S * sizeof(attend_real) + ((size_t)N * S + 2 * (size_t)N) * sizeof(int32_t);
     char *mem = malloc(bytes);
     CHECK(mem, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
@@ -515,7 +694,7 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
     adv_scratch w = {best + S, best + 2 * (size_t)S, best + 3 * (size_t)S, best + 4 * (size_t)S};
     adv_starts starts;
     for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = w.x + S + (size_t)i * S;
-    double *X = starts.x[AT_ADV_STARTS - 1] + S, *out = X + (size_t)AT_ADV_ROWS * S;
+    double *other = starts.x[AT_ADV_STARTS - 1] + S, *X = other + S, *out = X + (size_t)AT_ADV_ROWS * S;
     attend_real *wr = (attend_real *)(void *)(out + AT_ADV_ROWS);
     int32_t *srcN = (int32_t *)(void *)(wr + (size_t)N * S), *lenN = srcN + (size_t)N * S, *yN = lenN + N;
     for (int n = 0; n < N; n++) {
@@ -525,7 +704,7 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
 
     adv_hook hook = {m, -1, N, 0, wr};
     adv_model mc = {m, &hook, srcN, S, V, N, 0, yN, lp0, lp1, wr};
-    adv_ctx cx = {adv_model_tvd, &mc, S, N, 0, 0, 0, X, out};
+    adv_ctx cx = {adv_model_tvd, &mc, S, N, 0, 0, 0, 0, AT_ADV_AHEAD, X, out};
     at_model_analyse(m, adv_weights, &hook);
     at_model_encode(m, srcN, lenN, N, S); /* N copies of the source: every row's state is the model's own */
     double js_sum = 0;
@@ -540,7 +719,7 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
         for (int j = 0; j < S; j++) a[j] = (double)m->acts.weights[(size_t)t * N * S + j];
         double tv = 0;
         if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, a, o->epsilon, o->grid, best, &tv);
-        else adv_search(&cx, a, o->epsilon, budget, best, &tv, &w, &starts);
+        else adv_search(&cx, o->method, a, o->epsilon, budget, best, &tv, other, &w, &starts);
         double js = adv_jsd(a, best, S);
         if (res->adversary)
             for (int j = 0; j < S; j++) res->adversary[(size_t)t * S + j] = (attend_real)best[j];
@@ -576,25 +755,26 @@ attend_status attend_attention_adversary(const double *alpha, int S, attend_outp
     CHECK(fabs(sum - 1) <= 1e-6, err, ATTEND_ERR_ARG, "%s: alpha sums to %.9g, not 1", who, sum);
     CHECK(isfinite(o->epsilon) && o->epsilon >= 0, err, ATTEND_ERR_ARG,
           "%s: epsilon=%g is not a finite bound >= 0", who, o->epsilon);
-    CHECK(o->method == ATTEND_ADVERSARY_SEARCH || o->method == ATTEND_ADVERSARY_GRID, err, ATTEND_ERR_ARG,
+    CHECK(o->method >= ATTEND_ADVERSARY_SEARCH && o->method <= ATTEND_ADVERSARY_FOLLOW, err, ATTEND_ERR_ARG,
           "%s: unknown method %d", who, (int)o->method);
     CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
           "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
     long budget = o->max_evals > 0 ? o->max_evals : 1000;
     /* one allocation: the best and the local scratch [5,S], the search's
-     * starts [AT_ADV_STARTS,S], the batch [AT_ADV_ROWS,S] and [AT_ADV_ROWS] */
-    size_t bytes = ((5 + AT_ADV_STARTS + (size_t)AT_ADV_ROWS) * (size_t)S + AT_ADV_ROWS) * sizeof(double);
+     * starts [AT_ADV_STARTS,S], the second strategy's best [S], the batch
+     * [AT_ADV_ROWS,S] and [AT_ADV_ROWS] */
+    size_t bytes = ((6 + AT_ADV_STARTS + (size_t)AT_ADV_ROWS) * (size_t)S + AT_ADV_ROWS) * sizeof(double);
     double *best = malloc(bytes);
     CHECK(best, err, ATTEND_ERR_ALLOC, "%s: out of memory for %zu bytes", who, bytes);
     adv_scratch w = {best + S, best + 2 * (size_t)S, best + 3 * (size_t)S, best + 4 * (size_t)S};
     adv_starts starts;
     for (int i = 0; i < AT_ADV_STARTS; i++) starts.x[i] = w.x + S + (size_t)i * S;
-    double *X = starts.x[AT_ADV_STARTS - 1] + S;
+    double *other = starts.x[AT_ADV_STARTS - 1] + S, *X = other + S;
     adv_caller caller = {distance, user, S};
-    adv_ctx cx = {adv_caller_dist, &caller, S, AT_ADV_ROWS, 0, 0, 0, X, X + (size_t)AT_ADV_ROWS * S};
+    adv_ctx cx = {adv_caller_dist, &caller, S, AT_ADV_ROWS, 0, 0, 0, 0, 1, X, X + (size_t)AT_ADV_ROWS * S};
     double dv = 0;
     if (o->method == ATTEND_ADVERSARY_GRID) adv_grid(&cx, alpha, o->epsilon, o->grid, best, &dv);
-    else adv_search(&cx, alpha, o->epsilon, budget, best, &dv, &w, &starts);
+    else adv_search(&cx, o->method, alpha, o->epsilon, budget, best, &dv, other, &w, &starts);
     memcpy(adversary, best, (size_t)S * sizeof *best);
     if (jsd) *jsd = adv_jsd(alpha, best, S);
     if (dist) *dist = dv;

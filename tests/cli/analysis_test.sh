@@ -154,6 +154,23 @@ PY
     run 2 "$A" trial "$MODEL" abcdef --batch 0
     has err "batch"
     ok "adversary --batch 1 and 5: every row feasible; --batch 0 refused"
+    # --search: each strategy alone; both (the default, two.jsonl) keeps the farther row at every step
+    for m in rays follow; do
+        run 0 "$A" trial "$MODEL" abcdef --epsilon 0.01,0.1 --max-evals 300 --search $m --report s$m
+    done
+    python3 - two.jsonl srays.jsonl sfollow.jsonl <<'PY' || fail "--search both is below rays or follow at a step"
+import json, sys
+def rows(p):
+    return {(r["epsilon"], r["step"]): r["jsd"] for r in map(json.loads, open(p))
+            if r["trial"] == "adversary" and not r.get("summary")}
+both, rays, follow = (rows(p) for p in sys.argv[1:])
+assert len(both) == 14 and both.keys() == rays.keys() == follow.keys()
+for k in both:
+    assert abs(both[k] - max(rays[k], follow[k])) < 1e-6, (k, both[k], rays[k], follow[k])
+PY
+    run 2 "$A" trial "$MODEL" abcdef --search walk
+    has err "both|rays|follow"
+    ok "adversary --search rays / follow: both is the farther of the two at every step; an unknown name refused"
     run 0 "$A" trial "$MODEL" --data "$SRC/tests/cli/reverse_dev.tsv" --limit 25 --trials importance
     [ "$(grep -Ec '^[0-9]+ +[a-h]+ ' out)" -eq 25 ] || fail "expected 25 example rows"
     has err "attend trial: 25/25 sources"

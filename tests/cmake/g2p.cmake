@@ -27,7 +27,7 @@ add_test(NAME g2p_example_usage COMMAND g2p_say)
 set_tests_properties(g2p_example_usage PROPERTIES WILL_FAIL TRUE)
 
 # The command, end to end: tests/data/g2p/cli_test.sh CASE (goldens beside it).
-foreach(case say stdin nbest align eval data train stress ensemble bench lexicon ipa text distill recipe errors search)
+foreach(case say stdin nbest align eval data train stress ensemble bench lexicon ipa text distill recipe errors search wp wprecipe)
   add_test(NAME cli_g2p_${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/data/g2p/cli_test.sh ${case} $<TARGET_FILE:attend_cli>
             ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli_g2p)

@@ -535,6 +535,153 @@ search)
     ATTEND_G2P_MODEL=$model expect_rc 0 moved/attend g2p hello
     [ "$(cat out.txt)" = "hello HH EH L OW" ] || fail "\$ATTEND_G2P_MODEL"
     ;;
+wp)
+    # issue 31: Wiegreffe & Pinter's training options on `g2p train` (the same
+    # implementation as `attend train`'s: cli/options.c) and `compare --dict`
+    # on the sample dictionary's dev words
+    T="--dict $sample --epochs 2 --warmup 10 --emb 8 --hidden 16 --dec-hidden 32 --attn 16 --log-every 1000 --patience 0"
+    # shellcheck disable=SC2086
+    expect_rc 0 "$cli" g2p train $T --out base.safetensors
+    # shellcheck disable=SC2086
+    expect_rc 0 "$cli" g2p train $T --seed 2 --out seed2.safetensors
+    # shellcheck disable=SC2086
+    expect_rc 0 "$cli" g2p train $T --uniform-attention --out uniform.safetensors
+    grep -q '^model: .*additive attention 16, uniform weights, emb 8' out.txt || fail "uniform: $(cat out.txt)"
+    # shellcheck disable=SC2086
+    expect_rc 0 "$cli" g2p train $T --adversarial 1 --reference base.safetensors --out adv.safetensors
+    grep -q ', adversarial 1 (TVD - 1 JSD to the reference)$' out.txt || fail "adversarial: $(cat out.txt)"
+    grep -q '^saved: adv.safetensors$' out.txt || fail "adversarial not saved: $(cat out.txt)"
+    # a frozen-attention run: no evaluation during training, the last model saved, its
+    # teacher-forced dev score under the reference's attention at the end
+    # shellcheck disable=SC2086
+    expect_rc 0 "$cli" g2p train $T --frozen-attention --reference base.safetensors --out frozen.safetensors \
+        --checkpoint frozen.ckpt
+    grep -q ', attention frozen to the reference.s$' out.txt || fail "frozen: $(cat out.txt)"
+    ! grep -q '^epoch [0-9]* step' out.txt || fail "frozen: evaluated its own attention: $(cat out.txt)"
+    line=$(grep "^dev with the reference's attention (teacher-forced): pairs 195 " out.txt) ||
+        fail "frozen: no dev line: $(cat out.txt)"
+    grep -q '^saved: frozen.safetensors (the last model: ' out.txt || fail "frozen not saved: $(cat out.txt)"
+    ok_train=$(echo "$line" | sed 's/.*  tf-token \([0-9.]*\) (the reference.*/\1/')
+    # resumed (the reference given again): nothing left to train, the same model
+    cp frozen.safetensors frozen-first.safetensors
+    # shellcheck disable=SC2086
+    expect_rc 0 "$cli" g2p train $T --frozen-attention --reference base.safetensors --out frozen.safetensors \
+        --checkpoint frozen.ckpt --resume frozen.ckpt
+    grep -q '^resumed: frozen.ckpt at step 102$' out.txt || fail "frozen resume: $(cat out.txt)"
+    cmp -s frozen.safetensors frozen-first.safetensors || fail "frozen resume changed the model"
+    # compare on the dictionary's dev words (187 words, 195 pronunciations)
+    expect_rc 0 "$cli" compare base.safetensors seed2.safetensors uniform.safetensors adv.safetensors --dict "$sample" \
+        --jsonl c.jsonl
+    grep -q "^base base.safetensors, data $sample (dev words: all pairs)$" out.txt || fail "compare head: $(cat out.txt)"
+    [ "$(grep -c '^[a-z0-9]*.safetensors: pairs 195 steps 1399  JSD ' out.txt)" = 3 ] || fail "compare rows: $(cat out.txt)"
+    [ "$(grep -c '"model":' c.jsonl)" = 3 ] || fail "compare jsonl: $(cat c.jsonl)"
+    # the adversary's attention is far from the base's, farther than another seed's
+    jsd() { sed -n "s/^$1.safetensors: .*  JSD \([0-9.]*\) .*/\1/p" out.txt; }
+    awk -v a="$(jsd adv)" -v s="$(jsd seed2)" 'BEGIN { exit !(a > s + 0.1) }' ||
+        fail "adversary JSD $(jsd adv) not above seed 2's $(jsd seed2) + 0.1"
+    # the diagnostic: JSD 0 with the base's attention, the same score as g2p train's last line
+    expect_rc 0 "$cli" compare base.safetensors frozen.safetensors --frozen --dict "$sample"
+    grep -q "^frozen.safetensors (base's attention): pairs 195 steps 1399  JSD 0.0000 sd 0.0000 max 0.0000 .* tf-token $ok_train " \
+        out.txt || fail "compare --frozen (train said tf-token $ok_train): $(cat out.txt)"
+    # usage errors, naming both sides
+    # shellcheck disable=SC2086
+    expect_rc 2 "$cli" g2p train $T --frozen-attention --out x.safetensors
+    grep -q -- '--frozen-attention needs --reference MODEL' err.txt || fail "frozen alone: $(cat err.txt)"
+    # shellcheck disable=SC2086
+    expect_rc 2 "$cli" g2p train $T --reference base.safetensors --out x.safetensors
+    grep -q -- '--reference is the base model of --frozen-attention or --adversarial' err.txt || fail "$(cat err.txt)"
+    # shellcheck disable=SC2086
+    expect_rc 2 "$cli" g2p train $T --uniform-attention --normalizer sparsemax --out x.safetensors
+    grep -q -- '--uniform-attention with --normalizer sparsemax' err.txt || fail "uniform sparsemax: $(cat err.txt)"
+    # shellcheck disable=SC2086
+    expect_rc 2 "$cli" g2p train $T --adversarial 1 --reference base.safetensors --monotonic --out x.safetensors
+    grep -q -- '--adversarial with --monotonic' err.txt || fail "adversarial monotonic: $(cat err.txt)"
+    expect_rc 2 "$cli" g2p train --dict "$sample" --frozen-attention --reference base.safetensors --patience 2
+    grep -q -- '--frozen-attention: the evaluations during training run the model.s own (untrained) attention, so --patience' \
+        err.txt || fail "frozen patience: $(cat err.txt)"
+    # a reference of other phonemes (the shipped model's vocabulary is in another order)
+    # shellcheck disable=SC2086
+    expect_rc 1 "$cli" g2p train $T --adversarial 1 --reference "$model" --out x.safetensors
+    grep -q "model 2 ($model): target vocabulary id " err.txt || fail "foreign reference: $(cat err.txt)"
+    [ ! -e x.safetensors ] || fail "a refused run wrote its --out"
+    expect_rc 2 "$cli" compare base.safetensors seed2.safetensors --dict "$sample" --data x.tsv
+    grep -q -- '--data and --dict exclude each other' err.txt || fail "compare --data --dict: $(cat err.txt)"
+    expect_rc 2 "$cli" compare base.safetensors seed2.safetensors --dict "$sample" --spaced
+    grep -q -- '--spaced applies to --data' err.txt || fail "compare --spaced: $(cat err.txt)"
+    expect_rc 1 "$cli" compare base.safetensors seed2.safetensors --dict nonexistent.dict
+    grep -q 'nonexistent.dict' err.txt || fail "compare missing dict: $(cat err.txt)"
+    ;;
+wprecipe)
+    # tools/wp_g2p.sh --smoke: every model, deterministic, finished models skipped,
+    # --base taken instead of training, an interrupted model resumed to the same one
+    wp=$src/tools/wp_g2p.sh
+    ATTEND=$cli sh "$wp" --smoke --work one > one.txt 2>&1 || { cat one.txt; fail "smoke run"; }
+    names="adv-1 adv-10 frozen-adv frozen-base frozen-uniform seed2 seed3 uniform"
+    [ "$(tail -n +2 one/summary.tsv | cut -f1 | tr '\n' ' ')" = "$names " ] || fail "summary rows: $(cat one/summary.tsv)"
+    head -n 1 one/summary.tsv | grep -q '^model	reference	frozen	pairs	JSD	TVD	tf_token	ref_tf_token	dev_WER	test_WER$' ||
+        fail "summary header: $(cat one/summary.tsv)"
+    # the references: the base, or the frozen model's own (JSD 0, its g2p train score)
+    awk -F'\t' 'NR > 1 { ref = $1 ~ /^frozen-/ ? ($1 == "frozen-adv" ? "adv-1" : substr($1, 8)) : "base"
+                         if ($2 != ref || $3 != ($1 ~ /^frozen-/) || $4 != 28) exit 1
+                         if ($1 ~ /^frozen-/ && ($5 != "0.000000" || $9 != "-")) exit 1
+                         if ($1 !~ /^frozen-/ && ($5 <= 0 || $9 == "-")) exit 1 }' one/summary.tsv ||
+        fail "summary: $(cat one/summary.tsv)"
+    for f in frozen-base frozen-uniform frozen-adv; do
+        t=$(sed -n "s/^dev with the reference's attention (teacher-forced): pairs 28 .*  tf-token \([0-9.]*\) (the.*/\1/p" one/$f.log)
+        awk -F'\t' -v f=$f -v t="$t" '$1 == f { exit !(t != "" && sprintf("%.4f", $7) == t) }' one/summary.tsv ||
+            fail "$f: g2p train's tf-token '$t' is not compare's: $(cat one/summary.tsv)"
+    done
+    grep -q 'adversarial 10 (TVD - 10 JSD to the reference)' one/adv-10.log ||
+        fail "adv-10: $(cat one/adv-10.log)"
+    grep -q 'attention frozen to the reference' one/frozen-uniform.log || fail "frozen-uniform: $(cat one/frozen-uniform.log)"
+    # a rerun skips every model
+    ATTEND=$cli sh "$wp" --smoke --work one > rerun.txt 2>&1 || { cat rerun.txt; fail "rerun"; }
+    [ "$(grep -c 'done (skipped)' rerun.txt)" = 9 ] && ! grep -q 'training\|resuming' rerun.txt ||
+        fail "rerun did work again: $(cat rerun.txt)"
+    # --base: copied, not trained; every other model the same bytes (deterministic)
+    ATTEND=$cli sh "$wp" --smoke --work two --base one/base.safetensors > two.txt 2>&1 || { cat two.txt; fail "--base run"; }
+    grep -q 'base: one/base.safetensors (copied, not trained)' two.txt && [ ! -f two/base.log ] ||
+        fail "--base: $(cat two.txt)"
+    for n in base seed2 seed3 uniform adv-1 frozen-base frozen-uniform frozen-adv adv-10; do
+        cmp -s one/$n.safetensors two/$n.safetensors || fail "not deterministic: $n.safetensors"
+    done
+    cmp -s one/summary.tsv two/summary.tsv || fail "not deterministic: summary.tsv"
+    # interrupted in seed2 (SIGTERM to the run's process group once its log shows a step),
+    # then the same command resumes it
+    ATTEND=$cli setsid sh "$wp" --smoke --work three --base one/base.safetensors > three.txt 2>&1 &
+    pid=$!
+    i=0
+    while [ $i -lt 600 ] && ! grep -q '^step [0-9]*/' three/seed2.err 2>/dev/null; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -TERM -$pid || fail "could not signal the run's process group $pid"
+    wait $pid
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        echo "note [wprecipe]: the run finished before the signal; resume not exercised this time" >&2
+    else
+        [ $rc -eq 143 ] || { cat three.txt; fail "interrupted run: exit $rc, want 143"; }
+        [ -f three/seed2.ckpt ] && [ ! -f three/seed2.done ] || fail "interrupted: no checkpoint, or marked done"
+    fi
+    ATTEND=$cli sh "$wp" --smoke --work three --base one/base.safetensors > three2.txt 2>&1 ||
+        { cat three2.txt; fail "resume run"; }
+    [ $rc -eq 0 ] || grep -q 'seed2: resuming from three/seed2.ckpt' three2.txt || fail "not resumed: $(cat three2.txt)"
+    [ $rc -eq 0 ] || grep -q '^resumed: three/seed2.ckpt at step' three/seed2.log || fail "trainer: $(cat three/seed2.log)"
+    for n in seed2 seed3 frozen-adv adv-10; do
+        cmp -s one/$n.safetensors three/$n.safetensors || fail "the resumed run's $n differs from the uninterrupted one"
+    done
+    cmp -s one/summary.tsv three/summary.tsv || fail "the resumed run's summary differs"
+    # usage errors
+    ATTEND=$cli sh "$wp" --smoke --work four --adversaries 1,x > four.txt 2>&1
+    [ $? -eq 2 ] && grep -q "adversaries: expected numbers" four.txt || fail "bad lambdas: $(cat four.txt)"
+    ATTEND=$cli sh "$wp" --smoke --work five --base nonexistent.safetensors > five.txt 2>&1
+    [ $? -eq 1 ] && grep -q "no model 'nonexistent.safetensors'" five.txt || fail "missing base: $(cat five.txt)"
+    ATTEND=$cli sh "$wp" --smoke --work one --base two/seed2.safetensors > six.txt 2>&1
+    [ $? -eq 1 ] && grep -q "differs from one/base.safetensors" six.txt || fail "another base: $(cat six.txt)"
+    ATTEND=$cli sh "$wp" --dict nonexistent.dict --work seven > seven.txt 2>&1
+    [ $? -eq 1 ] && grep -q "no dictionary 'nonexistent.dict'" seven.txt || fail "no dictionary: $(cat seven.txt)"
+    ;;
 *)
     fail "unknown case"
     ;;
