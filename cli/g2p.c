@@ -586,7 +586,7 @@ static int cmd_say(int argc, char **argv) {
         }
     }
     cli_problems_summary(&sp.probs);
-    if (sp.noted) fprintf(stderr, "attend g2p: %ld word%s with unknown characters (noted above)\n", sp.noted,
+    if (sp.noted) fprintf(stderr, "attend g2p: %ld word%s noted above (unknown characters, or a word cut)\n", sp.noted,
                           sp.noted == 1 ? "" : "s");
 done:
     free(words);

@@ -1191,6 +1191,52 @@ static void test_text_notes(void) {
         attend_g2p_text_free(notes);
     }
     EXPECT(bad == 0, "%d of 3000 random texts failed or printed a control character", bad);
+    /* a spelled letter carries only apostrophe suffixes (what attend_g2p_token_pronounce reads); any other tail
+     * after an acronym's apostrophe is a word of its own, never cut (it was cut at 78 bytes, inside a character) */
+    static const char *const tails[][2] = {
+        {"OK'ed", "O K ed"},   {"FBI's", "F B I's"},     {"n't", "N T"},
+        {"TV'd've", "T V'd've"}, {"AB'\xd0\xb6\xd0\xb6", "A B \xd0\xb6\xd0\xb6"},
+    };
+    for (size_t k = 0; k < sizeof tails / sizeof tails[0]; k++) {
+        char *o = NULL;
+        EXPECT(attend_g2p_text_normalize(tails[k][0], strlen(tails[k][0]), NULL, &o, NULL, NULL, &err) == ATTEND_OK &&
+                   o && !strcmp(o, tails[k][1]), "'%s': tokens '%s', want '%s'", tails[k][0], o ? o : "(null)",
+               tails[k][1]);
+        attend_g2p_text_free(o);
+    }
+    {
+        char long_tail[3 + 40 * 2 + 1] = "AB'";
+        for (int i = 0; i < 40; i++) memcpy(long_tail + 3 + 2 * i, "\xd0\xb6", 2);
+        long_tail[sizeof long_tail - 1] = '\0';
+        char *o = NULL;
+        EXPECT(attend_g2p_text_normalize(long_tail, strlen(long_tail), NULL, &o, NULL, NULL, &err) == ATTEND_OK && o &&
+                   at_utf8_valid(o, strlen(o), NULL, NULL) && strstr(o, long_tail + 3),
+               "AB' + 40 x U+0436: '%s'", o ? o : "(null)");
+        attend_g2p_text_free(o);
+    }
+    /* a word that switches between letters and digits 32 000 times: no deep recursion (a stack overflow at -O0
+     * and under ASan); the first switches are read, the rest skipped with a note */
+    {
+        size_t n = 64000;
+        char *deep = malloc(n + 1);
+        for (size_t i = 0; i < n; i++) deep[i] = i % 2 ? '1' : 'a';
+        deep[n] = '\0';
+        char *o = NULL, *nt = NULL;
+        EXPECT(attend_g2p_text_normalize(deep, n, NULL, &o, &nt, NULL, &err) == ATTEND_OK && o && nt &&
+                   !strncmp(o, "a one a one", 11) && strstr(nt, "'a1a1a1") &&
+                   strstr(nt, "the rest of the word skipped\n") &&
+                   strlen(nt) < 200,
+               "a1 x 32000: %s / notes '%s'", err.msg, nt ? nt : "(null)");
+        attend_g2p_text_free(o);
+        attend_g2p_text_free(nt);
+        /* the same depth of '$' signs and of '--' */
+        for (size_t i = 0; i < n; i++) deep[i] = "$-"[i % 2];
+        EXPECT(attend_g2p_text_normalize(deep, n, NULL, &o, &nt, NULL, &err) == ATTEND_OK, "$- x 32000: %s",
+               err.msg);
+        attend_g2p_text_free(o);
+        attend_g2p_text_free(nt);
+        free(deep);
+    }
     char *out = (char *)1;
     EXPECT(attend_g2p_text_normalize(NULL, 3, NULL, &out, NULL, NULL, &err) == ATTEND_ERR_NULL && out == NULL,
            "NULL text: %s", err.msg);
@@ -1248,6 +1294,41 @@ static void test_token_pronounce(void) {
                ATTEND_ERR_ARG, "control: %s", err.msg);
     EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, "shouldn't've", 12, out, 8, &src, &err) ==
                ATTEND_ERR_CAPACITY, "cap: %s", err.msg);
+    /* a token is bytes with a length, not a string: a message names those bytes and nothing after them */
+    struct {
+        char tok[3];
+        char after[8];
+    } span = {{'A', '\'', 'x'}, "SECRET"};
+    EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, span.tok, 3, out, sizeof out, &src, &err) ==
+               ATTEND_ERR_ARG && strstr(err.msg, "'A'x': a letter with an unknown suffix") && !strstr(err.msg, "SECRET"),
+           "unknown suffix: %s", err.msg);
+    struct {
+        char tok[1];
+        char after[8];
+    } one = {{'W'}, "SECRET"};
+    EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, one.tok, 1, out, 4, &src, &err) ==
+               ATTEND_ERR_CAPACITY && strstr(err.msg, "'W': the pronunciation needs") && !strstr(err.msg, "SECRET"),
+           "cap, one letter: %s", err.msg);
+    /* every token the normalizer writes is one the pronouncer reads (or a word it has no model for) */
+    {
+        static const char *const texts[] = {"The plan was OK'ed by the CEO.", "NASA'nin FBI'x n't CAN'T I'M",
+                                            "R2-D2's 3rd MP3s AT&T's U.S.'s", "x'y'z 'quoted' JFK'S"};
+        for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+            char *o = NULL;
+            EXPECT(attend_g2p_text_normalize(texts[k], strlen(texts[k]), lx, &o, NULL, NULL, &err) == ATTEND_OK, "%s",
+                   err.msg);
+            for (char *tk = o; tk && *tk;) {
+                size_t n = strcspn(tk, " ");
+                attend_status st = attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, tk, n, out, sizeof out, &src,
+                                                              &err);
+                EXPECT(st == ATTEND_OK || (st == ATTEND_ERR_ARG && strstr(err.msg, "not in the lexicon, and no model")),
+                       "'%s': token '%.*s': %s", texts[k], (int)n, tk, err.msg);
+                tk += n;
+                while (*tk == ' ') tk++;
+            }
+            attend_g2p_text_free(o);
+        }
+    }
     /* the shipped model for what the lexicon lacks, with a suffix after it */
     attend_model *m = NULL;
     attend_vocab *gv = NULL, *pv = NULL;

@@ -53,6 +53,10 @@ typedef struct {
     int after_number;   /* the last thing read was a number (for am / pm) */
     const char *pending_unit; /* currency unit to say after the next word */
     size_t ci;          /* chunk being read */
+    int depth;          /* nesting of process_* calls in the chunk being read */
+    int cut;            /* 1 when that nesting reached TEXT_MAX_DEPTH: the rest of a word was skipped */
+    char *cbuf;         /* [cbuf_cap] scratch: the chunk without quotes */
+    size_t cbuf_cap;
     int oom;
     attend_g2p_text_info info;
 } tx;
@@ -250,7 +254,7 @@ static void emit_words(tx *t, const char *ws) { /* space-separated */
 /* one spelled letter, upper case, with what follows it (an apostrophe suffix) */
 static void emit_letter(tx *t, char c, const char *tail, size_t ntail) {
     char buf[80];
-    if (ntail > sizeof buf - 2) ntail = sizeof buf - 2;
+    if (ntail > sizeof buf - 2) ntail = 0; /* never: the tail is a few apostrophe suffixes (ASCII) */
     buf[0] = (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A') : c;
     memcpy(buf + 1, tail, ntail);
     for (size_t i = 1; i <= ntail; i++)
@@ -421,6 +425,49 @@ static const char *const SCALE[] = {"million", "billion", "trillion", NULL};
 static void process_part(tx *t, const char *p, size_t n, int last);
 static void process_word(tx *t, const char *w, size_t n, int last);
 
+/* the suffixes attend_g2p_token_pronounce reads after a stem or a letter */
+static const char *const suffixes[] = {"n't", "'s", "'d", "'ll", "'ve", "'re", "'m"};
+#define N_SUFFIX (sizeof suffixes / sizeof suffixes[0])
+
+/* 1 when s [n] is one or more of the apostrophe suffixes, e.g. "'s" or
+ * "'d've": what a spelled letter may carry (the pronouncer's rule) */
+static int apostrophe_suffixes(const char *s, size_t n) {
+    if (!n || n > 64) return 0;
+    while (n) {
+        size_t k = 0;
+        for (size_t j = 0; j < N_SUFFIX && !k; j++) {
+            size_t m = strlen(suffixes[j]);
+            if (suffixes[j][0] == '\'' && m <= n && eq_ci(s, m, suffixes[j])) k = m;
+        }
+        if (!k) return 0;
+        s += k, n -= k;
+    }
+    return 1;
+}
+
+/* Words, numbers and signs call each other on what remains of a word (a
+ * letter/digit switch, a currency sign, a '--'), so a pathological word such
+ * as "a1a1a1..." (64 KiB on one line) would nest once per switch: past this
+ * depth the rest of that word is skipped and a note says so. Real text needs
+ * fewer than ten (each switch takes three levels). */
+#define TEXT_MAX_DEPTH 128
+static int enter(tx *t) {
+    if (t->depth >= TEXT_MAX_DEPTH) {
+        t->cut = 1;
+        return 0;
+    }
+    t->depth++;
+    return 1;
+}
+#define GUARDED(name, params, args)          \
+    static void name##_body params;          \
+    static void name params {                \
+        if (!enter(t)) return;               \
+        name##_body args;                    \
+        t->depth--;                          \
+    }                                        \
+    static void name##_body params
+
 /* A run of digits, ',' '.' ':' (each between digits; '.' may lead) read into
  * t->num. kind: 0 plain integer, 1 decimal, 2 time, 3 other (dotted, split).
  * Returns 0 when the run must be split (the caller splits it). */
@@ -507,7 +554,8 @@ static void emit_num(tx *t) {
 }
 
 /* A part that starts with a digit or '.'+digit (cur: the currency marker, or 0). */
-static void process_number(tx *t, const char *p, size_t n, char cur, int last) {
+static void process_number(tx *t, const char *p, size_t n, char cur, int last);
+GUARDED(process_number, (tx * t, const char *p, size_t n, char cur, int last), (t, p, n, cur, last)) {
     size_t e = 0;
     while (e < n) {
         if (is_digit(p[e])) e++;
@@ -653,7 +701,7 @@ static int is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 static int is_lower(char c) { return c >= 'a' && c <= 'z'; }
 
 /* letters, apostrophes and periods (and maybe digits after them) */
-static void process_word(tx *t, const char *w, size_t n, int last) {
+GUARDED(process_word, (tx * t, const char *w, size_t n, int last), (t, w, n, last)) {
     /* anything but letters, apostrophes and periods splits (digits: a number) */
     for (size_t i = 0; i < n; i++) {
         if (is_letter(w[i]) || w[i] == '\'' || w[i] == '.') continue;
@@ -727,18 +775,22 @@ static void process_word(tx *t, const char *w, size_t n, int last) {
     }
     if (ascii && (caps || plural || !vowel) && !in_lexicon(t, w, n) && !in_lexicon(t, w, nh)) {
         size_t nl = plural ? nh - 1 : nh;
+        /* the last letter carries the apostrophe suffixes ("FBI's"); any other
+         * tail ("OK'ed", "NASA'nın") is read as a word of its own */
+        int carried = plural || apostrophe_suffixes(w + nh, n - nh);
         for (size_t i = 0; i < nl; i++) {
             if (i + 1 < nl) emit_letter(t, w[i], "", 0);
             else if (plural) emit_letter(t, w[i], "'s", 2);
-            else emit_letter(t, w[i], w + nh, n - nh);
+            else emit_letter(t, w[i], w + nh, carried ? n - nh : 0);
         }
+        if (!carried && n > nh + 1) process_word(t, w + nh + 1, n - nh - 1, last);
         return;
     }
     emit_word(t, w, n);
 }
 
 /* a part: no hyphens inside */
-static void process_part(tx *t, const char *p, size_t n, int last) {
+GUARDED(process_part, (tx * t, const char *p, size_t n, int last), (t, p, n, last)) {
     while (n && p[0] == '\'') p++, n--;
     while (n && p[n - 1] == '\'') n--;
     if (!n) return;
@@ -759,7 +811,8 @@ static void process_part(tx *t, const char *p, size_t n, int last) {
 }
 
 /* a segment: hyphens, minus, hyphenated compounds */
-static void process_segment(tx *t, const char *s, size_t n, int last) {
+static void process_segment(tx *t, const char *s, size_t n, int last);
+GUARDED(process_segment, (tx * t, const char *s, size_t n, int last), (t, s, n, last)) {
     while (n && s[0] == '\'') s++, n--;
     while (n && s[n - 1] == '\'') n--;
     if (!n) return;
@@ -813,12 +866,18 @@ static int dotted_so_far(const char *seg, size_t n) {
 /* a chunk: punctuation and symbols */
 static void process_chunk(tx *t, const char *c) {
     size_t n = strlen(c);
-    /* the chunk without quotes */
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        t->oom = 1;
-        return;
+    /* the chunk without quotes, in a scratch buffer that grows to the longest chunk */
+    if (n + 1 > t->cbuf_cap) {
+        size_t cap = 2 * (n + 1) > 256 ? 2 * (n + 1) : 256;
+        char *nb = realloc(t->cbuf, cap);
+        if (!nb) {
+            t->oom = 1;
+            return;
+        }
+        t->cbuf = nb, t->cbuf_cap = cap;
     }
+    char *buf = t->cbuf;
+    t->depth = 0, t->cut = 0;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (c[i] != '"') buf[m++] = c[i];
@@ -877,7 +936,19 @@ static void process_chunk(tx *t, const char *c) {
     }
     END_SEG(m);
 #undef END_SEG
-    free(buf);
+    if (t->cut) { /* named by its first characters, cut at a character boundary */
+        size_t shown = 0;
+        while (shown < m && shown < 60) {
+            int k = at_utf8_next((const unsigned char *)buf + shown, m - shown, NULL, NULL);
+            if (k <= 0 || shown + (size_t)k > 60) break;
+            shown += (size_t)k;
+        }
+        t->info.noted_chunks++;
+        at_sb_printf(&t->notes,
+                     "'%.*s%s': letters, digits and signs alternate more than %d levels deep: "
+                     "the rest of the word skipped\n",
+                     (int)shown, buf, shown < m ? "..." : "", TEXT_MAX_DEPTH);
+    }
 }
 
 /* ================================================================ public */
@@ -901,6 +972,7 @@ attend_status attend_g2p_text_normalize(const char *text, size_t len, const atte
     }
     free(t.map.p);
     free(t.chunks);
+    free(t.cbuf);
     free(t.num.p);
     at_sb_puts(&t.out, "");
     at_sb_puts(&t.notes, "");
@@ -940,9 +1012,6 @@ const char *attend_g2p_source_name(attend_g2p_source s) {
     }
     return "unknown";
 }
-
-static const char *const suffixes[] = {"n't", "'s", "'d", "'ll", "'ve", "'re", "'m"};
-#define N_SUFFIX (sizeof suffixes / sizeof suffixes[0])
 
 /* 1 when the last phoneme of pron (phonemes joined by spaces) is a vowel; its
  * name (without stress) into last [4]. */
@@ -988,12 +1057,15 @@ static int ends_with_suffix(const char *w, size_t n) {
     return -1;
 }
 
-static attend_status put_phones(char *out, size_t cap, size_t *o, const char *ph, const char *token,
+/* token [len] is not NUL-terminated: messages show at most its first 64 bytes */
+#define TOKEN_SHOWN(len) ((int)((len) > 64 ? 64 : (len)))
+
+static attend_status put_phones(char *out, size_t cap, size_t *o, const char *ph, const char *token, size_t len,
                                 attend_error *err) {
     size_t n = strlen(ph);
     if (*o + (*o ? 1 : 0) + n + 1 > cap)
-        return at_fail(err, ATTEND_ERR_CAPACITY, "attend_g2p_token_pronounce: '%.64s': the pronunciation needs "
-                       "more than %zu bytes", token, cap);
+        return at_fail(err, ATTEND_ERR_CAPACITY, "attend_g2p_token_pronounce: '%.*s': the pronunciation needs "
+                       "more than %zu bytes", TOKEN_SHOWN(len), token, cap);
     if (*o) out[(*o)++] = ' ';
     memcpy(out + *o, ph, n + 1);
     *o += n;
@@ -1032,7 +1104,7 @@ attend_status attend_g2p_token_pronounce(attend_model *const *models, int M, att
     size_t nstem = len;
     int stack[8], ns = 0;
     if (is_upper(token[0]) && (len == 1 || token[1] == '\'')) { /* a letter */
-        TRY(put_phones(out, cap, &o, letter_names[token[0] - 'A'][stress], token, err));
+        TRY(put_phones(out, cap, &o, letter_names[token[0] - 'A'][stress], token, len, err));
         nstem = 1;
         *source = ATTEND_G2P_SOURCE_LETTERS;
         while (nstem < len) { /* the letter's suffixes, left to right */
@@ -1041,9 +1113,9 @@ attend_status attend_g2p_token_pronounce(attend_model *const *models, int M, att
                 size_t m = strlen(suffixes[k]);
                 if (suffixes[k][0] == '\'' && nstem + m <= len && eq_ci(token + nstem, m, suffixes[k])) break;
             }
-            CHECK(k < (int)N_SUFFIX, err, ATTEND_ERR_ARG, "%s: '%.64s': a letter with an unknown suffix", who,
-                  token);
-            TRY(put_phones(out, cap, &o, suffix_phones(k, out, stress), token, err));
+            CHECK(k < (int)N_SUFFIX, err, ATTEND_ERR_ARG, "%s: '%.*s': a letter with an unknown suffix", who,
+                  TOKEN_SHOWN(len), token);
+            TRY(put_phones(out, cap, &o, suffix_phones(k, out, stress), token, len, err));
             nstem += strlen(suffixes[k]);
         }
         return at_ok(err);
@@ -1061,12 +1133,13 @@ attend_status attend_g2p_token_pronounce(attend_model *const *models, int M, att
         *source = ns ? ATTEND_G2P_SOURCE_LEXICON_SUFFIX : ATTEND_G2P_SOURCE_LEXICON;
     } else {
         CHECK(M > 0, err, ATTEND_ERR_ARG, "%s: '%.*s': not in the lexicon, and no model was given", who,
-              (int)(nstem > 64 ? 64 : nstem), stem);
+              TOKEN_SHOWN(nstem), stem);
         TRY(attend_g2p_pronounce_ensemble(models, M, graphemes, phonemes, stem, nstem, stem_pron, sizeof stem_pron,
                                           err));
         *source = ns ? ATTEND_G2P_SOURCE_MODEL_SUFFIX : ATTEND_G2P_SOURCE_MODEL;
     }
-    if (stem_pron[0]) TRY(put_phones(out, cap, &o, stem_pron, token, err));
-    for (int i = ns - 1; i >= 0; i--) TRY(put_phones(out, cap, &o, suffix_phones(stack[i], out, stress), token, err));
+    if (stem_pron[0]) TRY(put_phones(out, cap, &o, stem_pron, token, len, err));
+    for (int i = ns - 1; i >= 0; i--)
+        TRY(put_phones(out, cap, &o, suffix_phones(stack[i], out, stress), token, len, err));
     return at_ok(err);
 }
