@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attend.h"
@@ -872,6 +873,16 @@ static void test_lexicon(void) {
     EXPECT(attend_g2p_lexicon_word(lx, 5) == NULL && attend_g2p_lexicon_prons(lx, -1) == 0, "out of range");
     /* the file form: saved, loaded back, identical lookups */
     char path[] = "test_g2p_lexicon.bin";
+    /* a FIFO (or device) at the path is refused, not replaced by a regular file (the project's one writer) */
+    char fifo[] = "test_g2p_lexicon.fifo";
+    remove(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        struct stat fs;
+        EXPECT(attend_g2p_lexicon_save(lx, fifo, &err) == ATTEND_ERR_IO && strstr(err.msg, fifo) &&
+                   stat(fifo, &fs) == 0 && S_ISFIFO(fs.st_mode),
+               "save onto a FIFO: %s", err.msg);
+        remove(fifo);
+    }
     EXPECT(attend_g2p_lexicon_save(lx, path, &err) == ATTEND_OK, "%s", err.msg);
     EXPECT(attend_g2p_lexicon_load(&back, path, &err) == ATTEND_OK, "%s", err.msg);
     if (back) {
@@ -902,7 +913,8 @@ static void test_lexicon(void) {
         attend_g2p_lexicon_free(bad);
     }
     EXPECT(refused == (int)n, "%d of %zu truncations refused with the path named", refused, n);
-    for (size_t at = 0; at < n; at++) { /* a flipped byte: a clean refusal, or a lexicon whose lookups stay in bounds */
+    refused = 0;
+    for (size_t at = 0; at < n; at++) { /* a flipped byte anywhere: refused (the checksum), never read as another lexicon */
         unsigned char keep = buf[at];
         buf[at] ^= 0x5A;
         f = fopen(path, "wb");
@@ -912,7 +924,9 @@ static void test_lexicon(void) {
         }
         buf[at] = keep;
         attend_g2p_lexicon *bad = NULL;
-        if (attend_g2p_lexicon_load(&bad, path, &err) == ATTEND_OK) {
+        attend_status st = attend_g2p_lexicon_load(&bad, path, &err);
+        refused += st == ATTEND_ERR_FORMAT && bad == NULL && strstr(err.msg, path) != NULL;
+        if (st == ATTEND_OK) {
             attend_g2p_lexicon_info ibad;
             attend_g2p_lexicon_get_info(bad, &ibad);
             for (int k = 0; k < ibad.words; k++)
@@ -921,6 +935,7 @@ static void test_lexicon(void) {
         }
         attend_g2p_lexicon_free(bad);
     }
+    EXPECT(refused == (int)n, "%d of %zu single flipped bytes refused with the path named", refused, n);
     remove(path);
     attend_g2p_lexicon_free(back); /* the failing loads below set back to NULL first */
     back = NULL;

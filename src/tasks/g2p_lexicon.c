@@ -6,18 +6,23 @@
  * by binary search.
  *
  * The block (all integers little-endian; the file is the block):
- *   [0,64)   header: magic "ATTLEX" 0 1 (the last byte: version 1), u32 flags
+ *   [0,64)   header: magic "ATTLEX" 0 2 (the last byte: version 2), u32 flags
  *            (bit 0: phonemes carry stress digits), u32 words, u32 entries,
  *            u32 phonemes, u64 record bytes, i64 source size, i64 source
- *            mtime (ns), u64 phoneme-name bytes (a multiple of 4), 8 zero bytes
+ *            mtime (ns), u64 phoneme-name bytes (a multiple of 4), u64 checksum
+ *            (lex_checksum of the whole file, these 8 bytes read as zero;
+ *            version 1 had none: such a file, e.g. an old cache, is refused
+ *            and the command line rebuilds its cache)
  *   names    the phoneme names, each NUL-terminated, padded with NULs
  *   offsets  u32 [words]: where each word's record starts in the records
  *   records  per word, in strcmp order of the words: the word, NUL, the
  *            number of pronunciations (one byte, 1..255), then each
  *            pronunciation as phoneme ids + 1 (one byte each), then a 0 byte
  * Loading reads the file into one allocation and checks every offset, record
- * and phoneme id and that the words are strictly increasing, so a damaged
- * file is refused (ATTEND_ERR_FORMAT) rather than misread.
+ * and phoneme id, that the words are strictly increasing, valid UTF-8 without
+ * control characters, and the checksum, so a damaged file is refused
+ * (ATTEND_ERR_FORMAT) rather than misread (the structure checks alone let
+ * a flipped byte inside a word or a phoneme id read as another lexicon).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -28,12 +33,14 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "io/text.h"
 
 #define LEX_HEAD 64
 #define LEX_MAX_PHONES 255
 #define LEX_WORD_BYTES (4 * ATTEND_G2P_MAX_LEN + 1)
 
-static const unsigned char lex_magic[8] = {'A', 'T', 'T', 'L', 'E', 'X', 0, 1};
+static const unsigned char lex_magic[8] = {'A', 'T', 'T', 'L', 'E', 'X', 0, 2};
+#define LEX_SUM_AT 56 /* the checksum's place in the header */
 
 struct attend_g2p_lexicon {
     attend_g2p_lexicon_info info;
@@ -57,6 +64,38 @@ static void wr64(unsigned char *p, uint64_t v) {
     wr32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* FNV-1a over 64-bit little-endian words of m [n] (the last one zero-padded),
+ * the checksum's own 8 bytes read as zero, then the length: every single
+ * changed word changes the result (each step is a bijection of the state). */
+static uint64_t lex_checksum(const unsigned char *m, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        if (i != LEX_SUM_AT) {
+            unsigned char b[8] = {0};
+            memcpy(b, m + i, n - i < 8 ? n - i : 8);
+            w = rd64(b);
+        }
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    return (h ^ (uint64_t)n) * 0x100000001b3ull;
+}
+
+/* 1 when w [n] is at most LEX_WORD_BYTES - 1 bytes of UTF-8 with no white
+ * space or control character (C0, DEL, C1): what a dictionary's words are */
+static int clean_word(const unsigned char *w, size_t n) {
+    if (n >= LEX_WORD_BYTES) return 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t c;
+        int k = at_utf8_next(w + i, n - i, &c, NULL);
+        if (k <= 0 || c <= ' ' || (c >= 0x7F && c <= 0x9F)) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+static void lex_seal(attend_g2p_lexicon *lx) { wr64(lx->mem + LEX_SUM_AT, lex_checksum(lx->mem, lx->bytes)); }
+
 void attend_g2p_lexicon_free(attend_g2p_lexicon *lx) {
     if (!lx) return;
     free(lx->mem);
@@ -70,7 +109,7 @@ static attend_status lex_index(attend_g2p_lexicon *lx, const char *label, attend
     const unsigned char *m = lx->mem;
     CHECK(lx->bytes >= LEX_HEAD && !memcmp(m, lex_magic, 6), err, ATTEND_ERR_FORMAT,
           "%s: '%s' is not an attend lexicon file (no ATTLEX header)", who, label);
-    CHECK(m[6] == 0 && m[7] == 1, err, ATTEND_ERR_FORMAT, "%s: '%s': lexicon format version %d, this attend reads 1",
+    CHECK(m[6] == 0 && m[7] == 2, err, ATTEND_ERR_FORMAT, "%s: '%s': lexicon format version %d, this attend reads 2",
           who, label, m[7]);
     uint32_t flags = rd32(m + 8), nw = rd32(m + 12), ne = rd32(m + 16), np = rd32(m + 20);
     uint64_t rb = rd64(m + 24), nb = rd64(m + 48);
@@ -81,6 +120,8 @@ static attend_status lex_index(attend_g2p_lexicon *lx, const char *label, attend
     CHECK(nb <= lx->bytes && rb <= lx->bytes && need == lx->bytes, err, ATTEND_ERR_FORMAT,
           "%s: '%s': %zu bytes, the header says %llu (truncated or damaged)", who, label, lx->bytes,
           (unsigned long long)need);
+    CHECK(rd64(m + LEX_SUM_AT) == lex_checksum(m, lx->bytes), err, ATTEND_ERR_FORMAT,
+          "%s: '%s': the checksum does not match (damaged)", who, label);
     const char *names = (const char *)m + LEX_HEAD;
     size_t at = 0;
     for (uint32_t k = 0; k < np; k++) {
@@ -100,6 +141,8 @@ static attend_status lex_index(attend_g2p_lexicon *lx, const char *label, attend
         const unsigned char *z = o < rb ? memchr(r, '\0', (size_t)(end - r)) : NULL;
         CHECK(z && z > r && z + 1 < end && z[1] >= 1, err, ATTEND_ERR_FORMAT,
               "%s: '%s': record of word %u is damaged", who, label, w);
+        CHECK(clean_word(r, (size_t)(z - r)), err, ATTEND_ERR_FORMAT, "%s: '%s': word %u is not %d bytes or fewer of UTF-8 without white space "
+              "or control characters", who, label, w, LEX_WORD_BYTES - 1);
         CHECK(!prev || strcmp(prev, (const char *)r) < 0, err, ATTEND_ERR_FORMAT,
               "%s: '%s': words %u and %u are out of order", who, label, w - 1, w);
         prev = (const char *)r;
@@ -238,6 +281,7 @@ attend_status attend_g2p_lexicon_from_dict(attend_g2p_lexicon **out, const atten
     free(ids);
     lx->mem = m;
     lx->bytes = bytes;
+    lex_seal(lx);
     attend_status st = lex_index(lx, "<built>", err);
     if (st != ATTEND_OK) { /* a bug, not bad input: the block was just built */
         attend_g2p_lexicon_free(lx);
@@ -266,34 +310,19 @@ attend_status attend_g2p_lexicon_read(attend_g2p_lexicon **out, const char *path
         wr64(lx->mem + 40, (uint64_t)((int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec));
         lx->info.source_size = (int64_t)sb.st_size;
         lx->info.source_mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+        lex_seal(lx);
     }
     return ATTEND_OK;
 }
 
 /* ------------------------------------------------------------ the file form */
 
+/* through the project's one writer (attend/io.h): a temporary created with
+ * O_EXCL|O_NOFOLLOW, fsynced and renamed over path; a FIFO or device at path
+ * is refused, never replaced */
 attend_status attend_g2p_lexicon_save(const attend_g2p_lexicon *lx, const char *path, attend_error *err) {
-    const char *who = "attend_g2p_lexicon_save";
-    CHECK(lx && path, err, ATTEND_ERR_NULL, "%s: %s is NULL", who, !lx ? "lexicon" : "path");
-    size_t tl = strlen(path) + 32;
-    char *tmp = malloc(tl);
-    CHECK(tmp, err, ATTEND_ERR_ALLOC, "%s: out of memory", who);
-    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        attend_status st = at_fail(err, ATTEND_ERR_IO, "%s: cannot create '%s': %s", who, tmp, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    int ok = fwrite(lx->mem, 1, lx->bytes, f) == lx->bytes;
-    ok = (fclose(f) == 0) && ok;
-    attend_status st = ATTEND_OK;
-    if (!ok) st = at_fail(err, ATTEND_ERR_IO, "%s: cannot write '%s': %s", who, tmp, strerror(errno));
-    else if (rename(tmp, path) != 0)
-        st = at_fail(err, ATTEND_ERR_IO, "%s: cannot rename '%s' to '%s': %s", who, tmp, path, strerror(errno));
-    if (st != ATTEND_OK) remove(tmp);
-    free(tmp);
-    return st == ATTEND_OK ? at_ok(err) : st;
+    CHECK(lx && path, err, ATTEND_ERR_NULL, "attend_g2p_lexicon_save: %s is NULL", !lx ? "lexicon" : "path");
+    return attend_file_write(path, lx->mem, lx->bytes, 0, err);
 }
 
 attend_status attend_g2p_lexicon_load(attend_g2p_lexicon **out, const char *path, attend_error *err) {
