@@ -141,8 +141,9 @@ static attend_status lex_index(attend_g2p_lexicon *lx, const char *label, attend
         const unsigned char *z = o < rb ? memchr(r, '\0', (size_t)(end - r)) : NULL;
         CHECK(z && z > r && z + 1 < end && z[1] >= 1, err, ATTEND_ERR_FORMAT,
               "%s: '%s': record of word %u is damaged", who, label, w);
-        CHECK(clean_word(r, (size_t)(z - r)), err, ATTEND_ERR_FORMAT, "%s: '%s': word %u is not %d bytes or fewer of UTF-8 without white space "
-              "or control characters", who, label, w, LEX_WORD_BYTES - 1);
+        CHECK(clean_word(r, (size_t)(z - r)), err, ATTEND_ERR_FORMAT,
+              "%s: '%s': word %u is not %d bytes or fewer of UTF-8 without white space or control characters", who,
+              label, w, LEX_WORD_BYTES - 1);
         CHECK(!prev || strcmp(prev, (const char *)r) < 0, err, ATTEND_ERR_FORMAT,
               "%s: '%s': words %u and %u are out of order", who, label, w - 1, w);
         prev = (const char *)r;
