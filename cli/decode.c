@@ -285,6 +285,18 @@ static int read_batch(decoder *dc, const decode_opts *o, int want, int S_cap) {
                 return 1;
         }
         int limit = S_cap ? S_cap : o->max_src;
+        /* a learned positions table bounds what the model can read: no option raises that */
+        int table = dc->cfg.positions == ATTEND_POSITIONS_LEARNED && dc->cfg.encoder != ATTEND_ENCODER_RNN &&
+                    dc->cfg.max_positions > 0 && limit >= dc->cfg.max_positions;
+        if (limit && n > limit && table) {
+            if (cli_problem(&dc->probs, CLI_PROBLEM_TOO_LONG, dc->in.name, dc->in.line,
+                            "%d source tokens, more than the %d rows of the model's learned positions table: not "
+                            "decoded (the model cannot read a longer source)",
+                            n, dc->cfg.max_positions))
+                return 1;
+            l->problem = "too long";
+            continue;
+        }
         if (limit && n > limit) {
             if (cli_problem(&dc->probs, CLI_PROBLEM_TOO_LONG, dc->in.name, dc->in.line,
                             "%d source tokens, more than this run's %d: not decoded (--max-src-len N raises the "

@@ -30,6 +30,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "attend.h"
 #include "harness.h"
@@ -454,6 +456,40 @@ static void test_generic(void) {
                ATTEND_ERR_ARG && strstr(err.msg, "grid"), "%s", err.msg);
 }
 
+static double zero_distance(void *user, const double *w) {
+    (void)user, (void)w;
+    return 0;
+}
+
+/* A walk from a point no move leaves farther (every row feasible, the search
+ * already at a vertex) evaluates nothing, so the budget never ran out: it
+ * halved its step 22 times over 4S proposals each, O(S^2) work (S = 2000:
+ * 43 s, S = 4000: over 300 s). Its proposals are now bounded by its budget
+ * (AT_ADV_PROPOSALS): S = 4000 takes ~3 s here. Run in a child with a
+ * 120 s alarm, so the old behaviour (over 300 s on a quiet core, more under
+ * sanitizers) fails rather than hangs the suite. */
+static void test_stuck_walk(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(120);
+        enum { S = 4000 };
+        static double a[S], adv[S];
+        for (int j = 0; j < S; j++) a[j] = 1.0 / S;
+        attend_adversary_options o = {0.01, ATTEND_ADVERSARY_SEARCH, 0, 0, NULL, NULL, 0};
+        double js = 0;
+        long evals = 0;
+        attend_error err;
+        int ok = attend_attention_adversary(a, S, zero_distance, NULL, &o, adv, &js, NULL, &evals, &err) ==
+                     ATTEND_OK && js > 0.6 && evals <= 2 * 1000 + 44;
+        _exit(ok ? 0 : 3);
+    }
+    int status = 0;
+    EXPECT(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/waitpid");
+    int sig = WIFSIGNALED(status);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "S = 4000, zero distance: %s %d",
+           sig ? "killed by signal" : "exit", sig ? WTERMSIG(status) : WEXITSTATUS(status));
+}
+
 int main(void) {
 #ifdef ADVERSARY_F64_ONLY
     RUN(test_batched);
@@ -465,5 +501,6 @@ int main(void) {
     RUN(test_batched);
     RUN(test_both);
     RUN(test_generic);
+    RUN(test_stuck_walk);
     return harness_summary();
 }

@@ -361,12 +361,22 @@ static void adv_follow(adv_ctx *c, const double *a, double eps, double *cur, dou
  * mark: rounds of AT_ADV_WALK zero-sum steps of size sigma, the farther ones
  * evaluated in one batch, the farthest feasible kept; sigma halved after 4S
  * proposals without a step. */
+/* A walk's proposals that are not farther cost no evaluation, so from a
+ * point no move leaves (a vertex the output ignores) the budget alone would
+ * let it halve sigma 22 times over 4S proposals each: O(S^2) work whatever
+ * max_evals says (43 s at S = 2000). It also stops after this many proposals
+ * per evaluation it may make (plus a floor): never reached at the source
+ * lengths of real models (88 S proposals in all, under the floor for S <= 46). */
+#define AT_ADV_PROPOSALS(budget) (256 * (long)(budget) + 4096)
+
 static void adv_walk(adv_ctx *c, const double *a, double eps, double *cur, double *cj, double *ct, long until,
                      attend_rng *rng, adv_scratch *w) {
     int S = c->S;
     double sigma = 0.25, *d = w->d;
     int misses = 0;
-    while (c->evals < until && sigma >= 1e-7) {
+    long proposals = 0, max_proposals = AT_ADV_PROPOSALS(until - c->evals);
+    while (c->evals < until && sigma >= 1e-7 && proposals < max_proposals) {
+        proposals += AT_ADV_WALK;
         int n = 0;
         for (int k = 0; k < AT_ADV_WALK; k++) {
             double mean = 0, sum = 0, *p = c->X + (size_t)n * S;
@@ -464,7 +474,8 @@ static void adv_walk_seq(adv_ctx *c, const double *a, double eps, double *cur, d
     int S = c->S;
     double sigma = 0.25, *d = w->d;
     int misses = 0;
-    while (c->steps < until && sigma >= 1e-7) {
+    long proposals = 0, max_proposals = AT_ADV_PROPOSALS(until - c->steps);
+    while (c->steps < until && sigma >= 1e-7 && proposals < max_proposals) {
         /* the next farther proposals while none is taken, with the walk's state after each */
         attend_rng r = *rng, after[AT_ADV_AHEAD];
         double s = sigma, sig[AT_ADV_AHEAD];
@@ -479,6 +490,7 @@ static void adv_walk_seq(adv_ctx *c, const double *a, double eps, double *cur, d
                 sum += p[j];
             }
             for (int j = 0; j < S; j++) p[j] /= sum;
+            proposals++;
             if (adv_jsd(a, p, S) > *cj) after[n] = r, sig[n] = s, n++, lg++;
             if (++mi >= 4 * S) s *= 0.5, mi = 0; /* as if not taken */
         }

@@ -115,6 +115,12 @@ train)
     run 0 "$A" decode tf.safetensors in --beam 3
     [ "$(wc -l <out)" -ge 2 ] || fail "beam decoding printed $(wc -l <out) lines"
     ok "decode greedy (alignments) and beam"
+    # a source longer than the learned positions table: named as the table's limit, which
+    # --max-src-len cannot raise (the message used to offer that option)
+    printf 'abcd\nabcdefabcdefabcdefabcdef\n' >long
+    run 0 "$A" decode tf.safetensors long --max-src-len 40
+    has err "^attend decode: long:2: 24 source tokens, more than the [0-9]+ rows of the model's learned positions table: not decoded \(the model cannot read a longer source\)$"
+    ok "decode: a source beyond the learned positions table"
     run 0 "$A" quantize tf.safetensors --to int8 --out tf8.safetensors
     run 0 "$A" decode tf8.safetensors in
     [ "$(wc -l <out)" -eq 2 ] || fail "the int8 model decoded $(wc -l <out) lines"
