@@ -454,6 +454,19 @@ static void test_generic(void) {
     o.grid = 0;
     EXPECT(attend_attention_adversary(a, 3, linear_distance, &l, &o, out, NULL, NULL, NULL, &err) ==
                ATTEND_ERR_ARG && strstr(err.msg, "grid"), "%s", err.msg);
+    /* the points a step, not only the resolution, are bounded: S = 4 at 4096 would be 1.1e10 evaluations */
+    double a4[4] = {0.25, 0.25, 0.25, 0.25}, v4[4] = {1, -1, 0.5, 0}, out4[4];
+    linear_readout l4 = {v4, 0.125, 4, 0};
+    o.grid = 4096;
+    EXPECT(attend_attention_adversary(a4, 4, linear_distance, &l4, &o, out4, NULL, NULL, NULL, &err) ==
+               ATTEND_ERR_ARG && strstr(err.msg, "grid=4096 over S=4 positions is 1.15e+10 points"),
+           "%s", err.msg);
+    o.grid = 491; /* the largest S = 4 takes */
+    EXPECT(attend_attention_adversary(a4, 4, linear_distance, &l4, &o, out4, NULL, NULL, NULL, &err) == ATTEND_OK,
+           "grid 491: %s", err.msg);
+    o.grid = 492;
+    EXPECT(attend_attention_adversary(a4, 4, linear_distance, &l4, &o, out4, NULL, NULL, NULL, &err) ==
+               ATTEND_ERR_ARG, "grid 492: %s", err.msg);
 }
 
 static double zero_distance(void *user, const double *w) {

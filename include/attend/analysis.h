@@ -290,7 +290,8 @@ typedef struct {
                                        each strategy (0: 1000; SEARCH runs two, and RAYS also evaluates
                                        rows it may not use: its bisections' other branches and the
                                        proposals after an accepted one, so in all up to 4 max_evals) */
-    int grid;                       /* GRID: the resolution r, 1..4096 */
+    int grid;                       /* GRID: the resolution r, 1..4096, at most 2e7 points
+                                       C(r + S - 1, S - 1) (S = 4: r <= 491) */
     attend_progress_fn progress;    /* NULL, or called after every output step */
     void *progress_user;
     int batch;                      /* attend_model_adversary: candidate attention rows per decoder-step

@@ -621,6 +621,15 @@ static void adv_search(adv_ctx *c, attend_adversary_method method, const double 
     }
 }
 
+/* The points k/grid of the simplex over S positions: C(grid + S - 1, S - 1).
+ * Each is one evaluation; S = 4 at grid 4096 would be 1.1e10 a step. */
+#define AT_ADV_GRID_POINTS 2e7
+static double adv_grid_points(int S, int grid) {
+    double p = 1;
+    for (int k = 1; k < S; k++) p = p * (grid + k) / k;
+    return p;
+}
+
 /* GRID: every point k/r of the simplex (S <= 4), those farther than the best
  * so far evaluated AT_ADV_ROWS at a time (the first of equals kept). */
 static void adv_grid(adv_ctx *c, const double *a, double eps, int r, double *best, double *best_tv) {
@@ -686,6 +695,9 @@ attend_status attend_model_adversary(attend_model *m, const int32_t *src, int S,
           "%s: unknown method %d", who, (int)o->method);
     CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
           "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
+    CHECK(o->method != ATTEND_ADVERSARY_GRID || adv_grid_points(S, o->grid) <= AT_ADV_GRID_POINTS, err,
+          ATTEND_ERR_ARG, "%s: grid=%d over S=%d positions is %.3g points a step (at most %.0e: a lower resolution)",
+          who, o->grid, S, adv_grid_points(S, o->grid), AT_ADV_GRID_POINTS);
     long budget = o->max_evals > 0 ? o->max_evals : 1000;
     int N = o->batch > 0 ? o->batch : AT_ADV_BATCH;
     if (o->batch <= 0 && N > m->cfg.max_batch) N = m->cfg.max_batch;
@@ -771,6 +783,9 @@ attend_status attend_attention_adversary(const double *alpha, int S, attend_outp
           "%s: unknown method %d", who, (int)o->method);
     CHECK(o->method != ATTEND_ADVERSARY_GRID || (S <= 4 && o->grid >= 1 && o->grid <= 4096), err, ATTEND_ERR_ARG,
           "%s: the grid search takes S <= 4 (S=%d) and a resolution in [1, 4096] (grid=%d)", who, S, o->grid);
+    CHECK(o->method != ATTEND_ADVERSARY_GRID || adv_grid_points(S, o->grid) <= AT_ADV_GRID_POINTS, err,
+          ATTEND_ERR_ARG, "%s: grid=%d over S=%d positions is %.3g points a step (at most %.0e: a lower resolution)",
+          who, o->grid, S, adv_grid_points(S, o->grid), AT_ADV_GRID_POINTS);
     long budget = o->max_evals > 0 ? o->max_evals : 1000;
     /* one allocation: the best and the local scratch [5,S], the search's
      * starts [AT_ADV_STARTS,S], the second strategy's best [S], the batch
