@@ -334,7 +334,12 @@ attend_status attend_g2p_lexicon_load(attend_g2p_lexicon **out, const char *path
     FILE *f = fopen(path, "rb");
     CHECK(f, err, ATTEND_ERR_IO, "%s: cannot open '%s': %s", who, path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < LEX_HEAD) {
+    if (fstat(fileno(f), &sb) != 0) {
+        attend_status st = at_fail(err, ATTEND_ERR_IO, "%s: cannot stat '%s': %s", who, path, strerror(errno));
+        fclose(f);
+        return st;
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size < LEX_HEAD) {
         fclose(f);
         return at_fail(err, ATTEND_ERR_FORMAT, "%s: '%s' is not an attend lexicon file (%s)", who, path,
                        S_ISREG(sb.st_mode) ? "shorter than its header" : "not a regular file");
