@@ -914,7 +914,8 @@ static void test_lexicon(void) {
     }
     EXPECT(refused == (int)n, "%d of %zu truncations refused with the path named", refused, n);
     refused = 0;
-    for (size_t at = 0; at < n; at++) { /* a flipped byte anywhere: refused (the checksum), never read as another lexicon */
+    /* a flipped byte anywhere: refused (the checksum), never read as another lexicon */
+    for (size_t at = 0; at < n; at++) {
         unsigned char keep = buf[at];
         buf[at] ^= 0x5A;
         f = fopen(path, "wb");
@@ -1315,7 +1316,8 @@ static void test_token_pronounce(void) {
         char after[8];
     } span = {{'A', '\'', 'x'}, "SECRET"};
     EXPECT(attend_g2p_token_pronounce(NULL, 0, NULL, NULL, lx, span.tok, 3, out, sizeof out, &src, &err) ==
-               ATTEND_ERR_ARG && strstr(err.msg, "'A'x': a letter with an unknown suffix") && !strstr(err.msg, "SECRET"),
+               ATTEND_ERR_ARG && strstr(err.msg, "'A'x': a letter with an unknown suffix") &&
+               !strstr(err.msg, "SECRET"),
            "unknown suffix: %s", err.msg);
     struct {
         char tok[1];
