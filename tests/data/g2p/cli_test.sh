@@ -29,6 +29,32 @@ expect_rc() {
     got=$?
     [ "$got" -eq "$want" ] || { cat err.txt >&2; fail "exit $got, want $want: $*"; }
 }
+
+# interrupt_at_first_step TAG WHAT ARM COMMAND...: runs COMMAND (a resumable
+# recipe writing into ./three, its output into three.txt) in its own process
+# group, sends the group SIGTERM once three/ARM.err shows a training step, and
+# checks the run stopped with 143, ARM's checkpoint written and not marked
+# done (or notes that WHAT finished first: resume then not exercised)
+interrupt_at_first_step() {
+    tag=$1 what=$2 arm=$3
+    shift 3
+    setsid "$@" > three.txt 2>&1 &
+    pid=$!
+    i=0
+    while [ $i -lt 600 ] && ! grep -q '^step [0-9]*/' "three/$arm.err" 2>/dev/null; do
+        sleep 0.05
+        i=$((i + 1))
+    done
+    kill -TERM -$pid || fail "could not signal the run's process group $pid"
+    wait $pid
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        echo "note [$tag]: $what finished before the signal; resume not exercised this time" >&2
+    else
+        [ $rc -eq 143 ] || { cat three.txt; fail "interrupted run: exit $rc, want 143"; }
+        [ -f "three/$arm.ckpt" ] && [ ! -f "three/$arm.done" ] || fail "interrupted: no checkpoint, or marked done"
+    fi
+}
 export ATTEND_NUM_THREADS=1
 
 case $case_ in
@@ -458,22 +484,7 @@ recipe)
     cmp -s one/summary.tsv two/summary.tsv || fail "rerun changed the summary"
     # interrupted: the both student stopped (SIGTERM to the run's process group)
     # once its log shows a step, then the same command resumes it
-    ATTEND=$cli setsid sh "$recipe" --smoke --work three --arms both > three.txt 2>&1 &
-    pid=$!
-    i=0
-    while [ $i -lt 600 ] && ! grep -q '^step [0-9]*/' three/both.err 2>/dev/null; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    kill -TERM -$pid || fail "could not signal the run's process group $pid"
-    wait $pid
-    rc=$?
-    if [ $rc -eq 0 ]; then
-        echo "note [recipe]: the student finished before the signal; resume not exercised this time" >&2
-    else
-        [ $rc -eq 143 ] || { cat three.txt; fail "interrupted run: exit $rc, want 143"; }
-        [ -f three/both.ckpt ] && [ ! -f three/both.done ] || fail "interrupted: no checkpoint, or marked done"
-    fi
+    interrupt_at_first_step recipe "the student" both env ATTEND="$cli" sh "$recipe" --smoke --work three --arms both
     ATTEND=$cli sh "$recipe" --smoke --work three --arms both > three2.txt 2>&1 || { cat three2.txt; fail "resume run"; }
     [ $rc -eq 0 ] || grep -q 'both: resuming from three/both.ckpt' three2.txt || fail "not resumed: $(cat three2.txt)"
     [ $rc -eq 0 ] || grep -q '^resumed: three/both.ckpt at step' three/both.log || fail "trainer: $(cat three/both.log)"
@@ -648,22 +659,8 @@ wprecipe)
     cmp -s one/summary.tsv two/summary.tsv || fail "not deterministic: summary.tsv"
     # interrupted in seed2 (SIGTERM to the run's process group once its log shows a step),
     # then the same command resumes it
-    ATTEND=$cli setsid sh "$wp" --smoke --work three --base one/base.safetensors > three.txt 2>&1 &
-    pid=$!
-    i=0
-    while [ $i -lt 600 ] && ! grep -q '^step [0-9]*/' three/seed2.err 2>/dev/null; do
-        sleep 0.05
-        i=$((i + 1))
-    done
-    kill -TERM -$pid || fail "could not signal the run's process group $pid"
-    wait $pid
-    rc=$?
-    if [ $rc -eq 0 ]; then
-        echo "note [wprecipe]: the run finished before the signal; resume not exercised this time" >&2
-    else
-        [ $rc -eq 143 ] || { cat three.txt; fail "interrupted run: exit $rc, want 143"; }
-        [ -f three/seed2.ckpt ] && [ ! -f three/seed2.done ] || fail "interrupted: no checkpoint, or marked done"
-    fi
+    interrupt_at_first_step wprecipe "the run" seed2 env ATTEND="$cli" sh "$wp" --smoke --work three \
+        --base one/base.safetensors
     ATTEND=$cli sh "$wp" --smoke --work three --base one/base.safetensors > three2.txt 2>&1 ||
         { cat three2.txt; fail "resume run"; }
     [ $rc -eq 0 ] || grep -q 'seed2: resuming from three/seed2.ckpt' three2.txt || fail "not resumed: $(cat three2.txt)"
