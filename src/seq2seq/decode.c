@@ -115,9 +115,20 @@ void *at_decode_scratch(attend_model *m, size_t bytes, const char *who, attend_e
 
 /* ------------------------------------------------------------------ greedy */
 
-attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N, int S,
-                        int max_len, int align_head, int32_t *out, int32_t *out_len, attend_real *align,
-                        const char *who, attend_error *err) {
+/* Rows per thread of one greedy block. Every step reads each row's whole decoding state (the encoder's states
+ * and attention keys; a transformer decoder's key/value caches, ~43 KB a row at width 64, 2 layers, 20 source
+ * and 22 target positions): at batch 256 that is ~11 MB a step, more than the caches keep between steps; 64
+ * rows a thread are ~2.7 MB. attend_bench greedy --batch 256, AVX2, 2026-12-03 (docs/PERFORMANCE.md, "The
+ * transformer decoder ..."): one thread, medians of 5, transformer 3 033 -> 3 760 seqs/s, Bahdanau 3 282 ->
+ * 3 772; two threads, blocks of 128 against one of 256, transformer 4 700-5 000 -> 5 450-5 600. */
+#define AT_GREEDY_ROWS_PER_THREAD 64
+
+/* Greedy decoding of rows [n0, n0 + N) of the caller's batch of N_all (src, src_len and the outputs are the whole
+ * batch's; the models see a batch of N) */
+static attend_status greedy_rows(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len,
+                                 int N_all, int n0, int N, int S, int max_len, int align_head, int32_t *out,
+                                 int32_t *out_len, attend_real *align, const char *who, attend_error *err) {
+    src += (size_t)n0 * S, src_len += n0, out += (size_t)n0 * max_len, out_len += n0;
     attend_model *m0 = models[0];
     const at_decoder_ops *dec = m0->dec;
     /* the widest a step's row can be: an extension's output space, Vt + S at most */
@@ -137,7 +148,9 @@ attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, 
         out_len[n] = -1; /* -1 = still running */
         for (int t = 0; t < max_len; t++) out[(size_t)n * max_len + t] = ATTEND_PAD;
     }
-    if (align) memset(align, 0, (size_t)M * N * max_len * S * sizeof *align);
+    if (align)
+        for (int k = 0; k < M; k++)
+            memset(align + ((size_t)k * N_all + n0) * max_len * S, 0, (size_t)N * max_len * S * sizeof *align);
     int running = N;
     for (int t = 0; t < max_len && running > 0; t++) {
         const attend_real *row0 = NULL;
@@ -179,7 +192,7 @@ attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, 
             if (align)
                 for (int k = 0; k < M; k++)
                     if (models[k]->dec->attentive || models[k]->dec->aligns)
-                        memcpy(align + (((size_t)k * N + n) * max_len + t) * S,
+                        memcpy(align + (((size_t)k * N_all + n0 + n) * max_len + t) * S,
                                models[k]->acts.weights + ((size_t)t * N + n) * S, (size_t)S * sizeof *align);
             y[n] = best;
             if (fin == 2) {
@@ -190,6 +203,18 @@ attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, 
     }
     for (int n = 0; n < N; n++)
         if (out_len[n] < 0) out_len[n] = max_len;
+    return at_ok(err);
+}
+
+/* A batch is decoded in blocks of rows, each from encoding to its last step (every row's tokens and weights
+ * are its own: the blocks change no bit, test_decode checks it) */
+attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N, int S,
+                        int max_len, int align_head, int32_t *out, int32_t *out_len, attend_real *align,
+                        const char *who, attend_error *err) {
+    const int block = AT_GREEDY_ROWS_PER_THREAD * attend_threads();
+    for (int n0 = 0; n0 < N; n0 += block)
+        TRY(greedy_rows(models, M, src, src_len, N, n0, N - n0 < block ? N - n0 : block, S, max_len, align_head, out,
+                        out_len, align, who, err));
     return at_ok(err);
 }
 
