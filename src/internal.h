@@ -127,10 +127,12 @@ void at_parallel_chunks(int nt, int nchunks, at_chunk_fn fn, void *ctx);
 void at_parallel_rows(double work, int n, int align, at_rows_fn fn, void *ctx);
 void at_chunk_range(int n, int align, int nchunks, int c, int *lo, int *hi);
 
-/* dst [cols] += Σ_r rows[r,:] over rows [R,cols] (bias gradients), and
- * rows [R,cols] += v [cols] (adding a bias to every row). */
+/* dst [cols] += Σ_r rows[r,:] over rows [R,cols] (bias gradients),
+ * rows [R,cols] += v [cols] (adding a bias to every row), and
+ * rows [R,cols] = relu(rows + v) (z > 0 ? z : 0: a feed-forward's first layer). */
 void at_rows_sum(attend_real *dst, const attend_real *rows, size_t R, int cols);
 void at_rows_add(attend_real *rows, const attend_real *v, size_t R, int cols);
+void at_rows_add_relu(attend_real *rows, const attend_real *v, size_t R, int cols);
 
 /* Packed copies of the additive score's Wq (a model's, at_model_pack) for
  * qp = q Wqᵀ (wq) and dq += dqp Wq (wq_dx); NULL members (or no struct):

@@ -541,3 +541,16 @@ AT_KERNEL_VOID(, at_rows_add, (attend_real *restrict rows, const attend_real *re
     default: rows_add_16(rows, v, R, cols); break;
     }
 }
+
+AT_KERNEL_VOID(, at_rows_add_relu, (attend_real *restrict rows, const attend_real *restrict v, size_t R, int cols),
+               (rows, v, R, cols)) {
+    // rows [R,cols] = relu(rows + v), v [cols]
+    for (size_t r = 0; r < R; r++) {
+        attend_real *restrict y = rows + r * cols;
+#pragma omp simd
+        for (int k = 0; k < cols; k++) {
+            const attend_real z = y[k] + v[k];
+            y[k] = z > 0 ? z : 0; /* NaN and -0 to 0 */
+        }
+    }
+}

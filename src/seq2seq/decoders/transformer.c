@@ -546,11 +546,7 @@ static void step_forward(attend_model *m, int t, int N, int S, const uint8_t *ac
                 residual_out(m, r, stream, o2, w->ca_ow[0], w->ca_ob[0], N, D);
             } else { /* feed-forward: stream + relu(in W1ᵀ + b1) W2ᵀ + b2 */
                 at_model_linear(m, N, F, D, in[2], D, w->l1_w[0], D, 0, u, F);
-                for (int n = 0; n < N; n++)
-                    for (int i = 0; i < F; i++) {
-                        attend_real z = u[(size_t)n * F + i] + w->l1_b[0][i];
-                        u[(size_t)n * F + i] = z > 0 ? z : 0;
-                    }
+                at_rows_add_relu(u, w->l1_b[0], (size_t)N, F);
                 memcpy(r, stream, ND * sizeof *x);
                 at_model_linear(m, N, D, F, u, F, w->l2_w[0], F, 1, r, D);
                 at_rows_add(r, w->l2_b[0], (size_t)N, D);

@@ -209,14 +209,7 @@ static attend_mha_grads mha_grads(const tf_layer_tensors *t, int D) {
 static void ffn_forward(const attend_model *m, const tf_layer_tensors *t, attend_real *y, attend_real *beta_y,
                         attend_real *u, const attend_real *x, int M, int D, int F) {
     at_model_linear(m, M, F, D, x, D, t->l1_w[0], D, 0, u, F);
-    for (int r = 0; r < M; r++) {
-        attend_real *ur = u + (size_t)r * F;
-        const attend_real *b1 = t->l1_b[0];
-        for (int i = 0; i < F; i++) {
-            attend_real z = ur[i] + b1[i];
-            ur[i] = z > 0 ? z : 0;
-        }
-    }
+    at_rows_add_relu(u, t->l1_b[0], (size_t)M, F);
     /* y = beta_y (the residual) + u W2ᵀ + b2 */
     if (beta_y != y) memcpy(y, beta_y, (size_t)M * D * sizeof *y);
     at_model_linear(m, M, D, F, u, F, t->l2_w[0], F, 1, y, D);
