@@ -206,8 +206,10 @@ static attend_status greedy_rows(attend_model *const *models, int M, const int32
     return at_ok(err);
 }
 
-/* A batch is decoded in blocks of rows, each from encoding to its last step (every row's tokens and weights
- * are its own: the blocks change no bit, test_decode checks it) */
+/* A batch is decoded in blocks of rows, each from encoding to its last step. Every row's tokens and weights
+ * are its own: the blocks change no token (test_greedy_blocks; a Bahdanau row's weights can move by an ulp
+ * with the batch size, as before, from the GEMM path its keys' product takes). The first block is the
+ * largest: the scratch and the activations grow there, so a later block cannot fail half-way. */
 attend_status at_greedy(attend_model *const *models, int M, const int32_t *src, const int32_t *src_len, int N, int S,
                         int max_len, int align_head, int32_t *out, int32_t *out_len, attend_real *align,
                         const char *who, attend_error *err) {
