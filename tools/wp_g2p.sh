@@ -18,6 +18,9 @@
 #   --smoke            seconds: the first 600 lines of the committed sample
 #                      dictionary, tiny models (15 k parameters, 20 epochs of batches
 #                      of 8), adversaries 1,10; what the ctest tools_wp_g2p runs
+#   --only NAMES       only these models (names below, separated by commas), e.g. two
+#                      runs at once on two cores with disjoint lists; a model whose
+#                      reference is not finished is refused (exit 1) naming it
 #
 # The models, in this order (so that the most useful exist first when a run is
 # cut short), each WORK/NAME.safetensors:
@@ -41,9 +44,9 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 A=${ATTEND:-$here/build/attend}
-W='' DICT='' BASE='' ADVS='' SMOKE=0
+W='' DICT='' BASE='' ADVS='' SMOKE=0 ONLY=''
 usage() {
-    sed -n '8,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '8,23p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 while [ $# -gt 0 ]; do
@@ -53,6 +56,7 @@ while [ $# -gt 0 ]; do
     --base) [ $# -ge 2 ] || usage; BASE=$2; shift 2 ;;
     --adversaries) [ $# -ge 2 ] || usage; ADVS=$2; shift 2 ;;
     --smoke) SMOKE=1; shift ;;
+    --only) [ $# -ge 2 ] || usage; ONLY=$2; shift 2 ;;
     -h | --help) usage ;;
     *) echo "wp_g2p.sh: unknown option '$1'" >&2; usage ;;
     esac
@@ -79,6 +83,16 @@ for l in $(echo "$ADVS" | tr ',' ' '); do
     esac
 done
 L1=$(echo "$ADVS" | cut -d, -f1)
+NAMES="base seed2 seed3 uniform frozen-base frozen-uniform frozen-adv $(echo "$ADVS" | tr ',' '\n' | sed 's/^/adv-/' | tr '\n' ' ')"
+for n in $(echo "$ONLY" | tr ',' ' '); do
+    case " $NAMES " in
+    *" $n "*) ;;
+    *) echo "wp_g2p.sh: --only: unknown model '$n' (the models: $NAMES)" >&2
+        exit 2 ;;
+    esac
+done
+# selected NAME: in --only's list, or every model without it
+selected() { [ -z "$ONLY" ] || case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
 mkdir -p "$W"
 if [ "$SMOKE" = 1 ] && [ -z "$DICT" ]; then
     DICT=$W/smoke.dict
@@ -117,6 +131,23 @@ train() {
         say "$name: done (skipped)"
         return 0
     fi
+    if ! selected "$name"; then
+        say "$name: not in --only (skipped)"
+        return 0
+    fi
+    # the references it is trained against or compared with
+    case $name in
+    base) refs='' ;;
+    frozen-uniform) refs='base uniform' ;;
+    frozen-adv) refs="base adv-$L1" ;;
+    *) refs=base ;;
+    esac
+    for r in $refs; do
+        [ -f "$W/$r.done" ] || {
+            echo "wp_g2p.sh: $name needs $r, which is not finished in $W (train it first, e.g. --only $r)" >&2
+            exit 1
+        }
+    done
     if [ -f "$W/$name.ckpt" ]; then
         resume="--resume $W/$name.ckpt"
         say "$name: resuming from $W/$name.ckpt"
@@ -140,6 +171,7 @@ train() {
 measure() {
     name=$1 ref=$2
     shift 2
+    [ -f "$W/$name.done" ] || return 0 # not trained in this run (--only)
     if [ $# -eq 0 ] && [ ! -f "$W/$name.eval" ]; then
         "$A" g2p eval --model "$W/$name.safetensors" --dict "$DICT" --beam 0 >"$W/$name.eval.tmp"
         mv "$W/$name.eval.tmp" "$W/$name.eval"

@@ -678,6 +678,19 @@ wprecipe)
     [ $? -eq 1 ] && grep -q "differs from one/base.safetensors" six.txt || fail "another base: $(cat six.txt)"
     ATTEND=$cli sh "$wp" --dict nonexistent.dict --work seven > seven.txt 2>&1
     [ $? -eq 1 ] && grep -q "no dictionary 'nonexistent.dict'" seven.txt || fail "no dictionary: $(cat seven.txt)"
+    # --only: those models alone (the same bytes as the whole run's), a missing reference and an unknown name refused
+    ATTEND=$cli sh "$wp" --smoke --work eight --base one/base.safetensors --only seed3,uniform > eight.txt 2>&1 ||
+        { cat eight.txt; fail "--only run"; }
+    grep -q 'seed2: not in --only (skipped)' eight.txt && [ ! -f eight/seed2.safetensors ] && [ ! -f eight/adv-1.log ] ||
+        fail "--only trained others: $(cat eight.txt)"
+    for n in seed3 uniform; do
+        cmp -s one/$n.safetensors eight/$n.safetensors || fail "--only: $n differs from the whole run's"
+    done
+    [ "$(tail -n +2 eight/summary.tsv | cut -f1 | tr '\n' ' ')" = "seed3 uniform " ] || fail "--only summary: $(cat eight/summary.tsv)"
+    ATTEND=$cli sh "$wp" --smoke --work eight --only frozen-adv > nine.txt 2>&1
+    [ $? -eq 1 ] && grep -q "frozen-adv needs adv-1, which is not finished" nine.txt || fail "--only reference: $(cat nine.txt)"
+    ATTEND=$cli sh "$wp" --smoke --work eight --only seed3,sead2 > ten.txt 2>&1
+    [ $? -eq 2 ] && grep -q "unknown model 'sead2'" ten.txt || fail "--only unknown: $(cat ten.txt)"
     ;;
 *)
     fail "unknown case"
